@@ -1,0 +1,67 @@
+#include "estimators/comm.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hwplan {
+namespace {
+// NCCL reaches ~80% of NVLink's per-direction bandwidth as all-reduce bus bandwidth (nccl-tests on DGX A100/
+// H100: ~230/600 GB/s bidirectional -> ~0.77-0.85 of 300/450 per direction), ~70% over PCIe peer paths and
+// ~80-90% of the NIC rate across nodes.
+constexpr double kFabricEfficiency = 0.80;
+constexpr double kPcieEfficiency = 0.70;
+constexpr double kNetworkEfficiency = 0.85;
+}  // namespace
+
+GroupLink group_link(const Device& device, const System& system, int size, int stride) {
+  GroupLink link;
+  const int node = std::max(1, system.devices_per_node);
+  const long long span = static_cast<long long>(size - 1) * stride + 1;
+  if (span > node) {
+    link.crosses_nodes = true;
+    link.bytes_per_s = system.network_bytes_per_s * kNetworkEfficiency;
+    link.latency_s = 10e-6;
+    link.medium = "network";
+    return link;
+  }
+  const Interconnect& ic = device.interconnect;
+  if (ic.pools_memory() && span <= ic.domain_size) {
+    link.bytes_per_s = ic.bidirectional_bytes_per_s / 2 * kFabricEfficiency;
+    link.latency_s = 3e-6;
+    link.medium = "scale-up fabric";
+    return link;
+  }
+  double pcie = device.host_link.bytes_per_s();
+  if (pcie <= 0) pcie = 1e9;  // SoCs and USB devices: nothing better than a slow host path
+  link.bytes_per_s = pcie * kPcieEfficiency;
+  link.latency_s = 8e-6;
+  link.medium = "pcie";
+  return link;
+}
+
+double allreduce_seconds(double bytes, int n, const GroupLink& link) {
+  if (n <= 1 || bytes <= 0) return 0;
+  // Ring bandwidth term; tree-like latency term (NCCL switches to trees at scale).
+  return 2.0 * (n - 1) / n * bytes / link.bytes_per_s + 2 * std::log2(static_cast<double>(n)) * link.latency_s;
+}
+
+double allgather_seconds(double bytes_total, int n, const GroupLink& link) {
+  if (n <= 1 || bytes_total <= 0) return 0;
+  return static_cast<double>(n - 1) / n * bytes_total / link.bytes_per_s + std::log2(static_cast<double>(n)) * link.latency_s;
+}
+
+double reduce_scatter_seconds(double bytes_total, int n, const GroupLink& link) {
+  return allgather_seconds(bytes_total, n, link);
+}
+
+double p2p_seconds(double bytes, const GroupLink& link) {
+  if (bytes <= 0) return 0;
+  return bytes / link.bytes_per_s + link.latency_s;
+}
+
+double alltoall_seconds(double bytes_per_device, int n, const GroupLink& link) {
+  if (n <= 1 || bytes_per_device <= 0) return 0;
+  return static_cast<double>(n - 1) / n * bytes_per_device / link.bytes_per_s + (n - 1) * link.latency_s * 0.1;
+}
+
+}  // namespace hwplan

@@ -1,0 +1,27 @@
+// Collective communication time on the links between devices: NVLink-class fabrics inside a node (or PCIe for
+// cards without one), the inter-node network beyond. Layout: tensor-parallel ranks innermost, then pipeline,
+// then data-parallel.
+#pragma once
+
+#include "core/device.hpp"
+#include "core/workload.hpp"
+
+namespace hwplan {
+
+struct GroupLink {
+  double bytes_per_s = 0;   // achieved bus bandwidth, one direction
+  double latency_s = 0;     // per algorithm step
+  bool crosses_nodes = false;
+  const char* medium = "";  // "nvlink4", "pcie", "network"
+};
+
+// The link a group of `size` devices, `stride` apart in the global rank order, communicates over.
+GroupLink group_link(const Device& device, const System& system, int size, int stride);
+
+double allreduce_seconds(double bytes, int n, const GroupLink& link);
+double allgather_seconds(double bytes_total, int n, const GroupLink& link);     // each ends with bytes_total
+double reduce_scatter_seconds(double bytes_total, int n, const GroupLink& link);
+double p2p_seconds(double bytes, const GroupLink& link);
+double alltoall_seconds(double bytes_per_device, int n, const GroupLink& link);
+
+}  // namespace hwplan

@@ -1,0 +1,135 @@
+#include "estimators/efficiency.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hwplan {
+namespace {
+
+// Defaults by device class, from published measurements (see data/measurements and catalog sources):
+// large bf16 GEMMs reach 80-87% of dense peak on A100/H100 (stas00 MAMF table); FP32 SIMT SGEMM reaches
+// ~90% of the FP32 peak; STREAM-like kernels reach ~85-90% of DRAM peak on HBM and GDDR parts.
+constexpr double kTensorGemmEfficiency = 0.80;
+constexpr double kSimtGemmEfficiency = 0.90;
+constexpr double kBandwidthEfficiency = 0.85;
+
+double interpolate_log(const std::vector<CurvePoint>& curve, double size) {
+  if (curve.empty()) return 0;
+  if (size <= curve.front().size) return curve.front().achieved * (size / curve.front().size);
+  if (size >= curve.back().size) return curve.back().achieved;
+  for (std::size_t i = 1; i < curve.size(); ++i) {
+    if (size <= curve[i].size) {
+      double x0 = std::log(curve[i - 1].size), x1 = std::log(curve[i].size);
+      double t = (std::log(size) - x0) / (x1 - x0);
+      return curve[i - 1].achieved + t * (curve[i].achieved - curve[i - 1].achieved);
+    }
+  }
+  return curve.back().achieved;
+}
+
+// Output tiles of a GEMM spread over the compute units in waves; a partial last wave idles the rest.
+// cuBLAS-style kernels choose among tile sizes; smaller tiles fill the machine better but run each SM less
+// efficiently (less operand reuse). Returns the best (utilisation x tile efficiency).
+double shape_efficiency(const DeviceRates& r, double m, double n, double k, double batch) {
+  struct Tile {
+    double tm, tn, eff;
+  };
+  // The last entries are the skinny-M kernels (GEMV / split-K) used for decode-sized problems: the smallest
+  // tensor-core MMA is 16 rows, so M = 1 uses 1/16 of the matrix units.
+  static constexpr Tile kTensorTiles[] = {{256, 128, 1.0}, {128, 128, 0.97}, {128, 64, 0.88},
+                                          {64, 64, 0.72},  {16, 128, 0.5}};
+  static constexpr Tile kSimtTiles[] = {{128, 128, 1.0}, {128, 64, 0.95}, {64, 64, 0.85}, {32, 32, 0.6}, {1, 128, 0.5}};
+  const Tile* tiles = r.tensor_cores ? kTensorTiles : kSimtTiles;
+  // Short reductions pay the pipeline prologue/epilogue once per tile.
+  double k_eff = k / (k + 32.0);
+  if (r.compute_units <= 0) return k_eff;
+  double best = 0;
+  for (int i = 0; i < 5; ++i) {
+    const Tile& t = tiles[i];
+    double count = std::ceil(m / t.tm) * std::ceil(n / t.tn) * batch;
+    double waves = std::ceil(count / r.compute_units);
+    double util = count / (waves * r.compute_units);
+    // Tiles larger than the problem waste work on padding.
+    double pad = (m * n) / (std::ceil(m / t.tm) * t.tm * std::ceil(n / t.tn) * t.tn);
+    best = std::max(best, util * t.eff * pad);
+  }
+  return best * k_eff;
+}
+
+}  // namespace
+
+DeviceRates device_rates(const Device& device, Precision precision, const Profile* profile) {
+  DeviceRates r;
+  r.bandwidth = device.memory_bandwidth_bytes_per_s;
+  r.bandwidth_efficiency = kBandwidthEfficiency;
+  r.compute_units = device.compute_units.value_or(0);
+  r.simt_flops = device.peak(Precision::kFp32);
+  if (precision == Precision::kFp32) {
+    if (device.fp32_matrix_flops) {
+      r.matrix_flops = *device.fp32_matrix_flops;
+      r.tensor_cores = true;
+      r.gemm_efficiency = kTensorGemmEfficiency;
+    } else {
+      r.matrix_flops = device.peak(Precision::kFp32);
+      r.tensor_cores = false;
+      r.gemm_efficiency = kSimtGemmEfficiency;
+    }
+  } else {
+    // Fall back along the chain a framework would use when a format is missing (bf16 -> fp16 -> fp32).
+    Precision p = precision;
+    if (!device.supports(p) && p == Precision::kTf32) p = Precision::kFp32;
+    if (!device.supports(p) && p == Precision::kFp8) p = Precision::kBf16;
+    if (!device.supports(p) && p == Precision::kBf16) p = Precision::kFp16;
+    if (!device.supports(p) && p == Precision::kFp16) p = Precision::kFp32;
+    if (!device.supports(p) && (p == Precision::kInt8 || p == Precision::kInt4)) p = Precision::kFp16;
+    r.matrix_flops = device.peak(p);
+    if (r.matrix_flops <= 0) r.matrix_flops = device.peak(Precision::kInt8);
+    r.tensor_cores = p != Precision::kFp32 || device.fp32_matrix_flops.has_value();
+    r.gemm_efficiency = r.tensor_cores ? kTensorGemmEfficiency : kSimtGemmEfficiency;
+  }
+  auto measured = device.measured_matmul_flops.find(precision);
+  if (measured != device.measured_matmul_flops.end() && r.matrix_flops > 0)
+    r.gemm_efficiency = std::min(1.0, measured->second / r.matrix_flops);
+  if (profile) {
+    auto it = profile->gemm.find(precision);
+    if (it != profile->gemm.end() && !it->second.empty()) r.gemm_curve = &it->second;
+    if (!profile->bandwidth.empty()) r.bandwidth_curve = &profile->bandwidth;
+    if (profile->kernel_launch_seconds > 0) r.kernel_overhead_seconds = profile->kernel_launch_seconds;
+  }
+  return r;
+}
+
+double gemm_efficiency(const DeviceRates& r, double m, double n, double k, double batch) {
+  if (r.gemm_curve) {
+    double flops = 2 * m * n * k * batch;
+    return interpolate_log(*r.gemm_curve, flops) / r.matrix_flops;
+  }
+  return r.gemm_efficiency * shape_efficiency(r, m, n, k, batch);
+}
+
+double achieved_bandwidth(const DeviceRates& r, double bytes) {
+  if (r.bandwidth_curve) return std::max(1.0, interpolate_log(*r.bandwidth_curve, bytes));
+  return r.bandwidth * r.bandwidth_efficiency;
+}
+
+double gemm_seconds(const DeviceRates& r, double m, double n, double k, double batch, double e, double we) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch <= 0) return 0;
+  if (we < 0) we = e;
+  double flops = 2 * m * n * k * batch;
+  double bytes = (m * k * e + k * n * we + m * n * e) * batch;
+  double eff = std::max(1e-3, gemm_efficiency(r, m, n, k, batch));
+  double rate = r.matrix_flops * eff;
+  // A skinny GEMM (decode, M of a few rows) wastes most of a tensor-core tile; GEMV kernels run it on the
+  // FP32 vector units instead when that is faster.
+  if (m < 16 && r.tensor_cores && !r.gemm_curve) rate = std::max(rate, r.simt_flops * kSimtGemmEfficiency);
+  double compute = rate > 0 ? flops / rate : 0;
+  double memory = bytes / achieved_bandwidth(r, bytes);
+  return std::max(compute, memory) + r.kernel_overhead_seconds;
+}
+
+double memory_seconds(const DeviceRates& r, double bytes) {
+  if (bytes <= 0) return 0;
+  return bytes / achieved_bandwidth(r, bytes) + r.kernel_overhead_seconds;
+}
+
+}  // namespace hwplan

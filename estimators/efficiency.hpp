@@ -1,0 +1,41 @@
+// What a device achieves, as opposed to its datasheet peak: GEMM throughput by shape (wave quantisation over the
+// compute units, short-K pipelines), bandwidth efficiency, and per-kernel overhead. A calibration profile, when
+// given, replaces the default curves with measured ones.
+#pragma once
+
+#include "core/device.hpp"
+#include "core/precision.hpp"
+#include "core/profile.hpp"
+
+namespace hwplan {
+
+struct DeviceRates {
+  double matrix_flops = 0;           // peak GEMM FLOP/s in the compute precision
+  double gemm_efficiency = 0.8;      // fraction of matrix_flops that large, well-shaped GEMMs reach
+  double bandwidth = 0;              // DRAM bytes/s (peak)
+  double bandwidth_efficiency = 0.85;
+  double kernel_overhead_seconds = 4e-6;  // launch + ramp-up/tail of one kernel
+  int compute_units = 0;             // SMs / CUs (0 = unknown: no wave quantisation)
+  bool tensor_cores = true;          // GEMM runs on matrix units (tile 128x128) rather than SIMT (128x64)
+  double simt_flops = 0;             // FP32 vector units: skinny GEMMs (GEMV) may run there instead
+  const std::vector<CurvePoint>* gemm_curve = nullptr;       // measured, from a profile
+  const std::vector<CurvePoint>* bandwidth_curve = nullptr;  // measured, from a profile
+  double attention_efficiency = 0.7;  // fused flash-attention kernels vs GEMM efficiency
+};
+
+// Rates of `device` when computing in `precision`. fp32 uses the non-tensor FP32 units (or IEEE-fp32 matrix
+// units where they exist, AMD CDNA), as PyTorch does by default; fp16/bf16/tf32/fp8 use the matrix units.
+DeviceRates device_rates(const Device& device, Precision precision, const Profile* profile = nullptr);
+
+// Time of a (batched) GEMM C[m x n] = A[m x k] B[k x n], `batch` independent instances, elements of
+// `bytes_per_element`; `weight_bytes_per_element` for the B operand when it is stored differently (quantised).
+double gemm_seconds(const DeviceRates& rates, double m, double n, double k, double batch, double bytes_per_element,
+                    double weight_bytes_per_element = -1);
+// Fraction of peak a GEMM of this shape reaches (for reports and the roofline plot).
+double gemm_efficiency(const DeviceRates& rates, double m, double n, double k, double batch);
+// Time of a memory-bound kernel moving `bytes`.
+double memory_seconds(const DeviceRates& rates, double bytes);
+// Achieved bandwidth for a transfer of this size (profile curve, else peak x efficiency).
+double achieved_bandwidth(const DeviceRates& rates, double bytes);
+
+}  // namespace hwplan

@@ -1,0 +1,165 @@
+#include "estimators/estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "estimators/inference.hpp"
+#include "estimators/training.hpp"
+
+namespace hwplan {
+namespace {
+
+std::string pct(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * x);
+  return buf;
+}
+
+bool is_training(Task t) { return t != Task::kInfer; }
+
+}  // namespace
+
+void validate_plan(const EstimateInput& in) {
+  const Model& m = *in.model;
+  const Plan& p = in.plan;
+  const Workload& w = in.workload;
+  auto bad = [](const std::string& key, const std::string& msg) { throw InputError({}, key, msg); };
+  if (p.tp < 1 || p.pp < 1 || p.dp < 1) bad("tp", "parallel degrees must be at least 1");
+  if (p.micro_batch < 1) bad("batch", "must be at least 1");
+  if (p.grad_accum < 1) bad("grad-accum", "must be at least 1");
+  if (w.seq < 1) bad("seq", "must be at least 1");
+  if (p.zero < 0 || p.zero > 3) bad("zero", "must be 0, 1, 2 or 3");
+  if (static_cast<long long>(p.tp) * p.pp * p.dp != in.system.count)
+    bad("count", "tp x pp x dp = " + std::to_string(static_cast<long long>(p.tp) * p.pp * p.dp) +
+                     " does not equal --count " + std::to_string(in.system.count));
+  if (m.is_transformer()) {
+    if (m.attention_heads % p.tp != 0)
+      bad("tp", std::to_string(p.tp) + "-way tensor parallelism does not divide the " +
+                    std::to_string(m.attention_heads) + " attention heads of " + m.id);
+    if (p.pp > m.total_layers())
+      bad("pp", std::to_string(p.pp) + " pipeline stages exceed the " + std::to_string(m.total_layers()) + " layers");
+    if (w.seq > m.max_sequence_length * 64)
+      bad("seq", std::to_string(w.seq) + " tokens is far beyond the model's context of " +
+                     std::to_string(m.max_sequence_length));
+    if (m.moe && p.ep > 1 && (m.moe->experts % p.ep != 0 || p.dp % p.ep != 0))
+      bad("ep", "expert parallelism must divide both the experts and dp");
+  } else if (p.tp > 1 || p.pp > 1) {
+    bad("tp", "tensor and pipeline parallelism need a transformer model; " + m.id + " is a generic network");
+  }
+  if (w.task == Task::kInfer && p.zero > 0) bad("zero", "ZeRO applies to training only");
+  if ((w.task == Task::kLora || w.task == Task::kQlora) && w.lora_rank < 1) bad("lora-rank", "must be at least 1");
+}
+
+MemoryBreakdown estimate_memory(const EstimateInput& in, const ParameterCounts& params) {
+  return is_training(in.workload.task) ? training_memory(*in.model, params, *in.device, in.workload, in.plan)
+                                       : inference_memory(*in.model, params, *in.device, in.workload, in.plan);
+}
+
+Estimate estimate(const EstimateInput& in) {
+  Estimate e;
+  const Model& m = *in.model;
+  const Device& d = *in.device;
+  const Workload& w = in.workload;
+  e.plan = in.plan;
+  e.params = count_parameters(m);
+  e.training = is_training(w.task);
+  e.memory = estimate_memory(in, e.params);
+  e.capacity_bytes = d.memory_bytes;
+  e.fits = e.memory.total() <= e.capacity_bytes;
+
+  if (e.training && !d.training)
+    e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
+                         "): treat the training figures as theoretical");
+  Precision compute = w.precision;
+  if (w.task == Task::kInfer && w.weights) compute = compute_precision(*w.weights);
+  if (!d.supports(compute) && !(compute == Precision::kFp32 && d.fp32_matrix_flops))
+    e.warnings.push_back(std::string(d.name) + " has no " + to_string(compute) +
+                         " support; the estimate falls back to the nearest precision it has");
+
+  if (e.training) {
+    DeviceRates rates = device_rates(d, w.precision, in.profile);
+    MicroBatchCost cost;
+    if (m.is_transformer()) {
+      cost = micro_batch_cost(in, rates);
+    } else {
+      LayerShape s = training_shape(in);
+      cost.head = generic_cost(s, rates);
+    }
+    e.train = training_time(in, e.params, cost);
+    double peak = rates.matrix_flops;
+    double cluster_peak = peak * in.plan.count();
+    if (e.train.step_seconds > 0 && cluster_peak > 0) {
+      e.train.mfu = e.train.model_flops_per_step / (e.train.step_seconds * cluster_peak);
+      e.train.hfu = e.train.hardware_flops_per_step / (e.train.step_seconds * cluster_peak);
+    }
+    if (w.tokens) {
+      double steps = *w.tokens / std::max(1.0, e.train.tokens_per_step);
+      e.total_seconds = steps * e.train.step_seconds;
+    }
+    double comm = e.train.communication_seconds() + e.train.bubble_seconds;
+    double compute_part = e.train.gemm_seconds, memory_part = e.train.memory_bound_seconds + e.train.optimizer_seconds;
+    if (comm > compute_part && comm > memory_part) e.bound = "communication";
+    else if (memory_part > compute_part) e.bound = "memory";
+    else e.bound = "compute";
+  } else {
+    e.infer = inference_time(in, e.params);
+    e.bound = w.generate > 0 ? (e.infer.decode_memory_bound ? "memory" : "compute") : "compute";
+  }
+
+  // The explanation, in words.
+  const MemoryBreakdown& mem = e.memory;
+  struct Part {
+    const char* name;
+    double bytes;
+  };
+  Part parts[] = {{"weights", mem.weights},         {"gradients", mem.gradients}, {"optimizer state", mem.optimizer},
+                  {"activations", mem.activations}, {"KV cache", mem.kv_cache},   {"runtime overhead", mem.runtime()}};
+  const Part* top = std::max_element(std::begin(parts), std::end(parts),
+                                     [](const Part& a, const Part& b) { return a.bytes < b.bytes; });
+  e.notes.push_back(std::string(top->name) + " dominate memory: " + human_bytes(top->bytes) + " of " +
+                    human_bytes(mem.total()) + " per device");
+  if (e.fits) {
+    e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - mem.total()) + " headroom of " +
+                      human_bytes(e.capacity_bytes));
+  } else {
+    std::string hint;
+    if (e.training) {
+      if (mem.activations > 0.3 * mem.total() && in.plan.recompute != Recompute::kFull)
+        hint = "activation recomputation or a smaller micro-batch with gradient accumulation";
+      else if (mem.optimizer > 0.3 * mem.total() && in.plan.zero < 1)
+        hint = "ZeRO/FSDP sharding across more devices, an 8-bit optimizer, or LoRA";
+      else if (w.task == Task::kLora)
+        hint = "QLoRA (4-bit base weights)";
+      else
+        hint = "more devices with ZeRO-3 / tensor parallelism, or LoRA/QLoRA";
+    } else {
+      hint = mem.kv_cache > mem.weights ? "a smaller batch or context, or an 8-bit KV cache"
+                                        : "quantised weights (int8 / int4) or more devices with tensor parallelism";
+    }
+    e.notes.push_back("does not fit: needs " + human_bytes(mem.total()) + ", device has " +
+                      human_bytes(e.capacity_bytes) + "; try " + hint);
+  }
+  if (e.training) {
+    const TrainingTime& t = e.train;
+    e.notes.push_back("step is " + e.bound + "-bound: GEMMs " + human_seconds(t.gemm_seconds) + ", memory-bound ops " +
+                      human_seconds(t.memory_bound_seconds) + ", exposed communication " +
+                      human_seconds(t.communication_seconds()) + ", pipeline bubble " + human_seconds(t.bubble_seconds) +
+                      ", optimizer " + human_seconds(t.optimizer_seconds));
+    if (w.attention == Attention::kEager && m.is_transformer())
+      e.notes.push_back("eager attention materialises the s x s scores; flash attention would cut memory and time");
+    if (e.bound == "memory" && (w.precision == Precision::kFp32))
+      e.notes.push_back("fp32 runs on the non-tensor units; bf16 mixed precision uses the tensor cores");
+    if (t.mfu > 0) e.notes.push_back("MFU " + pct(t.mfu) + " of " + to_string(w.precision) + " dense peak");
+  } else if (w.generate > 0) {
+    e.notes.push_back(std::string("decode is ") + (e.infer.decode_memory_bound ? "memory-bound" : "compute-bound") +
+                      ": each token reads " + human_bytes(e.infer.decode_weight_bytes) + " of weights and " +
+                      human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device" +
+                      (e.infer.decode_memory_bound ? "; a larger batch raises throughput almost for free" : ""));
+  }
+  return e;
+}
+
+}  // namespace hwplan

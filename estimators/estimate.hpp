@@ -1,0 +1,80 @@
+// The top of the estimator stack: (model, device, system, workload, plan) -> Estimate, with memory, time,
+// throughput, MFU, and the reasons behind them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/device.hpp"
+#include "core/model.hpp"
+#include "core/profile.hpp"
+#include "core/workload.hpp"
+#include "estimators/memory.hpp"
+#include "estimators/params.hpp"
+
+namespace hwplan {
+
+struct TrainingTime {
+  double forward_seconds = 0;        // per optimizer step, all micro-batches
+  double backward_seconds = 0;       // incl. recomputation
+  double recompute_seconds = 0;      // part of backward_seconds
+  double optimizer_seconds = 0;
+  double tp_comm_seconds = 0;
+  double pp_comm_seconds = 0;
+  double dp_comm_seconds = 0;        // total data-parallel / ZeRO traffic time
+  double dp_comm_exposed_seconds = 0;
+  double bubble_seconds = 0;
+  double offload_seconds = 0;
+  double communication_seconds() const { return tp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds; }
+  double step_seconds = 0;
+  double tokens_per_step = 0;
+  double tokens_per_second = 0;      // whole cluster
+  double model_flops_per_step = 0;   // 6N + attention (PaLM convention), whole cluster
+  double hardware_flops_per_step = 0;  // incl. recomputation, whole cluster
+  double mfu = 0;
+  double hfu = 0;
+  double gemm_seconds = 0;    // per step, per device
+  double memory_bound_seconds = 0;
+};
+
+struct InferenceTime {
+  double prefill_seconds = 0;         // time to first token
+  double time_per_output_token_seconds = 0;
+  double decode_tokens_per_second = 0;  // across the batch
+  double total_seconds = 0;           // prefill + generate x tpot
+  double decode_weight_bytes = 0;     // bytes read per decode step per device
+  double decode_kv_bytes = 0;
+  bool decode_memory_bound = true;
+};
+
+struct Estimate {
+  ParameterCounts params;
+  Plan plan;
+  MemoryBreakdown memory;
+  double capacity_bytes = 0;
+  bool fits = false;
+  bool training = true;
+  TrainingTime train;
+  InferenceTime infer;
+  double total_seconds = -1;  // for --tokens; -1 when not asked
+  std::string bound;          // "compute", "memory", "communication"
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // the explanation, in words
+};
+
+struct EstimateInput {
+  const Model* model = nullptr;
+  const Device* device = nullptr;
+  const Profile* profile = nullptr;
+  System system;
+  Workload workload;
+  Plan plan;
+};
+
+// Checks the combination (heads divisible by tp, layers by pp, count = tp*pp*dp, ...). Throws InputError.
+void validate_plan(const EstimateInput& in);
+Estimate estimate(const EstimateInput& in);
+// Memory only (used by the layout search to prune before timing).
+MemoryBreakdown estimate_memory(const EstimateInput& in, const ParameterCounts& params);
+
+}  // namespace hwplan

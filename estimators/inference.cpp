@@ -1,0 +1,145 @@
+#include "estimators/inference.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimators/comm.hpp"
+#include "estimators/efficiency.hpp"
+#include "estimators/memory.hpp"
+#include "estimators/operators.hpp"
+
+namespace hwplan {
+namespace {
+
+// One decode step of one layer for `batch` sequences at `context` tokens of KV cache, per device.
+// Each projection is a skinny GEMM (M = batch) that reads the whole weight matrix: memory-bound until the
+// batch reaches the device's ridge point. Attention reads the KV cache. The small elementwise kernels
+// (norms, RoPE, KV append, residuals, activation) cost mostly their launch.
+double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, double context, int tp,
+                            double weight_bytes, double kv_bytes, double* weight_read, double* kv_read) {
+  const double h = static_cast<double>(m.hidden_size);
+  const double q = static_cast<double>(m.attention_heads * m.head_dim) / tp;
+  const double kv = std::max(static_cast<double>(m.head_dim), static_cast<double>(m.kv_heads * m.head_dim) / tp);
+  const double f = static_cast<double>(m.ffn_hidden_size) / tp;
+  const double e = 2;
+  double t = 0;
+  double weights = 0;
+  auto proj = [&](double n, double k, double count = 1) {
+    t += count * gemm_seconds(r, batch, n, k, 1, e, weight_bytes);
+    weights += count * n * k * weight_bytes;
+  };
+  proj(q + 2 * kv, h);  // fused QKV
+  proj(h, q);           // output
+  if (m.moe) {
+    // Each token activates k experts; with a batch, distinct experts touched ~ E (1 - (1 - k/E)^batch).
+    double experts = m.moe->experts;
+    double touched = experts * (1 - std::pow(1 - static_cast<double>(m.moe->experts_per_token) / experts, batch));
+    double tokens_per_expert = batch * m.moe->experts_per_token / touched;
+    for (int i = 0; i < static_cast<int>(std::ceil(touched)); ++i) {
+      t += gemm_seconds(r, tokens_per_expert, (m.gated() ? 2 : 1) * f, h, 1, e, weight_bytes);
+      t += gemm_seconds(r, tokens_per_expert, h, f, 1, e, weight_bytes);
+    }
+    weights += touched * (m.gated() ? 3 : 2) * h * f * weight_bytes;
+  } else {
+    proj((m.gated() ? 2 : 1) * f, h);
+    proj(h, f);
+  }
+  // Attention over the cache: read K and V for every cached position; 4 a d c FLOPs per sequence.
+  const double cache = 2 * kv * context * batch * kv_bytes;
+  const double attn_flops = 4 * q * context * batch;
+  t += std::max(cache / achieved_bandwidth(r, cache), attn_flops / (r.matrix_flops * 0.3)) + 3 * r.kernel_overhead_seconds;
+  // Elementwise kernels: 2 norms (2 kernels each in eager frameworks), RoPE (2), KV append (2), 2 residual adds,
+  // activation (+ gate multiply).
+  const double small = batch * h * e * 3;
+  t += 12 * memory_seconds(r, small);
+  *weight_read += weights;
+  *kv_read += cache;
+  return t;
+}
+
+}  // namespace
+
+InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params) {
+  InferenceTime out;
+  const Model& m = *in.model;
+  const Workload& w = in.workload;
+  const Plan& plan = in.plan;
+  Precision compute = w.weights ? compute_precision(*w.weights) : w.precision;
+  if (compute == Precision::kInt8 && !in.device->supports(Precision::kInt8)) compute = Precision::kFp16;
+  if (w.precision == Precision::kFp32) compute = Precision::kFp32;
+  DeviceRates rates = device_rates(*in.device, compute, in.profile);
+  const double weight_bytes = weight_bytes_per_param(w);
+  const double batch = static_cast<double>(plan.micro_batch);
+
+  if (!m.is_transformer()) {
+    LayerShape s;
+    s.model = &m;
+    s.micro_batch = batch;
+    s.training = false;
+    s.activation_bytes = activation_bytes(w.precision);
+    Cost c = generic_cost(s, rates);
+    out.prefill_seconds = c.forward_seconds;
+    out.total_seconds = c.forward_seconds;
+    out.decode_tokens_per_second = batch / std::max(1e-12, c.forward_seconds);  // samples/s
+    out.time_per_output_token_seconds = c.forward_seconds;
+    return out;
+  }
+
+  const double layers_per_stage = std::ceil(static_cast<double>(m.total_layers()) / plan.pp);
+  const double layers = static_cast<double>(m.total_layers());
+  GroupLink tp_link = group_link(*in.device, in.system, plan.tp, 1);
+  GroupLink pp_link = group_link(*in.device, in.system, 2, plan.tp);
+
+  // Prefill: one forward pass over batch x prompt tokens.
+  if (w.prompt > 0) {
+    LayerShape s;
+    s.model = &m;
+    s.micro_batch = batch;
+    s.seq = static_cast<double>(w.prompt);
+    s.tp = plan.tp;
+    s.ep = plan.ep;
+    s.sequence_parallel = plan.sequence_parallel;
+    s.attention = w.attention;
+    s.training = false;
+    s.activation_bytes = activation_bytes(w.precision);
+    s.weight_bytes = weight_bytes;
+    Cost layer = layer_cost(s, rates);
+    // A plain forward (generate 0) computes logits for every position; serving keeps only the last one.
+    LayerShape head_shape = s;
+    Cost head = head_cost(head_shape, rates);
+    if (w.generate > 0) {
+      LayerShape last = s;
+      last.seq = 1;
+      head = head_cost(last, rates);
+    }
+    double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
+    double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
+    // Stages run one after another for a single batch.
+    out.prefill_seconds = layers * (layer.forward_seconds + tp_comm) + head.forward_seconds + pp_comm;
+  }
+
+  // Decode: per output token, at the average context length over the generation.
+  if (w.generate > 0) {
+    double context = static_cast<double>(w.prompt) + static_cast<double>(w.generate) / 2.0;
+    double weight_read = 0, kv_read = 0;
+    double layer = decode_layer_seconds(m, rates, batch, context, plan.tp, weight_bytes, bytes_per_element(w.kv_cache),
+                                        &weight_read, &kv_read);
+    double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
+    double logits = gemm_seconds(rates, batch, static_cast<double>(m.vocab_size) / plan.tp,
+                                 static_cast<double>(m.hidden_size), 1, 2, weight_bytes) + 4 * rates.kernel_overhead_seconds;
+    double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
+    // Pipeline stages work on different micro-batches in steady state only when there are several;
+    // a single stream walks through all stages.
+    out.time_per_output_token_seconds = layers * (layer + tp_comm) + logits + pp_comm;
+    out.decode_weight_bytes = layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * weight_bytes;
+    out.decode_kv_bytes = layers_per_stage * kv_read;
+    double bytes = out.decode_weight_bytes + out.decode_kv_bytes;
+    double flops = 2 * params.active / (plan.tp * plan.pp) * batch;
+    out.decode_memory_bound = bytes / rates.bandwidth > flops / std::max(1.0, rates.matrix_flops);
+    out.decode_tokens_per_second = batch / out.time_per_output_token_seconds;
+  }
+  out.total_seconds = out.prefill_seconds + static_cast<double>(w.generate) * out.time_per_output_token_seconds;
+  return out;
+}
+
+}  // namespace hwplan

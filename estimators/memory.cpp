@@ -1,0 +1,198 @@
+#include "estimators/memory.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/units.hpp"
+
+namespace hwplan {
+namespace {
+
+bool mixed(Precision p) { return p == Precision::kFp16 || p == Precision::kBf16 || p == Precision::kFp8; }
+
+// Runtime overhead that does not scale with the model: the driver context with the framework's kernels loaded
+// (PyTorch + CUDA 12 with lazy loading: ~0.4-0.6 GiB; measured by torch.cuda.mem_get_info before/after init),
+// and the framework's workspaces (cuBLAS workspace, NCCL buffers).
+void add_runtime(MemoryBreakdown& m, const Device& device, bool multi_device) {
+  bool accelerator_card = device.device_class != DeviceClass::kEdge;
+  m.runtime_context = (accelerator_card ? 0.5 : 0.25) * kGiB;
+  m.runtime_workspace = (multi_device ? 0.5 : 0.125) * kGiB;
+  // The caching allocator rounds and splits blocks; ~5% of the allocated bytes stays unusable in steady state.
+  double allocated = m.weights + m.gradients + m.optimizer + m.activations + m.kv_cache;
+  m.runtime_fragmentation = 0.05 * allocated;
+}
+
+double optimizer_bytes_per_param(Optimizer o, bool mixed_precision, double adafactor_factor) {
+  double master = mixed_precision ? 4 : 0;
+  switch (o) {
+    case Optimizer::kAdamW: return master + 8;
+    case Optimizer::kSgd: return master + 4;
+    case Optimizer::kAdam8bit: return master + 2;
+    case Optimizer::kAdafactor: return master + 4 * adafactor_factor;
+  }
+  return master + 8;
+}
+
+// Adafactor keeps a row and a column vector per matrix: (rows + cols) / (rows x cols) of a full state.
+double adafactor_fraction(const Model& m) {
+  if (!m.is_transformer()) return 0.01;
+  double h = static_cast<double>(m.hidden_size), f = static_cast<double>(m.ffn_hidden_size);
+  return ((h + h) / (h * h) * 4 + (h + f) / (h * f) * 2) / 6;
+}
+
+}  // namespace
+
+double activation_bytes(Precision p) { return p == Precision::kFp32 || p == Precision::kTf32 ? 4 : 2; }
+
+double weight_bytes_per_param(const Workload& w) {
+  if (w.task == Task::kQlora) return bytes_per_param(WeightFormat::kNf4);
+  if (w.task == Task::kInfer && w.weights) return bytes_per_param(*w.weights);
+  if (w.precision == Precision::kFp32 || w.precision == Precision::kTf32) return 4;
+  return 2;
+}
+
+double layer_activation_bytes(const Model& m, const Workload& w, const Plan& plan, double micro_batch) {
+  const double e = activation_bytes(w.precision);
+  const double t = plan.tp;
+  const double tokens = micro_batch * static_cast<double>(w.seq);
+  const double h = static_cast<double>(m.hidden_size);
+  const double q = static_cast<double>(m.attention_heads * m.head_dim);
+  const double kv = static_cast<double>(m.kv_heads * m.head_dim);
+  const double f = static_cast<double>(m.ffn_hidden_size);
+  const double heads = static_cast<double>(m.attention_heads);
+  const double s = static_cast<double>(w.seq);
+  const double mask = m.dropout ? 1 : 0;
+  const double routed = m.moe ? m.moe->experts_per_token + m.moe->shared_experts : 1;
+  // Replicated across tensor-parallel ranks unless sequence parallelism splits them: norm inputs, the
+  // residual stream, dropout masks (Korthikanti et al. 2022, eq. 2: 10 sbh of the 34 sbh).
+  // Norm inputs and outputs feeding the projections, and dropout masks (Korthikanti et al. 2022, eq. 2:
+  // the 10 sbh of the 34 sbh): 4 e h + 2 mask h per token, or 2 e h + 2 mask h with parallel attention (one
+  // norm whose output feeds both branches). Replicated across tensor-parallel ranks unless sequence parallel.
+  double replicated = (m.parallel_attention ? 2 : 4) * e * h + 2 * mask * h;
+  // Split by tensor parallelism: Q, K, V; attention output; MLP up output(s) and down input (the 24 sbh).
+  double split = e * (q + 2 * kv) + e * q + routed * (e * f * (m.gated() ? 2 : 1) + e * f);
+  // Eager attention keeps the s x s softmax output (+ dropout mask and output): the 5 a s / h term. Flash
+  // attention keeps only a log-sum-exp per row (negligible); selective recomputation drops the scores.
+  double scores = 0;
+  if (w.attention == Attention::kEager && plan.recompute == Recompute::kNone)
+    scores = heads * s * (e + (m.dropout ? 1 + e : 0));
+  double per_token;
+  const bool sp = plan.sequence_parallel && plan.tp > 1;
+  if (plan.recompute == Recompute::kFull) {
+    per_token = e * h / (sp ? t : 1);  // only the layer input is kept
+  } else {
+    per_token = replicated / (sp ? t : 1) + (split + scores) / t;
+  }
+  return per_token * tokens;
+}
+
+MemoryBreakdown training_memory(const Model& model, const ParameterCounts& params, const Device& device,
+                                const Workload& w, const Plan& plan) {
+  MemoryBreakdown m;
+  const bool mp = mixed(w.precision);
+  const double tp = plan.tp, pp = plan.pp, dp = plan.dp;
+  const double layers = static_cast<double>(model.total_layers());
+
+  // Parameters held by the busiest pipeline stage (its layers plus the larger of the embedding / output ends).
+  double stage_params;
+  if (model.is_transformer()) {
+    double per_layer_dense = params.attention_per_layer + (model.moe ? 0 : params.mlp_per_layer);
+    double per_layer_experts = model.moe ? params.mlp_per_layer / std::max(1, plan.ep) : 0;
+    double ends = pp == 1 ? params.embedding + params.output + params.extra
+                          : std::max(params.embedding, params.output) + params.extra;
+    stage_params = (std::ceil(layers / pp) * (per_layer_dense + per_layer_experts) + ends) / tp;
+    if (model.decoder_layers > 0) stage_params += std::ceil(static_cast<double>(model.decoder_layers) / pp) * params.decoder_cross_attention / tp;
+  } else {
+    stage_params = params.total;
+  }
+
+  const bool lora = w.task == Task::kLora || w.task == Task::kQlora;
+  const double trainable = lora ? lora_parameters(model, w.lora_rank, w.lora_targets) / (tp * pp) : stage_params;
+  const double weight_bytes = weight_bytes_per_param(w);
+  const double grad_bytes = mp ? 2 : 4;
+  const double opt_bytes = optimizer_bytes_per_param(w.optimizer, mp, adafactor_fraction(model));
+
+  const double zero_weights = plan.zero >= 3 ? dp : 1;
+  const double zero_grads = plan.zero >= 2 ? dp : 1;
+  const double zero_opt = plan.zero >= 1 ? dp : 1;
+
+  m.weights = stage_params * weight_bytes / zero_weights;
+  if (lora) m.weights += trainable * 2;  // adapters in bf16/fp16 (fp32 when training in fp32)
+  m.gradients = trainable * grad_bytes / zero_grads;
+  m.optimizer = trainable * opt_bytes / zero_opt;
+  if (plan.zero >= 3) {
+    // Gathered parameters of the layer being computed (and the prefetched next one).
+    double per_layer = model.is_transformer() ? params.layer_total() / tp : stage_params;
+    m.weights += 2 * per_layer * weight_bytes;
+  }
+  if (plan.offload == Offload::kOptimizer || plan.offload == Offload::kParams) {
+    m.host_bytes += m.optimizer;
+    m.optimizer = 0;
+    // Gradients stream to the host in buckets; fp32 copies live there.
+    m.host_bytes += trainable * 4 / zero_grads;
+  }
+  if (plan.offload == Offload::kParams) {
+    double per_layer = model.is_transformer() ? params.layer_total() / tp : stage_params;
+    m.host_bytes += m.weights;
+    m.weights = 2 * per_layer * weight_bytes;
+  }
+
+  // Activations: the first pipeline stage holds min(pp, micro-batches) micro-batches for its layers (1F1B).
+  if (model.is_transformer()) {
+    const double mb = static_cast<double>(plan.micro_batch);
+    double in_flight = pp > 1 ? std::min<double>(pp, static_cast<double>(plan.grad_accum)) : 1;
+    double stage_layers = std::ceil(layers / pp);
+    double per_layer = layer_activation_bytes(model, w, plan, mb);
+    m.activations = per_layer * stage_layers * in_flight;
+    if (plan.recompute == Recompute::kFull) {
+      // The layer being recomputed holds its full activations during its backward.
+      Plan none = plan;
+      none.recompute = Recompute::kNone;
+      m.activations += layer_activation_bytes(model, w, none, mb);
+    }
+    // Logits and the fp32 loss on the last stage: output in compute precision + fp32 softmax copy + its grad.
+    double tokens = mb * static_cast<double>(w.seq);
+    double e = activation_bytes(w.precision);
+    m.activations += tokens * static_cast<double>(model.vocab_size) / tp * (e + 4 + 4);
+  } else {
+    m.activations = model.activation_bytes_per_sample * static_cast<double>(plan.micro_batch) *
+                    (mp ? 0.5 : 1.0);
+  }
+  add_runtime(m, device, plan.count() > 1);
+  return m;
+}
+
+MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& params, const Device& device,
+                                 const Workload& w, const Plan& plan) {
+  MemoryBreakdown m;
+  const double tp = plan.tp, pp = plan.pp;
+  m.weights = params.total * weight_bytes_per_param(w) / (tp * pp);
+  const double batch = static_cast<double>(plan.micro_batch);
+  if (model.is_transformer()) {
+    const double context = static_cast<double>(w.prompt + w.generate);
+    const double kv_bytes = bytes_per_element(w.kv_cache);
+    const double layers = std::ceil(static_cast<double>(model.total_layers()) / pp);
+    // KV heads are split across tensor-parallel ranks (replicated when there are fewer heads than ranks).
+    const double kv_heads_local = std::max(1.0, static_cast<double>(model.kv_heads) / tp);
+    if (w.generate > 0 || w.prompt > 0)
+      m.kv_cache = 2 * layers * kv_heads_local * static_cast<double>(model.head_dim) * context * batch * kv_bytes;
+    // Transient activations of one layer during prefill (flash attention; eager adds the s x s scores).
+    const double e = 2;
+    const double tokens = batch * static_cast<double>(w.prompt);
+    const double h = static_cast<double>(model.hidden_size);
+    const double f = static_cast<double>(model.ffn_hidden_size) / tp;
+    double transient = tokens * (4 * h + (model.gated() ? 3 : 2) * f) * e;
+    if (w.attention == Attention::kEager)
+      transient += batch * static_cast<double>(model.attention_heads) / tp * static_cast<double>(w.prompt) *
+                   static_cast<double>(w.prompt) * e * 2;
+    // Logits of the last position (prefill keeps only the last row) in fp32.
+    transient += batch * static_cast<double>(model.vocab_size) * 4;
+    m.activations = transient;
+  } else {
+    m.activations = model.activation_bytes_per_sample * batch * 0.25;
+  }
+  add_runtime(m, device, plan.count() > 1);
+  return m;
+}
+
+}  // namespace hwplan

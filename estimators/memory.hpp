@@ -1,0 +1,39 @@
+// Per-device memory of a training, fine-tuning or inference run, broken down by what holds it.
+#pragma once
+
+#include "core/device.hpp"
+#include "core/model.hpp"
+#include "core/workload.hpp"
+#include "estimators/params.hpp"
+
+namespace hwplan {
+
+struct MemoryBreakdown {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;     // optimizer states incl. fp32 master weights in mixed precision
+  double activations = 0;
+  double kv_cache = 0;
+  double runtime_context = 0;      // CUDA/ROCm context and loaded kernels
+  double runtime_workspace = 0;    // framework workspace (cuBLAS, communication buffers)
+  double runtime_fragmentation = 0;  // caching-allocator slack
+  double host_bytes = 0;           // offloaded optimizer / parameters in host memory
+  double runtime() const { return runtime_context + runtime_workspace + runtime_fragmentation; }
+  double total() const { return weights + gradients + optimizer + activations + kv_cache + runtime(); }
+};
+
+// Bytes per element of stored activations for a compute precision.
+double activation_bytes(Precision p);
+
+// Activation bytes of one layer for one micro-batch (the generalised Korthikanti et al. 2022 terms), per device.
+double layer_activation_bytes(const Model& model, const Workload& w, const Plan& plan, double micro_batch);
+
+MemoryBreakdown training_memory(const Model& model, const ParameterCounts& params, const Device& device,
+                                const Workload& w, const Plan& plan);
+MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& params, const Device& device,
+                                 const Workload& w, const Plan& plan);
+
+// Weight bytes per parameter of the weights the device holds for this workload.
+double weight_bytes_per_param(const Workload& w);
+
+}  // namespace hwplan

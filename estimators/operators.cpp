@@ -1,0 +1,228 @@
+#include "estimators/operators.hpp"
+
+#include <algorithm>
+
+namespace hwplan {
+namespace {
+
+class OpBuilder {
+ public:
+  OpBuilder(const DeviceRates& rates, const LayerShape& shape, Cost& cost, std::vector<OpRecord>* ops)
+      : r_(rates), s_(shape), cost_(cost), ops_(ops) {}
+
+  // Linear layer: X[m x k] W[k x n]. Backward: dX = dY W^T (m x k, reduce n) and, unless frozen,
+  // dW = X^T dY (k x n, reduce m).
+  void linear(const char* name, double m, double n, double k, double batch = 1) {
+    const double e = s_.activation_bytes, we = s_.weight_bytes;
+    OpRecord op{name, OpKind::kGemm};
+    op.forward_flops = 2 * m * n * k * batch;
+    op.forward_bytes = (m * k * e + k * n * we + m * n * e) * batch;
+    op.forward_seconds = gemm_seconds(r_, m, n, k, batch, e, we);
+    if (s_.training) {
+      op.backward_flops = op.forward_flops;
+      op.backward_seconds = gemm_seconds(r_, m, k, n, batch, e, we);
+      if (!s_.frozen_weights) {
+        op.backward_flops += op.forward_flops;
+        op.backward_seconds += gemm_seconds(r_, k, n, m, batch, e);
+      }
+    }
+    if (s_.fp8) {
+      // Cast X (read bf16, write fp8 and its transpose) and W; backward casts dY the same way.
+      op.forward_seconds += memory_seconds(r_, (m * k + k * n) * batch * (2 + 1 + 1));
+      if (s_.training) op.backward_seconds += memory_seconds(r_, m * n * batch * (2 + 1 + 1));
+    }
+    emit(op);
+  }
+
+  // Activation x activation product (attention scores / context): both inputs get gradients.
+  void batched(const char* name, double m, double n, double k, double batch) {
+    const double e = s_.activation_bytes;
+    const DeviceRates& r_ = s_.attention_rates ? *s_.attention_rates : this->r_;
+    OpRecord op{name, OpKind::kAttention};
+    op.forward_flops = 2 * m * n * k * batch;
+    op.forward_bytes = (m * k + k * n + m * n) * e * batch;
+    op.forward_seconds = gemm_seconds(r_, m, n, k, batch, e);
+    if (s_.training) {
+      op.backward_flops = 2 * op.forward_flops;
+      op.backward_seconds = gemm_seconds(r_, m, k, n, batch, e) + gemm_seconds(r_, k, n, m, batch, e);
+    }
+    emit(op, true);
+  }
+
+  // Fused attention (FlashAttention-2): s x s scores never reach DRAM; backward recomputes them, about 2.5x the
+  // forward FLOPs. Causal masks skip half the blocks.
+  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal) {
+    const double e = s_.activation_bytes;
+    const DeviceRates& r_ = s_.attention_rates ? *s_.attention_rates : this->r_;
+    OpRecord op{"flash-attention", OpKind::kAttention};
+    double flops = 4 * batch_heads * s * s * d * (causal ? 0.5 : 1.0);
+    double bytes = batch_heads * s * d * e * (2 + 2 * kv_fraction);
+    double rate = r_.matrix_flops * r_.attention_efficiency * gemm_efficiency(r_, s, s, d, batch_heads);
+    op.forward_flops = flops;
+    op.forward_bytes = bytes;
+    op.forward_seconds =
+        std::max(rate > 0 ? flops / rate : 0.0, bytes / achieved_bandwidth(r_, bytes)) + r_.kernel_overhead_seconds;
+    if (s_.training) {
+      op.backward_flops = 2.5 * flops;
+      op.backward_seconds = std::max(rate > 0 ? 2.5 * flops / rate : 0.0, 2 * bytes / achieved_bandwidth(r_, bytes)) +
+                            2 * r_.kernel_overhead_seconds;
+    }
+    emit(op, true);
+  }
+
+  // Memory-bound elementwise / reduction kernel(s).
+  void memory(const char* name, double forward_bytes, double backward_bytes, bool attention_core = false,
+              int kernels = 1) {
+    OpRecord op{name, OpKind::kMemory};
+    op.forward_bytes = forward_bytes;
+    op.forward_seconds = memory_seconds(r_, forward_bytes) + (kernels - 1) * r_.kernel_overhead_seconds;
+    if (s_.training) op.backward_seconds = memory_seconds(r_, backward_bytes) + (kernels - 1) * r_.kernel_overhead_seconds;
+    emit(op, attention_core);
+  }
+
+ private:
+  void emit(const OpRecord& op, bool attention_core = false) {
+    cost_.add(op);
+    if (attention_core) cost_.attention_core_forward_seconds += op.forward_seconds;
+    if (ops_) ops_->push_back(op);
+  }
+  const DeviceRates& r_;
+  const LayerShape& s_;
+  Cost& cost_;
+  std::vector<OpRecord>* ops_;
+};
+
+}  // namespace
+
+void Cost::add(const OpRecord& op) {
+  forward_seconds += op.forward_seconds;
+  backward_seconds += op.backward_seconds;
+  forward_flops += op.forward_flops;
+  backward_flops += op.backward_flops;
+  if (op.kind == OpKind::kMemory) memory_seconds += op.forward_seconds + op.backward_seconds;
+  else gemm_seconds += op.forward_seconds + op.backward_seconds;
+}
+
+Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>* ops) {
+  Cost cost;
+  OpBuilder b(r, s, cost, ops);
+  const Model& m = *s.model;
+  const double t = s.tp;
+  const double e = s.activation_bytes;
+  const double tokens = s.micro_batch * s.seq;
+  // With sequence parallelism the replicated elementwise work is split over the tensor-parallel ranks.
+  const double rep_tokens = s.sequence_parallel && s.tp > 1 ? tokens / t : tokens;
+  const double h = static_cast<double>(m.hidden_size);
+  const double q = static_cast<double>(m.attention_heads * m.head_dim) / t;
+  const double kv = static_cast<double>(m.kv_heads * m.head_dim) / t;
+  const double f = static_cast<double>(m.ffn_hidden_size) / t;
+  const double heads = static_cast<double>(m.attention_heads) / t;
+  const double d = static_cast<double>(m.head_dim);
+  const bool dropout = m.dropout && s.training;
+  const bool causal = m.family != ModelFamily::kEncoder;
+  const double norm_fwd = 2 * rep_tokens * h * e, norm_bwd = 3 * rep_tokens * h * e;
+  const double residual = 3 * rep_tokens * h * e;
+  const double drop_fwd = dropout ? 2 * rep_tokens * h * e + rep_tokens * h : 0;
+
+  if (s.dequantize) {
+    double layer_weights = (2 * h * (q + kv) * t + (m.gated() ? 3 : 2) * h * f * t) / t;
+    b.memory("dequantize-nf4", layer_weights * (0.53 + 2), layer_weights * (0.53 + 2), false, 7);
+  }
+  b.memory("norm-1", norm_fwd, norm_bwd);
+  b.linear("qkv-proj", tokens, q + 2 * kv, h);
+  if (m.position_embedding == PositionEmbedding::kRope)
+    b.memory("rope", 2 * tokens * (q + kv) * e, 2 * tokens * (q + kv) * e);
+  const double batch_heads = s.micro_batch * heads;
+  if (s.attention == Attention::kEager) {
+    const double scores = batch_heads * s.seq * s.seq;
+    b.batched("attn-scores", s.seq, s.seq, d, batch_heads);
+    // scale, mask, softmax: three read+write passes forward; backward reads y and dy for softmax and
+    // passes the gradient back through the mask and the scale.
+    b.memory("attn-softmax", 6 * scores * e, 7 * scores * e, true, 3);
+    if (dropout) b.memory("attn-dropout", 2 * scores * e + scores, 2 * scores * e + scores, true);
+    b.batched("attn-context", s.seq, d, s.seq, batch_heads);
+  } else {
+    b.flash(batch_heads, s.seq, d, kv / q, causal);
+  }
+  b.linear("out-proj", tokens, h, q);
+  b.memory("residual-1", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);
+  if (!m.parallel_attention) b.memory("norm-2", norm_fwd, norm_bwd);
+  const double up = m.gated() ? 2 : 1;
+  if (m.moe) {
+    const double experts_local = static_cast<double>(m.moe->experts) / s.ep;
+    const double routed = tokens * m.moe->experts_per_token;  // token-expert pairs on this rank (balanced)
+    const double per_expert = routed / experts_local;
+    b.linear("router", tokens, m.moe->experts, h);
+    b.linear("expert-up", per_expert, up * f, h, experts_local);
+    b.memory("expert-act", (up + 1) * routed * f * e, (2 * up + 1) * routed * f * e);
+    b.linear("expert-down", per_expert, h, f, experts_local);
+    if (m.moe->shared_experts > 0) {
+      double shared = m.moe->shared_experts;
+      b.linear("shared-up", tokens, up * f * shared, h);
+      b.linear("shared-down", tokens, h, f * shared);
+    }
+  } else {
+    b.linear("mlp-up", tokens, up * f, h);
+    b.memory("mlp-act", (up + 1) * tokens * f * e, (2 * up + 1) * tokens * f * e);
+    b.linear("mlp-down", tokens, h, f);
+  }
+  b.memory("residual-2", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);
+  if (s.lora_targets > 0 && s.lora_rank > 0) {
+    // Each adapter is two thin GEMMs (x A, then B); tiny FLOPs, but kernel launches that add up.
+    LayerShape trainable = s;
+    trainable.frozen_weights = false;
+    OpBuilder lb(r, trainable, cost, ops);
+    for (int i = 0; i < s.lora_targets; ++i) {
+      lb.linear("lora-a", tokens, s.lora_rank, h);
+      lb.linear("lora-b", tokens, h, s.lora_rank);
+    }
+  }
+  return cost;
+}
+
+Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>* ops) {
+  Cost cost;
+  OpBuilder b(r, s, cost, ops);
+  const Model& m = *s.model;
+  const double t = s.tp;
+  const double e = s.activation_bytes;
+  const double tokens = s.micro_batch * s.seq;
+  const double h = static_cast<double>(m.hidden_size);
+  const double vocab = static_cast<double>(m.vocab_size) / t;
+  b.memory("embedding", 2 * tokens * h * e, 3 * tokens * h * e);
+  b.memory("final-norm", 2 * tokens * h * e, 3 * tokens * h * e);
+  if (m.vocab_size > 0) {
+    LayerShape head = s;
+    // The output projection is trained even when LoRA freezes the blocks only if untied; treat as frozen then.
+    OpBuilder hb(r, head, cost, ops);
+    hb.linear("logits", tokens, vocab, h);
+    if (s.training) {
+      // Cross-entropy in fp32: upcast, log-softmax, gather; backward the same passes in reverse.
+      const double elems = tokens * vocab;
+      hb.memory("loss", elems * (e + 4 + 8), elems * (16 + e), false, 3);
+    }
+  }
+  return cost;
+}
+
+Cost generic_cost(const LayerShape& s, const DeviceRates& r) {
+  constexpr double kConvEfficiency = 0.6;
+  Cost cost;
+  const Model& m = *s.model;
+  OpRecord op{"network", OpKind::kGemm};
+  op.forward_flops = m.forward_flops_per_sample * s.micro_batch;
+  // Activations are written once forward and read back in backward; each layer also reads its input.
+  op.forward_bytes = 2 * m.activation_bytes_per_sample * s.micro_batch * s.activation_bytes / 4;
+  double rate = r.matrix_flops * r.gemm_efficiency * kConvEfficiency;
+  double compute = rate > 0 ? op.forward_flops / rate : 0;
+  double memory = op.forward_bytes / achieved_bandwidth(r, op.forward_bytes);
+  op.forward_seconds = std::max(compute, memory) + 50 * r.kernel_overhead_seconds;
+  if (s.training) {
+    op.backward_flops = 2 * op.forward_flops;
+    op.backward_seconds = std::max(2 * compute, 1.5 * memory) + 100 * r.kernel_overhead_seconds;
+  }
+  cost.add(op);
+  return cost;
+}
+
+}  // namespace hwplan

@@ -1,0 +1,69 @@
+// The operators of one transformer layer and of the model head, with their forward and backward cost on a
+// device. Each GEMM is timed on the roofline with shape-dependent efficiency; norms, activations, residuals,
+// dropout and the eager attention's s x s passes are memory-bound; backward is derived per operator (dgrad +
+// wgrad for linear layers, two input gradients for the attention GEMMs, read-x-read-dy-write-dx for
+// elementwise ops), not as a flat 2x.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/model.hpp"
+#include "core/workload.hpp"
+#include "estimators/efficiency.hpp"
+
+namespace hwplan {
+
+enum class OpKind { kGemm, kAttention, kMemory };
+
+struct LayerShape {
+  const Model* model = nullptr;
+  double micro_batch = 1;  // sequences
+  double seq = 2048;
+  int tp = 1;
+  int ep = 1;
+  bool sequence_parallel = true;
+  Attention attention = Attention::kFlash;
+  bool training = true;          // dropout active, loss computed
+  bool frozen_weights = false;   // LoRA/QLoRA: no weight gradients for the base model
+  bool dequantize = false;       // QLoRA: NF4 weights dequantised before each GEMM
+  int lora_targets = 0;          // adapters per layer (0 = none)
+  int lora_rank = 0;
+  double activation_bytes = 2;   // bytes per activation element
+  double weight_bytes = 2;       // bytes per weight element as the GEMM reads it
+  // FP8 training (Transformer Engine recipe): GEMM inputs are cast to fp8 (and transposed for the backward
+  // GEMMs) by memory-bound kernels; attention and elementwise work stay in bf16.
+  bool fp8 = false;
+  const DeviceRates* attention_rates = nullptr;  // rates for attention-core GEMMs (null: same as the GEMMs)
+};
+
+struct OpRecord {
+  const char* name = "";
+  OpKind kind = OpKind::kMemory;
+  double forward_flops = 0;
+  double forward_bytes = 0;
+  double forward_seconds = 0;
+  double backward_flops = 0;
+  double backward_seconds = 0;
+};
+
+struct Cost {
+  double forward_seconds = 0;
+  double backward_seconds = 0;
+  double attention_core_forward_seconds = 0;  // what selective recomputation repeats
+  double forward_flops = 0;
+  double backward_flops = 0;
+  double gemm_seconds = 0;    // forward + backward, GEMMs and attention
+  double memory_seconds = 0;  // forward + backward, memory-bound ops
+  void add(const OpRecord& op);
+};
+
+// Cost of one layer (per device, one micro-batch).
+Cost layer_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);
+// A non-transformer network (CNN) from its per-sample FLOPs and activation bytes: convolutions run at a lower
+// fraction of peak than large GEMMs (implicit-GEMM with im2col tiles, ~60%).
+Cost generic_cost(const LayerShape& shape, const DeviceRates& rates);
+// Embedding, final norm, logits and (training) the loss, per device, one micro-batch.
+Cost head_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);
+
+}  // namespace hwplan

@@ -1,0 +1,180 @@
+#include "estimators/search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <tuple>
+#include <cmath>
+#include <map>
+
+#include "estimators/efficiency.hpp"
+#include "estimators/training.hpp"
+
+namespace hwplan {
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int i = 1; static_cast<long long>(i) * i <= n; ++i) {
+    if (n % i == 0) {
+      out.push_back(i);
+      if (i != n / i) out.push_back(n / i);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Candidate {
+  double step = INFINITY;
+  double memory = INFINITY;
+  Plan plan;
+};
+
+// Strict ordering so that the result does not depend on enumeration order: fastest, then least memory, then
+// the simplest layout.
+bool better(const Candidate& a, const Candidate& b) {
+  if (a.step != b.step) return a.step < b.step;
+  if (a.memory != b.memory) return a.memory < b.memory;
+  auto key = [](const Plan& p) {
+    return std::tuple(p.tp, p.pp, p.zero, static_cast<int>(p.recompute), -p.micro_batch, p.ep);
+  };
+  return key(a.plan) < key(b.plan);
+}
+
+SearchResult search_inference(const EstimateInput& base, const SearchSpace& space) {
+  SearchResult result;
+  const int n = base.system.count;
+  Candidate best, nearest;
+  nearest.memory = INFINITY;
+  for (int tp : divisors(n)) {
+    if (space.tp && tp != *space.tp) continue;
+    if (base.model->is_transformer() && base.model->attention_heads % tp != 0) continue;
+    if (!base.model->is_transformer() && tp > 1) continue;
+    for (int pp : divisors(n / tp)) {
+      if (space.pp && pp != *space.pp) continue;
+      if (base.model->is_transformer() && pp > base.model->total_layers()) continue;
+      if (!base.model->is_transformer() && pp > 1) continue;
+      EstimateInput in = base;
+      in.plan.tp = tp;
+      in.plan.pp = pp;
+      in.plan.dp = n / (tp * pp);
+      in.plan.zero = 0;
+      ++result.layouts_evaluated;
+      ParameterCounts params = count_parameters(*in.model);
+      double mem = estimate_memory(in, params).total();
+      Candidate c;
+      c.plan = in.plan;
+      c.memory = mem;
+      if (mem > in.device->memory_bytes) {
+        if (mem < nearest.memory) nearest = c;
+        continue;
+      }
+      ++result.layouts_feasible;
+      Estimate e = estimate(in);
+      // Replicas serve independent streams: per-token latency is what a user feels; throughput scales by dp.
+      c.step = base.workload.generate > 0 ? e.infer.time_per_output_token_seconds : e.infer.prefill_seconds;
+      if (better(c, best)) best = c;
+    }
+  }
+  result.found = std::isfinite(best.step);
+  EstimateInput in = base;
+  in.plan = result.found ? best.plan : nearest.plan;
+  if (!result.found && !std::isfinite(nearest.memory)) return result;
+  result.best = in.plan;
+  result.estimate = estimate(in);
+  return result;
+}
+
+}  // namespace
+
+SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space) {
+  auto start = std::chrono::steady_clock::now();
+  SearchResult result;
+  if (base.workload.task == Task::kInfer) {
+    result = search_inference(base, space);
+  } else {
+    const Model& m = *base.model;
+    const int n = base.system.count;
+    const std::int64_t global = std::max<std::int64_t>(1, space.global_batch);
+    ParameterCounts params = count_parameters(m);
+    DeviceRates rates = device_rates(*base.device, base.workload.precision, base.profile);
+    // Micro-batch costs depend only on (tp, micro-batch, ep, recompute for the TP collectives): cache them.
+    std::map<std::tuple<int, std::int64_t, int, int>, MicroBatchCost> cache;
+    Candidate best, nearest;
+    const bool transformer = m.is_transformer();
+    const int node = std::max(1, base.system.devices_per_node);
+    for (int tp : divisors(n)) {
+      if (space.tp ? tp != *space.tp : (tp > node)) continue;
+      if (transformer ? m.attention_heads % tp != 0 : tp > 1) continue;
+      for (int pp : divisors(n / tp)) {
+        if (space.pp && pp != *space.pp) continue;
+        if (transformer ? pp > m.total_layers() : pp > 1) continue;
+        const int dp = n / (tp * pp);
+        if (space.dp && dp != *space.dp) continue;
+        std::vector<int> eps{1};
+        if (m.moe && !space.ep)
+          for (int e : divisors(dp))
+            if (e > 1 && m.moe->experts % e == 0) eps.push_back(e);
+        if (space.ep) eps = {*space.ep};
+        for (int ep : eps) {
+          for (std::int64_t mb = 1; mb <= global; mb *= 2) {
+            if (space.micro_batch && mb != *space.micro_batch) continue;
+            if (global % (mb * dp) != 0) continue;
+            const std::int64_t accum = global / (mb * dp);
+            for (int zero = 0; zero <= 3; ++zero) {
+              if (space.zero ? zero != *space.zero : (dp == 1 && zero > 0)) continue;
+              for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+                if (space.recompute && rc != *space.recompute) continue;
+                if (!transformer && rc != Recompute::kNone) continue;
+                EstimateInput in = base;
+                in.plan.tp = tp;
+                in.plan.pp = pp;
+                in.plan.dp = dp;
+                in.plan.ep = ep;
+                in.plan.zero = zero;
+                in.plan.recompute = rc;
+                in.plan.micro_batch = mb;
+                in.plan.grad_accum = accum;
+                ++result.layouts_evaluated;
+                Candidate c;
+                c.plan = in.plan;
+                c.memory = estimate_memory(in, params).total();
+                bool fits = c.memory <= base.device->memory_bytes;
+                if (!fits) {
+                  if (c.memory < nearest.memory) nearest = c;
+                  if (space.prune) continue;
+                }
+                auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
+                auto it = cache.find(key);
+                if (it == cache.end()) {
+                  MicroBatchCost cost;
+                  if (transformer) {
+                    cost = micro_batch_cost(in, rates);
+                  } else {
+                    cost.head = generic_cost(training_shape(in), rates);
+                  }
+                  it = cache.emplace(key, cost).first;
+                }
+                c.step = training_time(in, params, it->second).step_seconds;
+                if (!fits) continue;
+                ++result.layouts_feasible;
+                if (better(c, best)) best = c;
+              }
+            }
+          }
+        }
+      }
+    }
+    result.found = std::isfinite(best.step);
+    if (result.found || std::isfinite(nearest.memory)) {
+      EstimateInput in = base;
+      in.plan = result.found ? best.plan : nearest.plan;
+      result.best = in.plan;
+      result.estimate = estimate(in);
+    }
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace hwplan

@@ -1,0 +1,31 @@
+// Layout search: the fastest parallel layout (tp, pp, dp, micro-batch, recompute, ZeRO stage) that fits.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "estimators/estimate.hpp"
+
+namespace hwplan {
+
+// What the user fixed; unset fields are searched.
+struct SearchSpace {
+  std::optional<int> tp, pp, dp, zero, ep;
+  std::optional<Recompute> recompute;
+  std::optional<std::int64_t> micro_batch;
+  std::int64_t global_batch = 0;  // sequences per optimizer step (training); batch per replica (inference)
+  bool prune = true;              // memory-infeasible layouts are not timed (results are identical)
+};
+
+struct SearchResult {
+  bool found = false;
+  Plan best;
+  Estimate estimate;                 // of the best layout (or of the nearest miss when none fits)
+  long long layouts_evaluated = 0;
+  long long layouts_feasible = 0;
+  double seconds = 0;
+};
+
+SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space);
+
+}  // namespace hwplan

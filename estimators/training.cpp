@@ -1,0 +1,168 @@
+#include "estimators/training.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimators/comm.hpp"
+#include "estimators/memory.hpp"
+
+namespace hwplan {
+namespace {
+
+int lora_target_count(const Workload& w, const Model& m) {
+  if (w.task != Task::kLora && w.task != Task::kQlora) return 0;
+  if (w.lora_targets == "qv") return 2;
+  return 4 + (m.gated() ? 3 : 2);
+}
+
+}  // namespace
+
+LayerShape training_shape(const EstimateInput& in) {
+  const Workload& w = in.workload;
+  LayerShape s;
+  s.model = in.model;
+  s.micro_batch = static_cast<double>(in.plan.micro_batch);
+  s.seq = static_cast<double>(w.seq);
+  s.tp = in.plan.tp;
+  s.ep = in.plan.ep;
+  s.sequence_parallel = in.plan.sequence_parallel;
+  s.attention = w.attention;
+  s.training = true;
+  s.frozen_weights = w.task == Task::kLora || w.task == Task::kQlora;
+  s.dequantize = w.task == Task::kQlora;
+  s.lora_targets = lora_target_count(w, *in.model);
+  s.lora_rank = w.lora_rank;
+  s.activation_bytes = activation_bytes(w.precision);
+  s.weight_bytes = s.dequantize ? 2 : weight_bytes_per_param(w);
+  s.fp8 = w.precision == Precision::kFp8;
+  return s;
+}
+
+MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rates) {
+  MicroBatchCost c;
+  LayerShape s = training_shape(in);
+  DeviceRates bf16_rates;
+  if (s.fp8) {
+    bf16_rates = device_rates(*in.device, Precision::kBf16, in.profile);
+    s.attention_rates = &bf16_rates;
+  }
+  c.layer = layer_cost(s, rates);
+  c.head = head_cost(s, rates);
+  if (in.plan.tp > 1) {
+    // Two all-reduces (or reduce-scatter + all-gather with sequence parallelism, same volume) of the
+    // activations per layer forward, two backward, two more when the forward is recomputed.
+    GroupLink link = group_link(*in.device, in.system, in.plan.tp, 1);
+    double bytes = s.micro_batch * s.seq * static_cast<double>(in.model->hidden_size) * s.activation_bytes;
+    double one = allreduce_seconds(bytes, in.plan.tp, link);
+    double count = in.plan.recompute == Recompute::kFull ? 6 : 4;
+    c.tp_comm_per_layer = count * one;
+    c.tp_comm_head = 2 * allreduce_seconds(s.micro_batch * s.seq * 4, in.plan.tp, link);
+  }
+  return c;
+}
+
+TrainingTime training_time(const EstimateInput& in, const ParameterCounts& params, const MicroBatchCost& c) {
+  TrainingTime t;
+  const Model& m = *in.model;
+  const Workload& w = in.workload;
+  const Plan& plan = in.plan;
+  const double micro_batches = static_cast<double>(plan.grad_accum);
+  const double stage_layers = std::ceil(static_cast<double>(m.total_layers()) / plan.pp);
+
+  double recompute = 0;
+  if (plan.recompute == Recompute::kFull) recompute = c.layer.forward_seconds;
+  else if (plan.recompute == Recompute::kSelective) recompute = c.layer.attention_core_forward_seconds;
+  // The slowest stage holds the model head (logits + loss) in addition to its layers.
+  double fwd_mb = stage_layers * c.layer.forward_seconds + c.head.forward_seconds;
+  double bwd_mb = stage_layers * (c.layer.backward_seconds + recompute) + c.head.backward_seconds;
+  double tp_mb = stage_layers * c.tp_comm_per_layer + c.tp_comm_head;
+  double pp_mb = 0;
+  if (plan.pp > 1) {
+    GroupLink link = group_link(*in.device, in.system, 2, plan.tp);
+    double bytes = static_cast<double>(plan.micro_batch * w.seq * m.hidden_size) * activation_bytes(w.precision) /
+                   (plan.sequence_parallel && plan.tp > 1 ? plan.tp : 1);
+    pp_mb = 2 * p2p_seconds(bytes, link);
+  }
+  double per_mb = fwd_mb + bwd_mb + tp_mb + pp_mb;
+  // 1F1B pipeline: (pp - 1) idle slots of one micro-batch each at fill and drain; the interleaved schedule
+  // (vp model chunks per device) shrinks each slot to 1/vp of a micro-batch but sends vp times as often.
+  double bubble = (plan.pp - 1) * per_mb / std::max(1, plan.vp);
+  pp_mb *= std::max(1, plan.vp);
+  per_mb = fwd_mb + bwd_mb + tp_mb + pp_mb;
+  t.forward_seconds = fwd_mb * micro_batches;
+  t.backward_seconds = bwd_mb * micro_batches;
+  t.recompute_seconds = stage_layers * recompute * micro_batches;
+  t.tp_comm_seconds = tp_mb * micro_batches;
+  t.pp_comm_seconds = pp_mb * micro_batches;
+  t.bubble_seconds = bubble;
+  t.gemm_seconds = (stage_layers * c.layer.gemm_seconds + c.head.gemm_seconds) * micro_batches;
+  t.memory_bound_seconds = (stage_layers * c.layer.memory_seconds + c.head.memory_seconds) * micro_batches;
+
+  // Data parallelism: gradients (trainable parameters of this stage) are reduced once per optimizer step.
+  const bool lora = w.task == Task::kLora || w.task == Task::kQlora;
+  const double stage_params = params.total / (plan.tp * plan.pp);
+  const double trainable = lora ? lora_parameters(m, w.lora_rank, w.lora_targets) / (plan.tp * plan.pp) : stage_params;
+  // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads); ZeRO /
+  // FSDP reduce-scatter them in the 16-bit training dtype.
+  const double grad_bytes = plan.zero >= 1 ? activation_bytes(w.precision) : 4;
+  if (plan.dp > 1) {
+    GroupLink link = group_link(*in.device, in.system, plan.dp, plan.tp * plan.pp);
+    double grads = trainable * grad_bytes;
+    double reduce = allreduce_seconds(grads, plan.dp, link);  // = reduce-scatter + all-gather for ZeRO-1/2
+    double gathers = 0;
+    if (plan.zero >= 3) {
+      // Parameters are gathered before each micro-batch's forward and again for its backward.
+      double weights = stage_params * weight_bytes_per_param(w);
+      gathers = 2 * allgather_seconds(weights, plan.dp, link) * micro_batches;
+    }
+    t.dp_comm_seconds = reduce + gathers;
+    // Frameworks overlap the gradient reduction with the last micro-batch's backward (buckets as layers
+    // finish) and prefetch ZeRO-3 gathers during compute; the last bucket is always exposed.
+    double last_bucket = std::min(reduce, allreduce_seconds(25e6 * grad_bytes / 2, plan.dp, link));
+    double exposed_reduce = in.system.overlap_grad_reduce ? std::max(reduce - bwd_mb, last_bucket) : reduce;
+    double exposed_gather = std::max(0.0, gathers - (fwd_mb + bwd_mb) * micro_batches);
+    t.dp_comm_exposed_seconds = exposed_reduce + exposed_gather;
+  }
+
+  // Optimizer step: memory-bound pass over the (sharded) trainable parameters. AdamW reads the fp32 master
+  // weights, gradients and both moments and writes weights, moments and the low-precision copy: 28 bytes.
+  double shard = plan.zero >= 1 ? plan.dp : 1;
+  double opt_bytes_per_param = w.optimizer == Optimizer::kSgd ? 20 : w.optimizer == Optimizer::kAdam8bit ? 16 : 28;
+  DeviceRates mem_rates = device_rates(*in.device, Precision::kFp32, in.profile);
+  if (plan.offload == Offload::kNone) {
+    t.optimizer_seconds = memory_seconds(mem_rates, trainable / shard * opt_bytes_per_param) + 20 * mem_rates.kernel_overhead_seconds;
+  } else {
+    // ZeRO-Offload: gradients go down and updated weights come back over PCIe; CPU Adam updates about
+    // 1e9 parameters/s on a many-core host (Ren et al. 2021, ZeRO-Offload, Sec. 5).
+    double pcie = std::max(1e9, in.device->host_link.bytes_per_s() * 0.8);
+    double transfer = trainable / shard * (grad_bytes + weight_bytes_per_param(w)) / pcie;
+    t.optimizer_seconds = trainable / shard / 1e9;
+    t.offload_seconds = transfer;
+    if (plan.offload == Offload::kParams)
+      t.offload_seconds += std::max(0.0, 2 * stage_params * weight_bytes_per_param(w) / pcie * micro_batches -
+                                             (fwd_mb + bwd_mb) * micro_batches);
+  }
+
+  t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.optimizer_seconds + t.offload_seconds;
+  t.tokens_per_step = static_cast<double>(plan.global_batch() * w.seq);
+  if (!m.is_transformer()) t.tokens_per_step = static_cast<double>(plan.global_batch());  // samples
+  t.tokens_per_second = t.step_seconds > 0 ? t.tokens_per_step / t.step_seconds : 0;
+
+  // Model FLOPs (PaLM appendix B): 6 N per token for the non-embedding weights and the logits, plus 12 L h s
+  // for attention; LoRA does no weight-gradient GEMMs for the frozen base (4 N). Hardware FLOPs add recompute.
+  double tokens = t.tokens_per_step;
+  if (m.is_transformer()) {
+    double n = params.active - params.embedding + (m.tied_embeddings ? static_cast<double>(m.vocab_size * m.hidden_size) : 0);
+    double attn = 12.0 * static_cast<double>(m.total_layers() * m.hidden_size) * static_cast<double>(w.seq);
+    double factor = lora ? 4.0 / 6.0 : 1.0;
+    t.model_flops_per_step = tokens * (6 * n * factor + attn * factor);
+    double recompute_share = plan.recompute == Recompute::kFull ? 1.0 / 3.0 : 0.0;
+    t.hardware_flops_per_step = t.model_flops_per_step * (1 + recompute_share);
+  } else {
+    t.model_flops_per_step = tokens * 3 * m.forward_flops_per_sample;
+    t.hardware_flops_per_step = t.model_flops_per_step;
+  }
+  return t;
+}
+
+}  // namespace hwplan

@@ -1,0 +1,215 @@
+// hwplan catalog list | show ID
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "core/units.hpp"
+#include "report/table.hpp"
+
+namespace hwplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct CatalogOptions {
+  GlobalOptions* global = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* show = nullptr;
+  std::string device_class;
+  std::string vendor;
+  std::string id;
+};
+
+std::string tflops(const Device& d, Precision p) {
+  double v = d.peak(p);
+  return v > 0 ? report::num(v / kTera, 1) : "-";
+}
+
+json device_json(const Device& d) {
+  json peaks = json::object();
+  for (const auto& [p, v] : d.peak_flops) peaks[to_string(p)] = v / kTera;
+  if (d.fp32_matrix_flops) peaks["fp32_matrix"] = *d.fp32_matrix_flops / kTera;
+  json measured = json::object();
+  for (const auto& [p, v] : d.measured_matmul_flops) measured[to_string(p)] = v / kTera;
+  json price = json::object();
+  if (d.price.launch_msrp_usd) price["launch_msrp_usd"] = *d.price.launch_msrp_usd, price["launch_msrp_date"] = d.price.launch_msrp_date;
+  if (d.price.street_usd) price["street_usd"] = *d.price.street_usd, price["street_date"] = d.price.street_date;
+  if (d.price.cloud_usd_per_hour)
+    price["cloud_usd_per_hour"] = *d.price.cloud_usd_per_hour, price["cloud_date"] = d.price.cloud_date;
+  json j = {{"id", d.id},
+            {"name", d.name},
+            {"aliases", d.aliases},
+            {"vendor", d.vendor},
+            {"class", to_string(d.device_class)},
+            {"architecture", d.architecture},
+            {"release_year", d.release_year},
+            {"memory_bytes", d.memory_bytes},
+            {"memory_gib", d.memory_bytes / kGiB},
+            {"memory_type", d.memory_type},
+            {"memory_bandwidth_gb_per_s", d.memory_bandwidth_bytes_per_s / kGB},
+            {"peak_tflops", peaks},
+            {"measured_matmul_tflops", measured},
+            {"tdp_w", d.tdp_w},
+            {"host_link", {{"type", d.host_link.type}, {"pcie_gen", d.host_link.pcie_gen}, {"pcie_lanes", d.host_link.pcie_lanes}}},
+            {"interconnect",
+             {{"type", d.interconnect.type},
+              {"bandwidth_bidirectional_gb_per_s", d.interconnect.bidirectional_bytes_per_s / kGB},
+              {"domain_size", d.interconnect.domain_size}}},
+            {"software", d.software},
+            {"training", d.training},
+            {"price", price},
+            {"confidence", d.confidence},
+            {"sources", d.sources},
+            {"derived", d.derived},
+            {"notes", d.notes},
+            {"origin", d.origin}};
+  if (d.llc_bytes) j["l2_cache_mib"] = *d.llc_bytes / kMiB;
+  if (d.compute_units) j["compute_units"] = *d.compute_units;
+  if (d.boost_clock_mhz) j["boost_clock_mhz"] = *d.boost_clock_mhz;
+  if (d.vector_flops) j["vector_tflops"] = *d.vector_flops / kTera;
+  return j;
+}
+
+std::string price_text(const Device& d) {
+  if (d.price.launch_msrp_usd) return fmt::format("${:.0f}", *d.price.launch_msrp_usd);
+  if (d.price.street_usd) return fmt::format("~${:.0f}", *d.price.street_usd);
+  return "-";
+}
+
+int run_list(const CatalogOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  std::vector<const Device*> devices;
+  if (!o.device_class.empty() && !parse_device_class(o.device_class))
+    throw InputError({}, "class", "'" + o.device_class + "' is not one of: consumer, workstation, datacenter, npu, edge");
+  for (const auto& d : registry.devices()) {
+    if (!o.device_class.empty() && to_string(d.device_class) != o.device_class) continue;
+    if (!o.vendor.empty() && to_lower(d.vendor) != to_lower(o.vendor)) continue;
+    devices.push_back(&d);
+  }
+  report::Format format = format_of(*o.global);
+  if (format == report::Format::kJson) {
+    json j = {{"schema_version", 1}, {"devices", json::array()}};
+    for (const Device* d : devices) j["devices"].push_back(device_json(*d));
+    emit(*o.global, j.dump(2) + "\n");
+    return 0;
+  }
+  report::Table t;
+  t.header = {"id", "name", "class", "memory GiB", "BW GB/s", "FP32", "BF16/FP16", "FP8", "INT8", "TDP W", "link", "price"};
+  t.right_align = {false, false, false, true, true, true, true, true, true, true, false, true};
+  for (const Device* d : devices) {
+    std::string half = d->supports(Precision::kBf16) ? tflops(*d, Precision::kBf16) : tflops(*d, Precision::kFp16);
+    t.rows.push_back({d->id, d->name, to_string(d->device_class), report::num(d->memory_bytes / kGiB, 0),
+                      report::num(d->memory_bandwidth_bytes_per_s / kGB, 0), tflops(*d, Precision::kFp32), half,
+                      tflops(*d, Precision::kFp8), tflops(*d, Precision::kInt8), report::num(d->tdp_w, 0),
+                      d->interconnect.type, price_text(*d)});
+  }
+  std::string out = report::render(t, format);
+  if (format == report::Format::kTable)
+    out += fmt::format("\n{} devices. Peak figures are dense TFLOP/s (TOPS for INT8); FP16/BF16 with FP32 accumulate.\n",
+                       devices.size());
+  emit(*o.global, out);
+  return 0;
+}
+
+int run_show(const CatalogOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  const Device& d = registry.device(o.id);
+  report::Format format = format_of(*o.global);
+  if (format == report::Format::kJson) {
+    emit(*o.global, json{{"schema_version", 1}, {"device", device_json(d)}}.dump(2) + "\n");
+    return 0;
+  }
+  report::Table t;
+  t.header = {"key", "value", "source"};
+  // Sources are long: the table cites them by number and lists them below it.
+  std::vector<std::string> cited;
+  auto src = [&](const std::string& key) -> std::string {
+    auto it = d.sources.find(key);
+    if (it == d.sources.end()) return "";
+    auto pos = std::find(cited.begin(), cited.end(), it->second);
+    if (pos == cited.end()) {
+      cited.push_back(it->second);
+      pos = cited.end() - 1;
+    }
+    return "[" + std::to_string(pos - cited.begin() + 1) + "]";
+  };
+  auto row = [&](const std::string& k, const std::string& v, const std::string& source_key) {
+    t.rows.push_back({k, v, src(source_key)});
+  };
+  row("id", d.id, "");
+  row("name", d.name, "");
+  std::string aliases;
+  for (const auto& a : d.aliases) aliases += (aliases.empty() ? "" : "; ") + a;
+  row("aliases", aliases, "");
+  row("vendor / class", d.vendor + " / " + to_string(d.device_class), "");
+  row("architecture", d.architecture, "");
+  row("release_year", std::to_string(d.release_year), "release_year");
+  row("memory", fmt::format("{:.0f} GiB {}", d.memory_bytes / kGiB, d.memory_type), "memory_gib");
+  row("memory bandwidth", fmt::format("{:.0f} GB/s", d.memory_bandwidth_bytes_per_s / kGB), "memory_bandwidth_gb_per_s");
+  for (const auto& [p, v] : d.peak_flops) {
+    std::string derived;
+    auto it = d.derived.find(std::string("peak_tflops.") + to_string(p));
+    if (it != d.derived.end()) derived = " (derived: " + it->second + ")";
+    row(std::string("peak ") + to_string(p), fmt::format("{:.1f} T{}{}", v / kTera,
+                                                         p == Precision::kInt8 || p == Precision::kInt4 ? "OPS" : "FLOP/s", derived),
+        "peak_tflops");
+  }
+  if (d.fp32_matrix_flops) row("peak fp32 (matrix)", fmt::format("{:.1f} TFLOP/s", *d.fp32_matrix_flops / kTera), "peak_tflops");
+  for (const auto& [p, v] : d.measured_matmul_flops)
+    row(std::string("measured matmul ") + to_string(p), fmt::format("{:.1f} TFLOP/s ({:.0f}% of peak)", v / kTera, 100 * v / d.peak(p)),
+        "measured_matmul_tflops");
+  if (d.llc_bytes) row("L2 / last-level cache", fmt::format("{:.0f} MiB", *d.llc_bytes / kMiB), "l2_cache_mib");
+  if (d.compute_units) row("compute units", std::to_string(*d.compute_units), "compute_units");
+  row("TDP", fmt::format("{:.0f} W", d.tdp_w), "tdp_w");
+  row("host link", d.host_link.type == "pcie" ? fmt::format("PCIe {}.0 x{} ({:.1f} GB/s per direction)", d.host_link.pcie_gen,
+                                                           d.host_link.pcie_lanes, d.host_link.bytes_per_s() / kGB)
+                                             : d.host_link.type,
+      "host_link");
+  row("interconnect", d.interconnect.type == "none" ? "none (cannot pool memory across devices)"
+                                                    : fmt::format("{} {:.0f} GB/s bidirectional, {} devices", d.interconnect.type,
+                                                                  d.interconnect.bidirectional_bytes_per_s / kGB, d.interconnect.domain_size),
+      "interconnect");
+  std::string sw;
+  for (const auto& s : d.software) sw += (sw.empty() ? "" : ", ") + s;
+  row("software", sw + (d.training ? "" : " (inference only)"), "");
+  if (d.price.launch_msrp_usd) row("launch MSRP", fmt::format("${:.0f} ({})", *d.price.launch_msrp_usd, d.price.launch_msrp_date), "price");
+  if (d.price.street_usd) row("street price", fmt::format("${:.0f} ({})", *d.price.street_usd, d.price.street_date), "price");
+  if (d.price.cloud_usd_per_hour) row("cloud", fmt::format("${:.2f}/h ({})", *d.price.cloud_usd_per_hour, d.price.cloud_date), "price");
+  row("confidence", d.confidence, "");
+  row("defined in", d.origin, "");
+  std::string out = report::render(t, format);
+  out += format == report::Format::kMarkdown ? "\nSources:\n\n" : "\nSources:\n";
+  for (std::size_t i = 0; i < cited.size(); ++i) out += fmt::format("[{}] {}\n", i + 1, cited[i]);
+  if (!d.notes.empty()) out += "\nNotes: " + d.notes + "\n";
+  emit(*o.global, out);
+  return 0;
+}
+
+}  // namespace
+
+Command catalog_command() {
+  auto o = std::make_shared<CatalogOptions>();
+  Command c;
+  c.setup = [o](CLI::App& app, GlobalOptions& g) {
+    o->global = &g;
+    auto* cat = app.add_subcommand("catalog", "List and show the hardware catalog");
+    cat->require_subcommand(1);
+    o->list = cat->add_subcommand("list", "List devices (hwplan catalog list --class consumer --format csv)");
+    o->list->add_option("--class", o->device_class, "consumer | workstation | datacenter | npu | edge");
+    o->list->add_option("--vendor", o->vendor, "nvidia | amd | intel | google | huawei | qualcomm | apple");
+    add_format_option(*o->list, g);
+    o->show = cat->add_subcommand("show", "Show one device with the source of every figure");
+    o->show->add_option("id", o->id, "Device id, alias or driver name")->required();
+    add_format_option(*o->show, g);
+  };
+  c.parsed = [o] { return o->list->parsed() || o->show->parsed(); };
+  c.run = [o] { return o->list->parsed() ? run_list(*o) : run_show(*o); };
+  return c;
+}
+
+}  // namespace hwplan::cli

@@ -1,0 +1,64 @@
+// hwplan: which hardware for this model and task, will it fit, how long, how fast, and why.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/error.hpp"
+
+namespace {
+
+constexpr const char* kDescription = R"(hwplan - plan deep-learning hardware: fit, time, throughput, cost.
+
+Examples:
+  hwplan recommend --model llama-2-7b --task lora --budget-usd 3000 --buy
+  hwplan estimate --model llama-3-8b --device h100-sxm --count 8 --seq 8192 --global-batch 128
+  hwplan estimate --model llama-2-70b --device a100-80gb-sxm --task infer --weights int4 --batch 8
+  hwplan fit --model llama-2-13b --device rtx-4090 --task finetune
+  hwplan catalog list --class consumer
+  hwplan models show mixtral-8x7b --format json
+  hwplan validate --measurements data/measurements/step-latency-neusight.yaml
+
+Exit codes: 0 ok, 1 internal error, 2 bad input (file:line:column and key named), 3 nothing feasible.
+Errors go to stderr as 'hwplan: error: <where>: key '<key>': <message>'.)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{kDescription, "hwplan"};
+  app.set_version_flag("--version", std::string("hwplan ") + HWPLAN_VERSION);
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(34);
+  hwplan::cli::GlobalOptions global;
+  hwplan::cli::add_global_options(app, global);
+
+  std::vector<hwplan::cli::Command> commands = hwplan::cli::all_commands();
+  for (auto& c : commands) c.setup(app, global);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "hwplan: error: %s\n", e.what());
+    std::fprintf(stderr, "Run 'hwplan --help' or 'hwplan <command> --help' for usage.\n");
+    return hwplan::kExitBadInput;
+  }
+  try {
+    for (auto& c : commands)
+      if (c.parsed()) return c.run();
+    return hwplan::kExitBadInput;
+  } catch (const hwplan::InputError& e) {
+    std::fprintf(stderr, "hwplan: error: %s\n", e.what());
+    return hwplan::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hwplan: internal error: %s\n", e.what());
+    return hwplan::kExitInternal;
+  }
+}

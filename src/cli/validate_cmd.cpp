@@ -1,0 +1,109 @@
+// hwplan validate: predicted vs measured, per case, with the error distribution.
+//   --measurements FILE   recorded measurements (data/measurements/*.yaml)
+//   (no flag)             microbenchmarks on the local device, predicted from the catalog and the profile
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/validation.hpp"
+#include "report/table.hpp"
+
+namespace hwplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct ValidateOptions {
+  GlobalOptions* global = nullptr;
+  CLI::App* app = nullptr;
+  std::vector<std::string> measurements;
+  std::string backend = "auto";
+  std::string model = "gpt2-large";
+  long long batch = 1;
+  long long seq = 512;
+  std::optional<std::string> profile;
+  bool quick = false;
+  int device_index = 0;
+};
+
+int run_measurements(const ValidateOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  std::vector<ValidationRow> rows;
+  for (const auto& file : o.measurements) {
+    auto set_rows = validate_measurement_file(registry, file);
+    rows.insert(rows.end(), set_rows.begin(), set_rows.end());
+  }
+  ValidationSummary summary = summarize(rows);
+  report::Format format = format_of(*o.global);
+  if (format == report::Format::kJson) {
+    json j = {{"schema_version", 1}, {"cases", json::array()}};
+    for (const auto& r : rows)
+      j["cases"].push_back({{"name", r.name},
+                            {"quantity", r.quantity},
+                            {"measured", r.measured},
+                            {"predicted", r.predicted},
+                            {"error", r.error},
+                            {"unit", r.unit},
+                            {"confidence", r.confidence},
+                            {"set", r.set}});
+    j["summary"] = {{"cases", summary.count},
+                    {"median_abs_error", summary.median_abs},
+                    {"mean_abs_error", summary.mean_abs},
+                    {"worst_abs_error", summary.worst_abs},
+                    {"worst_case", summary.worst_name},
+                    {"within_10_percent", summary.within_10},
+                    {"within_35_percent", summary.within_35}};
+    emit(*o.global, j.dump(2) + "\n");
+    return 0;
+  }
+  report::Table t;
+  t.header = {"case", "quantity", "measured", "predicted", "error"};
+  t.right_align = {false, false, true, true, true};
+  for (const auto& r : rows)
+    t.rows.push_back({r.name, r.quantity, fmt::format("{:.4g} {}", r.measured, r.unit),
+                      fmt::format("{:.4g} {}", r.predicted, r.unit), fmt::format("{:+.1f}%", 100 * r.error)});
+  std::string out = report::render(t, format);
+  out += fmt::format(
+      "\n{} comparisons: median |error| {:.1f}%, mean {:.1f}%, worst {:.1f}% ({}); {} within 10%, {} within 35%\n",
+      summary.count, 100 * summary.median_abs, 100 * summary.mean_abs, 100 * summary.worst_abs, summary.worst_name,
+      summary.within_10, summary.within_35);
+  emit(*o.global, out);
+  return 0;
+}
+
+}  // namespace
+
+Command validate_command() {
+  auto o = std::make_shared<ValidateOptions>();
+  Command c;
+  c.setup = [o](CLI::App& app, GlobalOptions& g) {
+    o->global = &g;
+    o->app = app.add_subcommand("validate", R"(Check the estimators against measurements.
+
+Examples:
+  hwplan validate --measurements data/measurements/step-latency-neusight.yaml
+  hwplan validate --measurements data/measurements/published-throughput.yaml --format json
+  hwplan validate --backend cpu --quick       # microbenchmarks on this machine vs predictions)");
+    o->app->add_option("--measurements", o->measurements, "Measurement files (YAML); repeatable")->check(CLI::ExistingFile);
+    o->app->add_option("--backend", o->backend, "auto | cpu | cuda (microbenchmark mode)")->capture_default_str();
+    o->app->add_option("--device-index", o->device_index, "CUDA device index")->capture_default_str();
+    o->app->add_option("--model", o->model, "Model whose layer shapes are benchmarked")->capture_default_str();
+    o->app->add_option("--batch", o->batch, "Batch for the layer shapes")->capture_default_str();
+    o->app->add_option("--seq", o->seq, "Sequence length for the layer shapes")->capture_default_str();
+    o->app->add_option("--profile", o->profile, "Calibration profile to predict with (else calibrate quickly first)");
+    o->app->add_flag("--quick", o->quick, "Small sizes, few repetitions");
+    add_format_option(*o->app, g);
+  };
+  c.parsed = [o] { return o->app->parsed(); };
+  c.run = [o] {
+    if (!o->measurements.empty()) return run_measurements(*o);
+    return run_local_validation(*o->global, o->backend, o->device_index, o->model, o->batch, o->seq, o->profile, o->quick);
+  };
+  return c;
+}
+
+}  // namespace hwplan::cli

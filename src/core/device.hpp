@@ -1,0 +1,81 @@
+// A hardware device as described by one catalog file, in base units.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/precision.hpp"
+
+namespace hwplan {
+
+enum class DeviceClass { kConsumer, kWorkstation, kDatacenter, kNpu, kEdge };
+
+struct Interconnect {
+  std::string type = "none";            // nvlink4, nvlink-bridge, hccs, infinity-fabric, ici, roce, none
+  double bidirectional_bytes_per_s = 0;  // per device, all links, both directions added
+  int domain_size = 1;                  // devices that share the scale-up fabric
+  bool pools_memory() const { return type != "none" && bidirectional_bytes_per_s > 0; }
+};
+
+struct HostLink {
+  std::string type = "pcie";  // pcie, usb3, soc, cloud
+  int pcie_gen = 0;
+  int pcie_lanes = 0;
+  // One direction, bytes/s (PCIe gen N x lanes after 128b/130b encoding; USB 3: 5 Gb/s).
+  double bytes_per_s() const;
+};
+
+struct Price {
+  std::optional<double> launch_msrp_usd;
+  std::string launch_msrp_date;
+  std::optional<double> street_usd;
+  std::string street_date;
+  std::optional<double> cloud_usd_per_hour;
+  std::string cloud_date;
+};
+
+struct Device {
+  std::string id;
+  std::string name;
+  std::vector<std::string> aliases;
+  std::string vendor;
+  DeviceClass device_class = DeviceClass::kDatacenter;
+  std::string architecture;
+  int release_year = 0;
+  double memory_bytes = 0;
+  std::string memory_type;
+  double memory_bandwidth_bytes_per_s = 0;
+  // Dense peak per precision in FLOP/s (or op/s for integers); absent when unsupported.
+  std::map<Precision, double> peak_flops;
+  std::optional<double> fp32_matrix_flops;  // IEEE fp32 on matrix units (AMD MFMA)
+  // Best GEMM throughput measured by others (e.g. the "maximum achievable matmul" tables), FLOP/s.
+  std::map<Precision, double> measured_matmul_flops;
+  std::optional<double> vector_flops;
+  std::optional<double> llc_bytes;
+  std::optional<int> compute_units;
+  std::optional<double> boost_clock_mhz;
+  double tdp_w = 0;
+  HostLink host_link;
+  Interconnect interconnect;
+  std::vector<std::string> software;
+  bool training = true;
+  Price price;
+  std::string confidence;
+  std::map<std::string, std::string> sources;
+  std::map<std::string, std::string> derived;
+  std::string notes;
+  std::string origin;  // file it came from ("built-in:catalog/x.yaml" or a path)
+
+  bool supports(Precision p) const { return peak_flops.count(p) != 0; }
+  double peak(Precision p) const {
+    auto it = peak_flops.find(p);
+    return it == peak_flops.end() ? 0.0 : it->second;
+  }
+};
+
+const char* to_string(DeviceClass c);
+std::optional<DeviceClass> parse_device_class(const std::string& s);
+
+}  // namespace hwplan

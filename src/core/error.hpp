@@ -1,0 +1,53 @@
+// Errors that are the user's fault (bad YAML, bad flag) carry a location so that the message can name
+// file:line:column and the key. They map to exit code 2.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace hwplan {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitInternal = 1,
+  kExitBadInput = 2,
+  kExitNothingFeasible = 3,
+};
+
+struct SourceLocation {
+  std::string file;  // empty for command-line input
+  int line = 0;      // 1-based; 0 when unknown
+  int column = 0;    // 1-based; 0 when unknown
+};
+
+class InputError : public std::runtime_error {
+ public:
+  InputError(SourceLocation where, std::string key, const std::string& message)
+      : std::runtime_error(format(where, key, message)),
+        where_(std::move(where)),
+        key_(std::move(key)),
+        detail_(message) {}
+  explicit InputError(const std::string& message) : std::runtime_error(message), detail_(message) {}
+
+  const SourceLocation& where() const { return where_; }
+  const std::string& key() const { return key_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  static std::string format(const SourceLocation& where, const std::string& key, const std::string& message) {
+    std::string out;
+    if (!where.file.empty()) {
+      out += where.file;
+      if (where.line > 0) out += ":" + std::to_string(where.line) + ":" + std::to_string(where.column);
+      out += ": ";
+    }
+    if (!key.empty()) out += "key '" + key + "': ";
+    out += message;
+    return out;
+  }
+  SourceLocation where_;
+  std::string key_;
+  std::string detail_;
+};
+
+}  // namespace hwplan

@@ -1,0 +1,157 @@
+#include "io/catalog_io.hpp"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "core/precision.hpp"
+#include "core/units.hpp"
+#include "io/yaml_map.hpp"
+
+namespace hwplan::io {
+namespace {
+
+const std::vector<std::string> kSourcedKeys = {
+    "release_year", "memory_gib",  "memory_type",     "memory_bandwidth_gb_per_s", "peak_tflops",
+    "vector_tflops", "measured_matmul_tflops", "l2_cache_mib", "compute_units", "boost_clock_mhz",           "tdp_w",
+    "host_link",    "interconnect", "price"};
+
+const std::vector<std::string> kInterconnectTypes = {
+    "none", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvlink-bridge", "infinity-fabric", "hccs", "roce", "ici"};
+const std::vector<std::string> kHostLinkTypes = {"pcie", "usb3", "soc", "cloud"};
+
+void check_id(YamlMap& m, const std::string& id) {
+  static const std::regex kIdPattern("[a-z0-9][a-z0-9.-]*");
+  if (!std::regex_match(id, kIdPattern))
+    m.fail("id", "'" + id + "' is not a valid id (lower-case letters, digits, '.', '-')");
+}
+
+std::string require_one_of(YamlMap& m, const std::string& key, const std::string& value,
+                           const std::vector<std::string>& allowed) {
+  for (const auto& a : allowed)
+    if (a == value) return value;
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  m.fail(key, "'" + value + "' is not one of: " + list);
+}
+
+}  // namespace
+
+Device parse_device(const std::string& text, const std::string& file) {
+  YamlMap m(parse_document(text, file), file);
+  Device d;
+  d.origin = file;
+  d.id = *m.str("id", true);
+  check_id(m, d.id);
+  d.name = *m.str("name", true);
+  d.aliases = *m.string_list("aliases", true);
+  d.vendor = *m.str("vendor", true);
+  std::string cls = *m.str("class", true);
+  auto parsed_class = parse_device_class(cls);
+  if (!parsed_class) m.fail("class", "'" + cls + "' is not one of: consumer, workstation, datacenter, npu, edge");
+  d.device_class = *parsed_class;
+  d.architecture = *m.str("architecture", true);
+  d.release_year = static_cast<int>(*m.integer("release_year", true, 1990, 2100));
+
+  double memory_gib = *m.number("memory_gib", true, 0, 1e6, /*min_exclusive=*/false);
+  d.memory_bytes = memory_gib * kGiB;
+  d.memory_type = *m.str("memory_type", true);
+  d.memory_bandwidth_bytes_per_s = *m.number("memory_bandwidth_gb_per_s", true, 0, 1e6) * kGB;
+
+  auto peaks = *m.map("peak_tflops", true);
+  static const std::vector<std::string> kPeakKeys = {"fp64", "fp32", "tf32", "fp16", "bf16",
+                                                     "fp8",  "int8", "int4", "fp4"};
+  for (const auto& key : kPeakKeys)
+    if (auto v = peaks.number(key, false, 0, 1e6)) d.peak_flops[*parse_precision(key)] = *v * kTera;
+  if (auto v = peaks.number("fp32_matrix", false, 0, 1e6)) d.fp32_matrix_flops = *v * kTera;
+  peaks.finish();
+  if (d.peak_flops.empty()) m.fail("peak_tflops", "needs at least one precision");
+
+  if (auto measured = m.map("measured_matmul_tflops", false)) {
+    for (const auto& key : measured->keys()) {
+      auto p = parse_precision(key);
+      if (!p) measured->fail(key, "is not a precision (fp32, tf32, fp16, bf16, fp8, int8)");
+      d.measured_matmul_flops[*p] = *measured->number(key, true, 0, 1e6) * kTera;
+    }
+  }
+  if (auto v = m.number("vector_tflops", false, 0, 1e6)) d.vector_flops = *v * kTera;
+  if (auto v = m.number("l2_cache_mib", false, 0, 1e6)) d.llc_bytes = *v * kMiB;
+  if (auto v = m.integer("compute_units", false, 1, 1000000)) d.compute_units = static_cast<int>(*v);
+  if (auto v = m.number("boost_clock_mhz", false, 0, 1e5)) d.boost_clock_mhz = *v;
+  d.tdp_w = *m.number("tdp_w", true, 0, 1e5);
+
+  auto host = *m.map("host_link", true);
+  d.host_link.type = require_one_of(host, "type", *host.str("type", true), kHostLinkTypes);
+  if (d.host_link.type == "pcie") {
+    d.host_link.pcie_gen = static_cast<int>(*host.integer("pcie_gen", true, 1, 7));
+    d.host_link.pcie_lanes = static_cast<int>(*host.integer("pcie_lanes", true, 1, 32));
+  } else {
+    if (auto g = host.integer("pcie_gen", false, 1, 7)) d.host_link.pcie_gen = static_cast<int>(*g);
+    if (auto l = host.integer("pcie_lanes", false, 1, 32)) d.host_link.pcie_lanes = static_cast<int>(*l);
+  }
+  host.finish();
+
+  auto link = *m.map("interconnect", true);
+  d.interconnect.type = require_one_of(link, "type", *link.str("type", true), kInterconnectTypes);
+  bool none = d.interconnect.type == "none";
+  d.interconnect.bidirectional_bytes_per_s =
+      link.number("bandwidth_bidirectional_gb_per_s", !none, 0, 1e6, /*min_exclusive=*/!none).value_or(0) * kGB;
+  if (!none && d.interconnect.bidirectional_bytes_per_s <= 0)
+    link.fail("bandwidth_bidirectional_gb_per_s", "must be positive for a " + d.interconnect.type + " link");
+  d.interconnect.domain_size = static_cast<int>(link.integer("domain_size", !none, 1, 1000000).value_or(1));
+  link.finish();
+
+  d.software = *m.string_list("software", true);
+  d.training = *m.boolean("training", true);
+
+  if (auto price = m.map("price", false)) {
+    d.price.launch_msrp_usd = price->number("launch_msrp_usd", false, 0, 1e9);
+    d.price.launch_msrp_date = price->str("launch_msrp_date", false).value_or("");
+    d.price.street_usd = price->number("street_usd", false, 0, 1e9);
+    d.price.street_date = price->str("street_date", false).value_or("");
+    d.price.cloud_usd_per_hour = price->number("cloud_usd_per_hour", false, 0, 1e5);
+    d.price.cloud_date = price->str("cloud_date", false).value_or("");
+    if (d.price.launch_msrp_usd && d.price.launch_msrp_date.empty())
+      price->fail("launch_msrp_usd", "needs launch_msrp_date (YYYY-MM) beside it");
+    if (d.price.street_usd && d.price.street_date.empty())
+      price->fail("street_usd", "needs street_date (YYYY-MM) beside it");
+    if (d.price.cloud_usd_per_hour && d.price.cloud_date.empty())
+      price->fail("cloud_usd_per_hour", "needs cloud_date (YYYY-MM) beside it");
+    price->finish();
+  }
+
+  std::string confidence = *m.str("confidence", true);
+  static const std::vector<std::string> kConfidence = {"high", "medium", "low"};
+  d.confidence = require_one_of(m, "confidence", confidence, kConfidence);
+
+  auto sources = *m.map("sources", true);
+  for (const auto& key : sources.keys()) {
+    auto text = sources.str(key, true);
+    d.sources[key] = *text;
+  }
+  for (const auto& key : kSourcedKeys)
+    if (m.has(key) && !d.sources.count(key))
+      sources.fail(key, "figure '" + key + "' has no source: add `" + key + ": \"<datasheet or URL>\"` under sources");
+  for (const auto& [key, text] : d.sources)
+    if (std::find(kSourcedKeys.begin(), kSourcedKeys.end(), key) == kSourcedKeys.end())
+      sources.fail(key, "is not a figure key of the catalog schema");
+
+  if (auto derived = m.map("derived", false))
+    for (const auto& key : derived->keys()) d.derived[key] = *derived->str(key, true);
+  d.notes = m.str("notes", false).value_or("");
+  m.finish();
+
+  if (d.memory_bytes <= 0 && d.device_class != DeviceClass::kEdge)
+    m.fail("memory_gib", "a " + std::string(to_string(d.device_class)) + " device must have memory (found 0)");
+  return d;
+}
+
+Device load_device_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "cannot read file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_device(ss.str(), path);
+}
+
+}  // namespace hwplan::io

@@ -1,0 +1,136 @@
+#include "io/model_io.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "core/units.hpp"
+#include "io/yaml_map.hpp"
+
+namespace hwplan::io {
+namespace {
+
+template <typename E>
+E parse_enum(YamlMap& m, const std::string& key, std::optional<E> (*parse)(const std::string&),
+             const char* allowed) {
+  std::string s = *m.str(key, true);
+  auto v = parse(s);
+  if (!v) m.fail(key, "'" + s + "' is not one of: " + allowed);
+  return *v;
+}
+
+constexpr std::int64_t kMaxDim = 10'000'000;
+
+}  // namespace
+
+Model parse_model(const std::string& text, const std::string& file) {
+  YamlMap m(parse_document(text, file), file);
+  Model model;
+  model.origin = file;
+  model.id = *m.str("id", true);
+  static const std::regex kIdPattern("[a-z0-9][a-z0-9._-]*");
+  if (!std::regex_match(model.id, kIdPattern))
+    m.fail("id", "'" + model.id + "' is not a valid id (lower-case letters, digits, '.', '-')");
+  model.name = *m.str("name", true);
+  model.family = parse_enum(m, "family", parse_model_family, "decoder, encoder, encoder-decoder, generic");
+  model.source = *m.str("source", true);
+  model.published_parameters = *m.number("published_parameters", true, 0, 1e15);
+
+  if (model.family == ModelFamily::kGeneric) {
+    model.generic_parameters = *m.number("parameters", true, 0, 1e15);
+    model.forward_flops_per_sample = *m.number("forward_gflops_per_sample", true, 0, 1e12) * 1e9;
+    model.activation_bytes_per_sample = *m.number("activation_mib_per_sample", true, 0, 1e9) * kMiB;
+    model.input = *m.str("input", true);
+    m.finish();
+    return model;
+  }
+
+  model.layers = *m.integer("layers", true, 1, 100000);
+  if (model.family == ModelFamily::kEncoderDecoder) model.decoder_layers = *m.integer("decoder_layers", true, 1, 100000);
+  model.hidden_size = *m.integer("hidden_size", true, 1, kMaxDim);
+  model.attention_heads = *m.integer("attention_heads", true, 1, 1000000);
+  model.kv_heads = m.integer("kv_heads", false, 1, 1000000).value_or(model.attention_heads);
+  auto head_dim = m.integer("head_dim", false, 1, kMaxDim);
+  if (!head_dim && model.hidden_size % model.attention_heads != 0)
+    m.fail("attention_heads", std::to_string(model.attention_heads) + " heads do not divide hidden_size " +
+                                  std::to_string(model.hidden_size) + " (give head_dim explicitly if intended)");
+  model.head_dim = head_dim.value_or(model.hidden_size / model.attention_heads);
+  if (model.attention_heads % model.kv_heads != 0)
+    m.fail("kv_heads", std::to_string(model.kv_heads) + " key/value heads do not divide " +
+                           std::to_string(model.attention_heads) + " attention heads");
+  model.ffn_hidden_size = *m.integer("ffn_hidden_size", true, 1, kMaxDim);
+  model.ffn_activation = parse_enum(m, "ffn_activation", parse_activation, "gelu, relu, swiglu, geglu");
+  model.vocab_size = *m.integer("vocab_size", true, 0, 100'000'000);
+  model.max_sequence_length = *m.integer("max_sequence_length", true, 1, 1'000'000'000);
+  model.tied_embeddings = *m.boolean("tied_embeddings", true);
+  model.position_embedding =
+      parse_enum(m, "position_embedding", parse_position_embedding, "learned, rope, alibi, relative");
+  model.norm = parse_enum(m, "norm", parse_norm, "layernorm, rmsnorm");
+  model.linear_bias = parse_enum(m, "linear_bias", parse_linear_bias, "all, qkv, none");
+  model.parallel_attention = m.boolean("parallel_attention", false).value_or(false);
+  model.dropout = m.boolean("dropout", false).value_or(false);
+  if (auto moe = m.map("moe", false)) {
+    MoeConfig c;
+    c.experts = static_cast<int>(*moe->integer("experts", true, 1, 100000));
+    c.experts_per_token = static_cast<int>(*moe->integer("experts_per_token", true, 1, 100000));
+    c.shared_experts = static_cast<int>(moe->integer("shared_experts", false, 0, 100000).value_or(0));
+    if (c.experts_per_token > c.experts)
+      moe->fail("experts_per_token", "is larger than experts (" + std::to_string(c.experts) + ")");
+    moe->finish();
+    model.moe = c;
+    model.published_active_parameters = *m.number("published_active_parameters", true, 0, 1e15);
+  }
+  if (auto extra = m.integer("extra_parameters", false, 0, INT64_MAX / 4)) {
+    model.extra_parameters = *extra;
+    model.extra_parameters_note = *m.str("extra_parameters_note", true);
+  }
+  m.finish();
+  return model;
+}
+
+Model load_model_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "cannot read file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_model(ss.str(), path);
+}
+
+Model standard_decoder(double parameters, const std::string& label) {
+  // Per layer a LLaMA block has ~12 d^2 parameters (4 d^2 attention + 3 * (8/3) d^2 MLP). Depth/width follows
+  // the LLaMA family's aspect ratio (d / layers ~ 128): 7B -> 32 x 4096, 13B -> 40 x 5120, 70B -> 80 x 8192.
+  // Solve 12 * d^2 * (d / 128) + 2 * 32000 * d = P for d, then round to a multiple of 128.
+  double d = 256;
+  for (int i = 0; i < 60; ++i) {
+    double f = 12 * d * d * (d / 128) + 2 * 32000 * d - parameters;
+    double df = 36 * d * d / 128 + 2 * 32000;
+    d -= f / df;
+    if (d < 64) d = 64;
+  }
+  Model m;
+  m.id = label;
+  m.name = "standard decoder, " + label;
+  m.family = ModelFamily::kDecoder;
+  m.hidden_size = std::max<std::int64_t>(128, static_cast<std::int64_t>(std::llround(d / 128)) * 128);
+  m.attention_heads = m.hidden_size / 128;
+  m.kv_heads = m.attention_heads;
+  m.head_dim = 128;
+  m.ffn_hidden_size = static_cast<std::int64_t>(std::ceil(m.hidden_size * 8.0 / 3.0 / 256.0)) * 256;
+  double per_layer = 4.0 * m.hidden_size * m.hidden_size + 3.0 * m.hidden_size * m.ffn_hidden_size + 2.0 * m.hidden_size;
+  double embed = 2.0 * 32000 * m.hidden_size;
+  m.layers = std::max<std::int64_t>(1, std::llround((parameters - embed) / per_layer));
+  m.ffn_activation = Activation::kSwiglu;
+  m.vocab_size = 32000;
+  m.max_sequence_length = 4096;
+  m.tied_embeddings = false;
+  m.position_embedding = PositionEmbedding::kRope;
+  m.norm = NormKind::kRmsNorm;
+  m.linear_bias = LinearBias::kNone;
+  m.published_parameters = parameters;
+  m.source = "hwplan standard LLaMA-style shape for " + label;
+  m.origin = "built-in size";
+  return m;
+}
+
+}  // namespace hwplan::io

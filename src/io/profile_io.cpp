@@ -1,0 +1,98 @@
+#include "io/profile_io.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "io/atomic_file.hpp"
+#include "io/yaml_map.hpp"
+
+namespace hwplan::io {
+namespace {
+
+std::vector<CurvePoint> read_curve(YamlMap& parent, const std::string& key, const char* size_key,
+                                   const char* value_key, double value_scale) {
+  std::vector<CurvePoint> out;
+  YAML::Node list = parent.node()[key];
+  if (!list.IsSequence())
+    parent.fail(key, "expected a list of {" + std::string(size_key) + ", " + value_key + "} points");
+  for (const auto& item : list) {
+    YamlMap point(item, parent.file(), key + "[].");
+    CurvePoint p;
+    p.size = *point.number(size_key, true, 0, 1e30);
+    p.achieved = *point.number(value_key, true, 0, 1e30) * value_scale;
+    point.str("shape", false);
+    point.number("median", false, 0, 1e30);
+    point.finish();
+    out.push_back(p);
+  }
+  std::sort(out.begin(), out.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.size < b.size; });
+  return out;
+}
+
+}  // namespace
+
+Profile parse_profile(const std::string& text, const std::string& file) {
+  YamlMap m(parse_document(text, file), file);
+  Profile p;
+  p.origin = file;
+  m.integer("schema_version", true, 1, 1);
+  p.device_name = *m.str("device", true);
+  p.catalog_id = m.str("catalog_id", false).value_or("");
+  p.backend = *m.str("backend", true);
+  if (p.backend != "cpu" && p.backend != "cuda") m.fail("backend", "'" + p.backend + "' is not one of: cpu, cuda");
+  p.host = m.str("host", false).value_or("");
+  p.date = m.str("date", false).value_or("");
+  if (auto launch = m.number("kernel_launch_us", false, 0, 1e6)) p.kernel_launch_seconds = *launch * 1e-6;
+  if (m.has("bandwidth")) p.bandwidth = read_curve(m, "bandwidth", "bytes", "gb_per_s", 1e9);
+  if (auto gemm = m.map("gemm", false)) {
+    for (const auto& key : gemm->keys()) {
+      auto prec = parse_precision(key);
+      if (!prec) gemm->fail(key, "is not a precision (fp64, fp32, tf32, fp16, bf16, fp8)");
+      YamlMap& g = *gemm;
+      p.gemm[*prec] = read_curve(g, key, "flops", "tflops", 1e12);
+    }
+  }
+  m.finish({"bandwidth", "details", "summary"});
+  return p;
+}
+
+Profile load_profile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "cannot read profile");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_profile(ss.str(), path);
+}
+
+std::string profile_to_yaml(const Profile& p) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "schema_version" << YAML::Value << 1;
+  out << YAML::Key << "device" << YAML::Value << p.device_name;
+  if (!p.catalog_id.empty()) out << YAML::Key << "catalog_id" << YAML::Value << p.catalog_id;
+  out << YAML::Key << "backend" << YAML::Value << p.backend;
+  out << YAML::Key << "host" << YAML::Value << p.host;
+  out << YAML::Key << "date" << YAML::Value << p.date;
+  if (p.kernel_launch_seconds > 0) out << YAML::Key << "kernel_launch_us" << YAML::Value << p.kernel_launch_seconds * 1e6;
+  out << YAML::Key << "bandwidth" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : p.bandwidth)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "bytes" << YAML::Value << c.size << YAML::Key << "gb_per_s"
+        << YAML::Value << c.achieved / 1e9 << YAML::EndMap;
+  out << YAML::EndSeq;
+  out << YAML::Key << "gemm" << YAML::Value << YAML::BeginMap;
+  for (const auto& [prec, curve] : p.gemm) {
+    out << YAML::Key << to_string(prec) << YAML::Value << YAML::BeginSeq;
+    for (const auto& c : curve)
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "flops" << YAML::Value << c.size << YAML::Key << "tflops"
+          << YAML::Value << c.achieved / 1e12 << YAML::EndMap;
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+void save_profile(const Profile& profile, const std::string& path) { write_file_atomically(path, profile_to_yaml(profile)); }
+
+}  // namespace hwplan::io

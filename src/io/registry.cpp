@@ -1,0 +1,173 @@
+#include "io/registry.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "core/error.hpp"
+#include "core/strings.hpp"
+#include "io/catalog_io.hpp"
+#include "io/embedded.hpp"
+#include "io/model_io.hpp"
+
+namespace hwplan::io {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> split_path_list(const char* value) {
+  std::vector<std::string> out;
+  if (!value) return out;
+  std::string s(value), item;
+  for (char c : s) {
+    if (c == ':') {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+template <typename T, typename Parse>
+void overlay(std::vector<T>& items, const std::vector<std::string>& files, Parse parse) {
+  std::map<std::string, std::string> seen_in_this_layer;
+  for (const auto& file : files) {
+    T item = parse(file);
+    auto [it, inserted] = seen_in_this_layer.emplace(item.id, file);
+    if (!inserted)
+      throw InputError({file, 0, 0}, "id", "duplicate id '" + item.id + "' (also defined in " + it->second + ")");
+    auto existing = std::find_if(items.begin(), items.end(), [&](const T& x) { return x.id == item.id; });
+    if (existing != items.end()) *existing = std::move(item);
+    else items.push_back(std::move(item));
+  }
+}
+
+}  // namespace
+
+void add_environment(RegistryOptions& options) {
+  for (auto& d : split_path_list(std::getenv("HWPLAN_CATALOG"))) options.catalog_dirs.push_back(d);
+  for (auto& d : split_path_list(std::getenv("HWPLAN_MODELS"))) options.model_dirs.push_back(d);
+}
+
+std::vector<std::string> yaml_files_in(const std::string& dir_or_file) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (fs::is_regular_file(dir_or_file, ec)) return {dir_or_file};
+  if (!fs::is_directory(dir_or_file, ec))
+    throw InputError({dir_or_file, 0, 0}, "", "no such directory or file");
+  for (const auto& entry : fs::directory_iterator(dir_or_file, ec)) {
+    auto ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml")) out.push_back(entry.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Registry::Registry(RegistryOptions options) : options_(std::move(options)) {}
+
+void Registry::load_devices() const {
+  std::vector<Device> devices;
+  if (options_.builtin) {
+    std::map<std::string, std::string> ids;
+    for (std::size_t i = 0; i < kEmbeddedCatalogCount; ++i) {
+      Device d = parse_device(kEmbeddedCatalog[i].text, kEmbeddedCatalog[i].path);
+      if (!ids.emplace(d.id, d.origin).second)
+        throw InputError({d.origin, 0, 0}, "id", "duplicate id '" + d.id + "'");
+      devices.push_back(std::move(d));
+    }
+  }
+  for (const auto& dir : options_.catalog_dirs)
+    overlay(devices, yaml_files_in(dir), [](const std::string& f) { return load_device_file(f); });
+  // Every name (id or alias) must lead to one device.
+  std::map<std::string, std::string> names;
+  for (const auto& d : devices) {
+    std::vector<std::string> all = d.aliases;
+    all.push_back(d.id);
+    for (const auto& n : all) {
+      auto [it, inserted] = names.emplace(to_lower(n), d.id);
+      if (!inserted && it->second != d.id)
+        throw InputError({d.origin, 0, 0}, "aliases",
+                         "name '" + n + "' is used by both '" + it->second + "' and '" + d.id + "'");
+    }
+  }
+  std::sort(devices.begin(), devices.end(), [](const Device& a, const Device& b) { return a.id < b.id; });
+  devices_ = std::move(devices);
+}
+
+void Registry::load_models() const {
+  std::vector<Model> models;
+  if (options_.builtin)
+    for (std::size_t i = 0; i < kEmbeddedModelsCount; ++i)
+      models.push_back(parse_model(kEmbeddedModels[i].text, kEmbeddedModels[i].path));
+  for (const auto& dir : options_.model_dirs)
+    overlay(models, yaml_files_in(dir), [](const std::string& f) { return load_model_file(f); });
+  std::sort(models.begin(), models.end(), [](const Model& a, const Model& b) { return a.id < b.id; });
+  models_ = std::move(models);
+}
+
+const std::vector<Device>& Registry::devices() const {
+  if (!devices_) load_devices();
+  return *devices_;
+}
+
+const std::vector<Model>& Registry::models() const {
+  if (!models_) load_models();
+  return *models_;
+}
+
+const Device* Registry::find_device(const std::string& name) const {
+  std::string lower = to_lower(name);
+  for (const auto& d : devices()) {
+    if (to_lower(d.id) == lower) return &d;
+    for (const auto& a : d.aliases)
+      if (to_lower(a) == lower) return &d;
+  }
+  // Underscores stand for spaces in some tools' output ("Tesla_T4").
+  if (lower.find('_') != std::string::npos) {
+    std::string spaced = name;
+    std::replace(spaced.begin(), spaced.end(), '_', ' ');
+    return find_device(spaced);
+  }
+  return nullptr;
+}
+
+const Device& Registry::device(const std::string& name) const {
+  if (const Device* d = find_device(name)) return *d;
+  std::vector<std::string> names;
+  for (const auto& d : devices()) {
+    names.push_back(d.id);
+    for (const auto& a : d.aliases) names.push_back(a);
+  }
+  std::string message = "unknown device '" + name + "'";
+  if (auto near = nearest(name, names)) message += "; did you mean '" + *near + "'?";
+  message += " (hwplan catalog list shows all)";
+  throw InputError({}, "device", message);
+}
+
+Model Registry::model(const std::string& name) const {
+  std::string lower = to_lower(name);
+  for (const auto& m : models())
+    if (m.id == lower) return m;
+  std::error_code ec;
+  if ((lower.ends_with(".yaml") || lower.ends_with(".yml")) || fs::is_regular_file(name, ec)) {
+    if (!fs::is_regular_file(name, ec)) throw InputError({name, 0, 0}, "model", "model file not found");
+    return load_model_file(name);
+  }
+  if (auto n = parse_param_count(name)) {
+    if (*n < 1e6 || *n > 1e14)
+      throw InputError({}, "model", "size '" + name + "' is outside 1M..100T parameters");
+    return standard_decoder(*n, lower);
+  }
+  std::vector<std::string> ids;
+  for (const auto& m : models()) ids.push_back(m.id);
+  std::string message = "unknown model '" + name + "'";
+  if (auto near = nearest(name, ids)) message += "; did you mean '" + *near + "'?";
+  message += " (hwplan models list shows all; a size such as 7B or a YAML path also works)";
+  throw InputError({}, "model", message);
+}
+
+}  // namespace hwplan::io

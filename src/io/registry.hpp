@@ -1,0 +1,46 @@
+// All known devices and models: the built-in catalog and zoo, overlaid with the user's directories
+// (--catalog / --models, HWPLAN_CATALOG / HWPLAN_MODELS). Parsed lazily, once.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/device.hpp"
+#include "core/model.hpp"
+
+namespace hwplan::io {
+
+struct RegistryOptions {
+  std::vector<std::string> catalog_dirs;  // extra device files (a dir or a single .yaml)
+  std::vector<std::string> model_dirs;
+  bool builtin = true;
+};
+
+// Reads HWPLAN_CATALOG / HWPLAN_MODELS (colon-separated) into the options.
+void add_environment(RegistryOptions& options);
+
+class Registry {
+ public:
+  explicit Registry(RegistryOptions options = {});
+
+  const std::vector<Device>& devices() const;
+  const std::vector<Model>& models() const;
+  // By id, alias or driver name, case-insensitive. Throws InputError naming the nearest match.
+  const Device& device(const std::string& name) const;
+  const Device* find_device(const std::string& name) const;
+  // By zoo id, a path to a YAML file, or a bare size ("7B").
+  Model model(const std::string& name) const;
+
+ private:
+  void load_devices() const;
+  void load_models() const;
+  RegistryOptions options_;
+  mutable std::optional<std::vector<Device>> devices_;
+  mutable std::optional<std::vector<Model>> models_;
+};
+
+// Files to read from a directory or file argument, sorted (*.yaml / *.yml).
+std::vector<std::string> yaml_files_in(const std::string& dir_or_file);
+
+}  // namespace hwplan::io

@@ -1,0 +1,271 @@
+#include "io/yaml_map.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "core/strings.hpp"
+
+namespace hwplan::io {
+namespace {
+
+constexpr int kMaxNestingDepth = 64;
+
+// yaml-cpp recurses once per nesting level; refuse pathological documents before handing them over.
+void check_nesting(const std::string& text, const std::string& file) {
+  int depth = 0, line = 1, column = 1, max_indent = 0;
+  bool in_quote = false;
+  bool in_comment = false;
+  char quote = 0;
+  char prev = ' ';
+  int line_indent = 0;
+  bool at_line_start = true;
+  for (char c : text) {
+    if (c == '\n') {
+      ++line;
+      column = 1;
+      at_line_start = true;
+      in_comment = false;
+      line_indent = 0;
+      prev = ' ';
+      continue;
+    }
+    if (in_comment) continue;
+    if (at_line_start) {
+      if (c == ' ') {
+        ++line_indent;
+        ++column;
+        continue;
+      }
+      at_line_start = false;
+      max_indent = std::max(max_indent, line_indent);
+      if (line_indent > kMaxNestingDepth * 8)
+        throw InputError({file, line, column}, "", "document is nested too deeply (indentation of " +
+                                                       std::to_string(line_indent) + " columns)");
+    }
+    bool token_start = prev == ' ' || prev == ':' || prev == '[' || prev == '{' || prev == ',' || prev == '-';
+    if (in_quote) {
+      if (c == quote) in_quote = false;
+    } else if ((c == '"' || c == '\'') && token_start) {
+      in_quote = true;
+      quote = c;
+    } else if (c == '#' && prev == ' ') {
+      in_comment = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNestingDepth)
+        throw InputError({file, line, column}, "",
+                         "document is nested deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    }
+    prev = c;
+    ++column;
+  }
+}
+
+std::string describe(const YAML::Node& node) {
+  if (!node.IsDefined() || node.IsNull()) return "nothing (null)";
+  if (node.IsSequence()) return "a list";
+  if (node.IsMap()) return "a mapping";
+  return "'" + node.Scalar() + "'";
+}
+
+}  // namespace
+
+SourceLocation location_of(const YAML::Node& node, const std::string& file) {
+  YAML::Mark m = node.Mark();
+  if (m.is_null()) return {file, 0, 0};
+  return {file, m.line + 1, m.column + 1};
+}
+
+YAML::Node parse_document(const std::string& text, const std::string& file) {
+  if (text.find('\0') != std::string::npos)
+    throw InputError({file, 1, 1}, "", "file is binary, not YAML text (contains NUL bytes)");
+  check_nesting(text, file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);
+  }
+  if (!root.IsDefined() || root.IsNull()) throw InputError({file, 1, 1}, "", "file is empty");
+  if (!root.IsMap())
+    throw InputError(location_of(root, file), "", "expected a mapping of keys at the top level, found " + describe(root));
+  return root;
+}
+
+YAML::Node load_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "cannot read file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_document(ss.str(), path);
+}
+
+YamlMap::YamlMap(const YAML::Node& node, std::string file, std::string prefix)
+    : node_(node), file_(std::move(file)), prefix_(std::move(prefix)) {
+  if (!node_.IsMap())
+    throw InputError(location_of(node_, file_), prefix_.empty() ? "" : prefix_.substr(0, prefix_.size() - 1),
+                     "expected a mapping, found " + describe(node_));
+  std::set<std::string> names;
+  for (const auto& kv : node_) {
+    if (!kv.first.IsScalar())
+      throw InputError(location_of(kv.first, file_), prefix_, "keys must be plain names");
+    const std::string& k = kv.first.Scalar();
+    if (!names.insert(k).second)
+      throw InputError(location_of(kv.first, file_), prefix_ + k, "duplicate key");
+  }
+}
+
+SourceLocation YamlMap::where(const std::string& key) const {
+  for (const auto& kv : node_)
+    if (kv.first.Scalar() == key) return location_of(kv.first, file_);
+  return location_of(node_, file_);
+}
+
+void YamlMap::fail(const std::string& key, const std::string& message) const {
+  throw InputError(where(key), prefix_ + key, message);
+}
+
+bool YamlMap::has(const std::string& key) const {
+  for (const auto& kv : node_)
+    if (kv.first.Scalar() == key) return true;
+  return false;
+}
+
+std::vector<std::string> YamlMap::keys() const {
+  std::vector<std::string> out;
+  for (const auto& kv : node_) out.push_back(kv.first.Scalar());
+  return out;
+}
+
+YAML::Node YamlMap::value(const std::string& key, bool required) {
+  known_.push_back(key);
+  seen_.insert(key);
+  for (const auto& kv : node_) {
+    if (kv.first.Scalar() == key) {
+      if (kv.second.IsNull()) {
+        if (required) throw InputError(location_of(kv.first, file_), prefix_ + key, "is required but empty");
+        return YAML::Node();
+      }
+      return kv.second;
+    }
+  }
+  if (required) throw InputError(location_of(node_, file_), prefix_ + key, "required key is missing");
+  return YAML::Node();
+}
+
+std::optional<std::string> YamlMap::str(const std::string& key, bool required) {
+  YAML::Node v = value(key, required);
+  if (!v.IsDefined() || v.IsNull()) return std::nullopt;
+  if (!v.IsScalar())
+    throw InputError(location_of(v, file_), prefix_ + key, "expected text, found " + describe(v));
+  if (v.Scalar().empty() && required)
+    throw InputError(location_of(v, file_), prefix_ + key, "must not be empty");
+  return v.Scalar();
+}
+
+std::optional<double> YamlMap::number(const std::string& key, bool required, double min, double max,
+                                      bool min_exclusive) {
+  YAML::Node v = value(key, required);
+  if (!v.IsDefined() || v.IsNull()) return std::nullopt;
+  if (!v.IsScalar())
+    throw InputError(location_of(v, file_), prefix_ + key, "expected a number, found " + describe(v));
+  const std::string& s = v.Scalar();
+  char* end = nullptr;
+  double d = std::strtod(s.c_str(), &end);
+  bool is_special = s == ".nan" || s == ".NaN" || s == ".NAN" || s == ".inf" || s == "-.inf" || s == ".Inf" ||
+                    s == "-.Inf" || s == "nan" || s == "inf";
+  if (s.empty() || end != s.c_str() + s.size() || is_special || !std::isfinite(d)) {
+    std::string hint;
+    if (!s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && !is_special)
+      hint = " (write the plain number; the unit is in the key name)";
+    throw InputError(location_of(v, file_), prefix_ + key, "expected a finite number, found '" + s + "'" + hint);
+  }
+  if (min_exclusive ? d <= min : d < min) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", min);
+    throw InputError(location_of(v, file_), prefix_ + key,
+                     "must be " + std::string(min_exclusive ? "greater than " : "at least ") + buf + ", found " + s);
+  }
+  if (d > max) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", max);
+    throw InputError(location_of(v, file_), prefix_ + key, "is implausibly large (over " + std::string(buf) +
+                                                               "), found " + s);
+  }
+  return d;
+}
+
+std::optional<std::int64_t> YamlMap::integer(const std::string& key, bool required, std::int64_t min,
+                                             std::int64_t max) {
+  YAML::Node v = value(key, required);
+  if (!v.IsDefined() || v.IsNull()) return std::nullopt;
+  if (!v.IsScalar())
+    throw InputError(location_of(v, file_), prefix_ + key, "expected a whole number, found " + describe(v));
+  const std::string& s = v.Scalar();
+  std::string digits;
+  for (char c : s)
+    if (c != '_' && c != ',') digits += c;
+  char* end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(digits.c_str(), &end, 10);
+  if (digits.empty() || end != digits.c_str() + digits.size() || errno == ERANGE)
+    throw InputError(location_of(v, file_), prefix_ + key, "expected a whole number, found '" + s + "'");
+  if (n < min)
+    throw InputError(location_of(v, file_), prefix_ + key,
+                     "must be at least " + std::to_string(min) + ", found " + s);
+  if (n > max)
+    throw InputError(location_of(v, file_), prefix_ + key,
+                     "is implausibly large (over " + std::to_string(max) + "), found " + s);
+  return n;
+}
+
+std::optional<bool> YamlMap::boolean(const std::string& key, bool required) {
+  YAML::Node v = value(key, required);
+  if (!v.IsDefined() || v.IsNull()) return std::nullopt;
+  const std::string s = v.IsScalar() ? v.Scalar() : "";
+  if (s == "true" || s == "True" || s == "yes") return true;
+  if (s == "false" || s == "False" || s == "no") return false;
+  throw InputError(location_of(v, file_), prefix_ + key, "expected true or false, found " + describe(v));
+}
+
+std::optional<std::vector<std::string>> YamlMap::string_list(const std::string& key, bool required) {
+  YAML::Node v = value(key, required);
+  if (!v.IsDefined() || v.IsNull()) return std::nullopt;
+  if (!v.IsSequence())
+    throw InputError(location_of(v, file_), prefix_ + key, "expected a list, found " + describe(v));
+  std::vector<std::string> out;
+  for (const auto& item : v) {
+    if (!item.IsScalar() || item.Scalar().empty())
+      throw InputError(location_of(item, file_), prefix_ + key, "list items must be non-empty text, found " +
+                                                                    describe(item));
+    out.push_back(item.Scalar());
+  }
+  return out;
+}
+
+std::optional<YamlMap> YamlMap::map(const std::string& key, bool required) {
+  YAML::Node v = value(key, required);
+  if (!v.IsDefined() || v.IsNull()) return std::nullopt;
+  if (!v.IsMap())
+    throw InputError(location_of(v, file_), prefix_ + key, "expected a mapping, found " + describe(v));
+  return YamlMap(v, file_, prefix_ + key + ".");
+}
+
+void YamlMap::finish(const std::vector<std::string>& known_extra) const {
+  std::vector<std::string> known = known_;
+  known.insert(known.end(), known_extra.begin(), known_extra.end());
+  for (const auto& kv : node_) {
+    const std::string& k = kv.first.Scalar();
+    if (seen_.count(k) || std::find(known_extra.begin(), known_extra.end(), k) != known_extra.end()) continue;
+    std::string message = "unknown key";
+    if (auto near = nearest(k, known)) message += " (did you mean '" + *near + "'?)";
+    throw InputError(location_of(kv.first, file_), prefix_ + k, message);
+  }
+}
+
+}  // namespace hwplan::io

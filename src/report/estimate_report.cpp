@@ -1,0 +1,175 @@
+#include "report/estimate_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/strings.hpp"
+#include "core/units.hpp"
+
+namespace hwplan::report {
+using nlohmann::json;
+
+namespace {
+json number_or_null(double v) { return std::isfinite(v) && v >= 0 ? json(v) : json(nullptr); }
+}  // namespace
+
+json plan_json(const Plan& p) {
+  return json{{"tp", p.tp},
+              {"pp", p.pp},
+              {"dp", p.dp},
+              {"ep", p.ep},
+              {"zero", p.zero},
+              {"recompute", to_string(p.recompute)},
+              {"offload", to_string(p.offload)},
+              {"sequence_parallel", p.sequence_parallel && p.tp > 1},
+              {"micro_batch", p.micro_batch},
+              {"grad_accum", p.grad_accum},
+              {"global_batch", p.global_batch()}};
+}
+
+json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResult* search) {
+  const Workload& w = in.workload;
+  const MemoryBreakdown& m = e.memory;
+  json j;
+  j["schema_version"] = kSchemaVersion;
+  j["model"] = {{"id", in.model->id},
+                {"name", in.model->name},
+                {"parameters", e.params.total},
+                {"active_parameters", e.params.active}};
+  j["device"] = {{"id", in.device->id}, {"name", in.device->name}, {"count", in.system.count}};
+  j["workload"] = {{"task", to_string(w.task)},
+                   {"precision", to_string(w.precision)},
+                   {"seq", w.seq},
+                   {"attention", to_string(w.attention)},
+                   {"optimizer", to_string(w.optimizer)}};
+  if (w.task == Task::kInfer) {
+    j["workload"]["prompt"] = w.prompt;
+    j["workload"]["generate"] = w.generate;
+    j["workload"]["weights"] = w.weights ? to_string(*w.weights) : to_string(w.precision);
+    j["workload"]["kv_cache"] = to_string(w.kv_cache);
+  }
+  if (w.task == Task::kLora || w.task == Task::kQlora) j["workload"]["lora_rank"] = w.lora_rank;
+  j["plan"] = plan_json(e.plan);
+  j["memory"] = {{"per_device_bytes", m.total()},
+                 {"capacity_bytes", e.capacity_bytes},
+                 {"headroom_bytes", e.capacity_bytes - m.total()},
+                 {"fits", e.fits},
+                 {"host_bytes", m.host_bytes},
+                 {"breakdown",
+                  {{"weights", m.weights},
+                   {"gradients", m.gradients},
+                   {"optimizer", m.optimizer},
+                   {"activations", m.activations},
+                   {"kv_cache", m.kv_cache},
+                   {"runtime", m.runtime()}}},
+                 {"runtime_detail",
+                  {{"context", m.runtime_context},
+                   {"workspace", m.runtime_workspace},
+                   {"fragmentation", m.runtime_fragmentation}}}};
+  if (e.training) {
+    const TrainingTime& t = e.train;
+    j["time"] = {{"forward_seconds", t.forward_seconds},
+                 {"backward_seconds", t.backward_seconds},
+                 {"recompute_seconds", t.recompute_seconds},
+                 {"optimizer_seconds", t.optimizer_seconds + t.offload_seconds},
+                 {"communication_seconds", t.communication_seconds()},
+                 {"communication_detail",
+                  {{"tensor_parallel_seconds", t.tp_comm_seconds},
+                   {"pipeline_p2p_seconds", t.pp_comm_seconds},
+                   {"data_parallel_seconds", t.dp_comm_seconds},
+                   {"data_parallel_exposed_seconds", t.dp_comm_exposed_seconds}}},
+                 {"pipeline_bubble_seconds", t.bubble_seconds},
+                 {"step_seconds", t.step_seconds},
+                 {"tokens_per_step", t.tokens_per_step},
+                 {"tokens_per_second", t.tokens_per_second},
+                 {"tokens_per_second_per_device", t.tokens_per_second / in.system.count},
+                 {"mfu", t.mfu},
+                 {"hfu", t.hfu},
+                 {"total_seconds", number_or_null(e.total_seconds)}};
+    j["inference"] = nullptr;
+  } else {
+    j["time"] = nullptr;
+    j["inference"] = {{"prefill_seconds", e.infer.prefill_seconds},
+                      {"time_to_first_token_seconds", e.infer.prefill_seconds},
+                      {"decode_tokens_per_second", e.infer.decode_tokens_per_second},
+                      {"time_per_output_token_seconds", e.infer.time_per_output_token_seconds},
+                      {"total_seconds", e.infer.total_seconds},
+                      {"decode_bytes_per_token", e.infer.decode_weight_bytes + e.infer.decode_kv_bytes}};
+  }
+  j["bound"] = e.bound;
+  j["notes"] = e.notes;
+  j["warnings"] = e.warnings;
+  if (search)
+    j["search"] = {{"layouts_evaluated", search->layouts_evaluated},
+                   {"layouts_feasible", search->layouts_feasible},
+                   {"seconds", search->seconds},
+                   {"found", search->found}};
+  return j;
+}
+
+Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
+  Table t;
+  t.header = {"quantity", "value"};
+  auto row = [&](const std::string& k, const std::string& v) { t.rows.push_back({k, v}); };
+  const Plan& p = e.plan;
+  row("model", fmt::format("{} ({} parameters{})", in.model->id, human_count(e.params.total),
+                           in.model->moe ? ", " + human_count(e.params.active) + " active" : ""));
+  row("device", fmt::format("{} x {}", in.system.count, in.device->name));
+  row("task", fmt::format("{} {} seq {}", to_string(in.workload.task), to_string(in.workload.precision), in.workload.seq));
+  row("plan", fmt::format("tp {} pp {} dp {}{} zero {} recompute {} micro-batch {} x {} accum (global {})", p.tp, p.pp,
+                          p.dp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, to_string(p.recompute),
+                          p.micro_batch, p.grad_accum, p.global_batch()));
+  const MemoryBreakdown& m = e.memory;
+  row("memory / device", fmt::format("{} of {} ({})", human_bytes(m.total()), human_bytes(e.capacity_bytes),
+                                     e.fits ? "fits" : "DOES NOT FIT"));
+  row("  weights", human_bytes(m.weights));
+  if (e.training) {
+    row("  gradients", human_bytes(m.gradients));
+    row("  optimizer", human_bytes(m.optimizer));
+  }
+  row("  activations", human_bytes(m.activations));
+  if (!e.training) row("  KV cache", human_bytes(m.kv_cache));
+  row("  runtime", fmt::format("{} (context {}, workspace {}, fragmentation {})", human_bytes(m.runtime()),
+                               human_bytes(m.runtime_context), human_bytes(m.runtime_workspace),
+                               human_bytes(m.runtime_fragmentation)));
+  if (m.host_bytes > 0) row("host memory", human_bytes(m.host_bytes));
+  if (e.training) {
+    const TrainingTime& tt = e.train;
+    row("step time", human_seconds(tt.step_seconds));
+    row("  forward", human_seconds(tt.forward_seconds));
+    row("  backward", human_seconds(tt.backward_seconds) +
+                          (tt.recompute_seconds > 0 ? " (recompute " + human_seconds(tt.recompute_seconds) + ")" : ""));
+    row("  optimizer", human_seconds(tt.optimizer_seconds + tt.offload_seconds));
+    row("  communication", human_seconds(tt.communication_seconds()));
+    if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
+    row("tokens/s", fmt::format("{:.0f} ({:.0f} per device)", tt.tokens_per_second, tt.tokens_per_second / in.system.count));
+    row("MFU", fmt::format("{:.1f}%", 100 * tt.mfu));
+    if (e.total_seconds >= 0) row("total time", human_seconds(e.total_seconds));
+  } else {
+    row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds));
+    if (in.workload.generate > 0) {
+      row("time per output token", human_seconds(e.infer.time_per_output_token_seconds));
+      row("decode tokens/s", fmt::format("{:.1f} (batch {})", e.infer.decode_tokens_per_second, p.micro_batch));
+      row("total", human_seconds(e.infer.total_seconds));
+    }
+  }
+  return t;
+}
+
+std::string estimate_text(const EstimateInput& in, const Estimate& e, const SearchResult* search, Format format) {
+  if (format == Format::kJson) return estimate_json(in, e, search).dump(2) + "\n";
+  Table t = estimate_summary_table(in, e);
+  if (search)
+    t.rows.push_back({"layout search", fmt::format("{} layouts ({} fit) in {}", search->layouts_evaluated,
+                                                   search->layouts_feasible, human_seconds(search->seconds))});
+  std::string out = render(t, format);
+  if (format == Format::kTable) {
+    out += "\n";
+    for (const auto& n : e.notes) out += "- " + n + "\n";
+    for (const auto& w : e.warnings) out += "warning: " + w + "\n";
+  }
+  return out;
+}
+
+}  // namespace hwplan::report

@@ -1,0 +1,22 @@
+// Presenting an Estimate: JSON (schema_version 1), a table with an explanation in words, CSV and Markdown.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "estimators/estimate.hpp"
+#include "estimators/search.hpp"
+#include "report/table.hpp"
+
+namespace hwplan::report {
+
+inline constexpr int kSchemaVersion = 1;
+
+nlohmann::json plan_json(const Plan& plan);
+nlohmann::json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResult* search = nullptr);
+std::string estimate_text(const EstimateInput& in, const Estimate& e, const SearchResult* search, Format format);
+// One-row summary used by listings and batch output.
+Table estimate_summary_table(const EstimateInput& in, const Estimate& e);
+
+}  // namespace hwplan::report

@@ -1,0 +1,24 @@
+// Rendering of rows as an aligned text table, CSV (RFC 4180 quoting) or a Markdown table.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hwplan::report {
+
+enum class Format { kTable, kJson, kCsv, kMarkdown };
+std::optional<Format> parse_format(const std::string& s);
+
+struct Table {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> right_align;  // per column; numbers read better right-aligned
+};
+
+std::string render(const Table& table, Format format);
+std::string csv_field(const std::string& s);
+// Numbers for tables: fixed decimals, "-" for absent.
+std::string num(double v, int decimals = 1);
+
+}  // namespace hwplan::report
