@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   CLI::App app{kDescription, "hwplan"};
   app.set_version_flag("--version", std::string("hwplan ") + HWPLAN_VERSION);
   app.require_subcommand(1);
+  app.fallthrough();  // global options (--catalog, --models) also work after the subcommand
   app.get_formatter()->column_width(34);
   hwplan::cli::GlobalOptions global;
   hwplan::cli::add_global_options(app, global);

@@ -1,0 +1,184 @@
+// The real binary on real files: output, formats and exit codes.
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "test_util.hpp"
+
+using hwplan::test::run_hwplan;
+using nlohmann::json;
+
+TEST_CASE("catalog list in every format") {
+  auto table = run_hwplan("catalog list");
+  CHECK(table.exit_code == 0);
+  CHECK(table.out.find("h100-sxm") != std::string::npos);
+  CHECK(table.out.find("ascend-910b2") != std::string::npos);
+
+  auto j = run_hwplan("catalog list --format json");
+  REQUIRE(j.exit_code == 0);
+  json doc = json::parse(j.out);
+  CHECK(doc["schema_version"] == 1);
+  CHECK(doc["devices"].size() >= 40);
+
+  auto csv = run_hwplan("catalog list --class consumer --format csv");
+  CHECK(csv.exit_code == 0);
+  CHECK(csv.out.rfind("id,name,class", 0) == 0);
+  CHECK(csv.out.find("rtx-4090") != std::string::npos);
+  CHECK(csv.out.find("h100-sxm") == std::string::npos);
+
+  auto md = run_hwplan("catalog list --vendor amd --format markdown");
+  CHECK(md.exit_code == 0);
+  CHECK(md.out.find("| mi300x |") != std::string::npos);
+}
+
+TEST_CASE("catalog show accepts driver names, case-insensitively, and cites sources") {
+  auto r = run_hwplan("catalog show 'nvidia h100 80gb hbm3'");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("h100-sxm") != std::string::npos);
+  CHECK(r.out.find("Sources:") != std::string::npos);
+  auto j = run_hwplan("catalog show Tesla_T4 --format json");
+  REQUIRE(j.exit_code == 0);
+  CHECK(json::parse(j.out)["device"]["id"] == "t4");
+}
+
+TEST_CASE("a misspelt id suggests the nearest one and exits 2") {
+  auto r = run_hwplan("catalog show h100-sxn");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("did you mean 'h100-sxm'") != std::string::npos);
+  auto m = run_hwplan("models show lama-2-7b");
+  CHECK(m.exit_code == 2);
+  CHECK(m.err.find("did you mean 'llama-2-7b'") != std::string::npos);
+}
+
+TEST_CASE("models list and show") {
+  auto r = run_hwplan("models list --format json");
+  REQUIRE(r.exit_code == 0);
+  json doc = json::parse(r.out);
+  CHECK(doc["models"].size() >= 22);
+  auto s = run_hwplan("models show 7B");
+  CHECK(s.exit_code == 0);
+  CHECK(s.out.find("hidden_size") != std::string::npos);
+}
+
+TEST_CASE("estimate --format json has the documented contract") {
+  auto r = run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --batch 2 --seq 2048 --tokens 1e9 --format json");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["model"]["parameters"].get<double>() > 6.7e9);
+  CHECK(j["device"]["id"] == "a100-80gb-sxm");
+  CHECK(j["device"]["count"] == 1);
+  for (const char* k : {"tp", "pp", "dp", "zero", "recompute", "micro_batch", "grad_accum", "global_batch"})
+    CHECK(j["plan"].contains(k));
+  for (const char* k : {"weights", "gradients", "optimizer", "activations", "kv_cache", "runtime"})
+    CHECK(j["memory"]["breakdown"].contains(k));
+  CHECK(j["memory"].contains("per_device_bytes"));
+  CHECK(j["memory"].contains("capacity_bytes"));
+  CHECK(j["memory"]["fits"].is_boolean());
+  for (const char* k : {"forward_seconds", "backward_seconds", "optimizer_seconds", "communication_seconds",
+                        "step_seconds", "tokens_per_second", "mfu", "total_seconds"})
+    CHECK(j["time"].contains(k));
+  CHECK(j["time"]["total_seconds"].get<double>() > 0);
+  CHECK(j["warnings"].is_array());
+
+  auto no_tokens = run_hwplan("estimate --model gpt2 --device t4 --format json");
+  REQUIRE(no_tokens.exit_code == 0);
+  CHECK(json::parse(no_tokens.out)["time"]["total_seconds"].is_null());
+}
+
+TEST_CASE("estimate --task infer reports prefill and decode") {
+  auto r = run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task infer --weights int4 --batch 4 --format json");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["inference"]["prefill_seconds"].get<double>() > 0);
+  CHECK(j["inference"]["decode_tokens_per_second"].get<double>() > 0);
+  CHECK(j["inference"]["time_per_output_token_seconds"].get<double>() > 0);
+  auto f = run_hwplan("estimate --model gpt2 --device t4 --task infer --generate 0 --prompt 128 --format json");
+  REQUIRE(f.exit_code == 0);
+  CHECK(json::parse(f.out)["inference"]["prefill_seconds"].get<double>() > 0);
+}
+
+TEST_CASE("estimate searches the layout on several devices and reports the search") {
+  auto r = run_hwplan("estimate --model llama-2-13b --device a100-80gb-sxm --count 16 --global-batch 128 --format json");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["search"]["layouts_evaluated"].get<long long>() > 10);
+  CHECK(j["search"]["seconds"].get<double>() >= 0);
+  CHECK(j["plan"]["tp"].get<int>() * j["plan"]["pp"].get<int>() * j["plan"]["dp"].get<int>() == 16);
+  CHECK(j["memory"]["fits"] == true);
+}
+
+TEST_CASE("bad flags exit 2 with a clear message") {
+  struct Case {
+    const char* args;
+    const char* expect;
+  };
+  for (const Case& c : {Case{"estimate --model gpt2 --device t4 --batch 0", "--batch"},
+                        Case{"estimate --model gpt2 --device t4 --seq -1", "--seq"},
+                        Case{"estimate --model gpt2 --device t4 --count 0", "--count"},
+                        Case{"estimate --model llama-2-7b --device a100-80gb-sxm --count 3 --tp 3", "--tp"},
+                        Case{"estimate --model gpt2 --device t44", "did you mean"},
+                        Case{"estimate --model gpt2 --device t4 --precision fp12", "--precision"},
+                        Case{"estimate --model gpt2 --device t4 --task infer --zero 2", "--zero"},
+                        Case{"estimate --model gpt2 --device t4 --weights int4", "--weights"},
+                        Case{"estimate --model gpt2 --device t4 --bogus", "bogus"},
+                        Case{"estimate --device t4", "--model"}}) {
+    CAPTURE(c.args);
+    auto r = run_hwplan(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(c.expect) != std::string::npos);
+    CHECK(r.err.find("hwplan: error:") == 0);
+    CHECK(r.out.empty());
+  }
+}
+
+TEST_CASE("--version and help") {
+  auto v = run_hwplan("--version");
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("hwplan") != std::string::npos);
+  auto h = run_hwplan("--help");
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("Examples:") != std::string::npos);
+  CHECK(h.out.find("Exit codes") != std::string::npos);
+}
+
+TEST_CASE("user catalog directories add and override devices (flag and environment)") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hwplan_cat_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ifstream in(hwplan::test::source_path("catalog/rtx-4090.yaml"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto replace = [&](const std::string& from, const std::string& to) { text.replace(text.find(from), from.size(), to); };
+  replace("id: rtx-4090", "id: my-4090-48g");
+  replace("memory_gib: 24", "memory_gib: 48");
+  std::string aliases_line = text.substr(text.find("aliases:"), text.find('\n', text.find("aliases:")) - text.find("aliases:"));
+  replace(aliases_line, "aliases: [\"Modded RTX 4090 48GB\"]");
+  std::ofstream(dir / "my.yaml") << text;
+  auto r = run_hwplan("catalog show my-4090-48g --catalog " + dir.string());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("48 GiB") != std::string::npos);
+  std::string cmd = "catalog show 'modded rtx 4090 48gb'";
+  ::setenv("HWPLAN_CATALOG", dir.string().c_str(), 1);
+  auto e = run_hwplan(cmd);
+  ::unsetenv("HWPLAN_CATALOG");
+  CHECK(e.exit_code == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("-o writes atomically and a bad directory is a clear error") {
+  namespace fs = std::filesystem;
+  fs::path out = fs::temp_directory_path() / ("hwplan_out_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(out) << "previous content";
+  auto r = run_hwplan("catalog list --format json -o " + out.string());
+  CHECK(r.exit_code == 0);
+  std::ifstream in(out);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(json::parse(text)["schema_version"] == 1);
+  fs::remove(out);
+  auto bad = run_hwplan("catalog list -o /nonexistent-dir/x.json");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("/nonexistent-dir") != std::string::npos);
+}

@@ -1,0 +1,137 @@
+// Formula-level references for the memory estimator.
+#include <doctest/doctest.h>
+
+#include "core/units.hpp"
+#include "estimators/estimate.hpp"
+#include "estimators/memory.hpp"
+#include "test_util.hpp"
+
+using namespace hwplan;
+
+namespace {
+
+Model gpt_like(std::int64_t layers, std::int64_t h, std::int64_t heads) {
+  Model m;
+  m.id = "gpt-like";
+  m.family = ModelFamily::kDecoder;
+  m.layers = layers;
+  m.hidden_size = h;
+  m.attention_heads = m.kv_heads = heads;
+  m.head_dim = h / heads;
+  m.ffn_hidden_size = 4 * h;
+  m.ffn_activation = Activation::kGelu;
+  m.vocab_size = 51200;
+  m.max_sequence_length = 2048;
+  m.tied_embeddings = true;
+  m.position_embedding = PositionEmbedding::kLearned;
+  m.norm = NormKind::kLayerNorm;
+  m.linear_bias = LinearBias::kAll;
+  m.dropout = true;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("per-layer activations reproduce Korthikanti et al. 2022, eq. 1-4") {
+  // 16-bit activations with dropout: s b h (34 + 5 a s / h) bytes per layer without parallelism (eq. 1);
+  // s b h (10 + 24/t + 5 a s / (h t)) with tensor parallelism (eq. 2); s b h (34/t + 5 a s/(h t)) with
+  // sequence parallelism (eq. 3); selective recomputation drops the 5 a s / h term (eq. 4). Exact.
+  Model m = gpt_like(96, 12288, 96);
+  Workload w;
+  w.precision = Precision::kBf16;
+  w.seq = 2048;
+  w.attention = Attention::kEager;
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  Plan p;
+  p.sequence_parallel = false;
+  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * (34 + 5 * a * s / h)));
+  p.tp = 8;
+  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * (10 + 24.0 / 8 + 5 * a * s / (h * 8))));
+  p.sequence_parallel = true;
+  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * (34.0 / 8 + 5 * a * s / (h * 8))));
+  p.recompute = Recompute::kSelective;
+  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * 34.0 / 8));
+  p.recompute = Recompute::kFull;
+  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * 2 / 8));
+  // Flash attention never stores the s x s scores.
+  w.attention = Attention::kFlash;
+  p.recompute = Recompute::kNone;
+  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * 34.0 / 8));
+}
+
+TEST_CASE("ZeRO model-state bytes per parameter (Rajbhandari et al. 2020, Figure 1)") {
+  // Mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes per parameter; across N = 64 devices ZeRO-1 leaves
+  // 4 + 12/N, ZeRO-2 2 + 14/N, ZeRO-3 16/N. For 7.5B parameters the paper gives 120 GB, 31.4 GB, 16.6 GB
+  // and 1.9 GB (tolerance 1%; ZeRO-3 also holds the gathered layers, subtracted here).
+  Model m = test::registry().model("7.5b");
+  ParameterCounts c = count_parameters(m);
+  Device d = test::registry().device("a100-80gb-sxm");
+  Workload w;
+  w.precision = Precision::kBf16;
+  w.seq = 2048;
+  auto states = [&](int zero) {
+    Plan p;
+    p.dp = 64;
+    p.zero = zero;
+    MemoryBreakdown mem = training_memory(m, c, d, w, p);
+    double gathered = zero >= 3 ? 2 * c.layer_total() * 2 : 0;
+    return (mem.weights - gathered + mem.gradients + mem.optimizer) / c.total;
+  };
+  CHECK(states(0) == doctest::Approx(16).epsilon(0.01));
+  CHECK(states(1) == doctest::Approx(4 + 12.0 / 64).epsilon(0.01));
+  CHECK(states(2) == doctest::Approx(2 + 14.0 / 64).epsilon(0.01));
+  CHECK(states(3) == doctest::Approx(16.0 / 64).epsilon(0.01));
+}
+
+TEST_CASE("KV cache sizes") {
+  // 2 (K and V) x layers x kv_heads x head_dim x tokens x bytes: Llama-2-7B at 4096 tokens in fp16 is exactly
+  // 2 GiB per sequence; Llama-3-8B's 8 KV heads (GQA) make it 512 MiB.
+  Device d = test::registry().device("h100-sxm");
+  auto kv = [&](const std::string& id) {
+    Model m = test::registry().model(id);
+    Workload w;
+    w.task = Task::kInfer;
+    w.precision = Precision::kFp16;
+    w.kv_cache = Precision::kFp16;
+    w.prompt = 4000;
+    w.generate = 96;
+    Plan p;
+    return inference_memory(m, count_parameters(m), d, w, p).kv_cache;
+  };
+  CHECK(kv("llama-2-7b") == 2.0 * kGiB);
+  CHECK(kv("llama-3-8b") == 0.5 * kGiB);
+}
+
+TEST_CASE("QLoRA: 65B fine-tuning fits one 48 GB GPU; 16-bit full fine-tuning needs more than 780 GB") {
+  // Dettmers et al. 2023 (QLoRA), abstract and Sec. 1. Setting as in the paper: rank 64 on all linear layers,
+  // gradient checkpointing, micro-batch 1, sequence 512, paged AdamW.
+  Model m = test::registry().model("llama-65b");
+  Device d = test::registry().device("a100-80gb-sxm");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &d;
+  in.workload.task = Task::kQlora;
+  in.workload.lora_rank = 64;
+  in.workload.seq = 512;
+  in.plan.recompute = Recompute::kFull;
+  Estimate e = estimate(in);
+  // The "48 GB" cards of the paper (RTX A6000, A40) expose 48 GiB (nvidia-smi: 49140 MiB).
+  CHECK(e.memory.total() < 48 * kGiB);
+  CHECK(e.memory.total() > 30e9);  // the 4-bit weights alone are ~34 GB
+
+  in.workload.task = Task::kFinetune;
+  Estimate full = estimate(in);
+  CHECK(full.memory.total() > 780e9);
+}
+
+TEST_CASE("gradient accumulation does not change memory") {
+  Model m = test::registry().model("llama-2-7b");
+  Device d = test::registry().device("a100-80gb-sxm");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &d;
+  in.plan.micro_batch = 2;
+  double one = estimate(in).memory.total();
+  in.plan.grad_accum = 16;
+  CHECK(estimate(in).memory.total() == one);
+}
