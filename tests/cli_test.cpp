@@ -156,7 +156,7 @@ TEST_CASE("user catalog directories add and override devices (flag and environme
   replace("memory_gib: 24", "memory_gib: 48");
   std::string aliases_line = text.substr(text.find("aliases:"), text.find('\n', text.find("aliases:")) - text.find("aliases:"));
   replace(aliases_line, "aliases: [\"Modded RTX 4090 48GB\"]");
-  std::ofstream(dir / "my.yaml") << text;
+  std::ofstream(dir / "my-4090-48g.yaml") << text;
   auto r = run_hwplan("catalog show my-4090-48g --catalog " + dir.string());
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("48 GiB") != std::string::npos);

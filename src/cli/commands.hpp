@@ -20,6 +20,8 @@ Command catalog_command();
 Command models_command();
 Command estimate_command();
 Command validate_command();
+Command recommend_command();
+Command fit_command();
 std::vector<Command> all_commands();
 
 }  // namespace hwplan::cli

@@ -14,6 +14,7 @@
 #include "estimators/estimate.hpp"
 #include "estimators/search.hpp"
 #include "io/registry.hpp"
+#include "recommend/query.hpp"
 #include "report/table.hpp"
 
 namespace hwplan::cli {
@@ -36,26 +37,9 @@ using WorkloadOptions = WorkloadSpec;
 
 void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_required = true);
 
-// A fully resolved query: owns the model and profile the EstimateInput points at.
-struct Query {
-  Model model;
-  const Device* device = nullptr;
-  std::optional<Profile> profile;
-  EstimateInput input;
-  SearchSpace space;
-  bool search = false;  // some layout fields are free and count > 1 (or micro-batch free)
-};
-
-// Validates every flag (exit-2 errors name the flag) and builds the query. `device` may be overridden
-// (recommend evaluates many devices for one workload).
-Query resolve_query(const io::Registry& registry, const WorkloadOptions& w, const Device* device_override = nullptr,
-                    std::optional<int> count_override = std::nullopt, const Model* model_override = nullptr);
-// Runs the estimate, searching the layout when needed.
-struct Outcome {
-  Estimate estimate;
-  std::optional<SearchResult> search;
-  bool found = true;
-};
-Outcome run_query(Query& q);
+using hwplan::Outcome;
+using hwplan::Query;
+using hwplan::resolve_query;
+using hwplan::run_query;
 
 }  // namespace hwplan::cli

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/precision.hpp"
 
 namespace hwplan {
@@ -67,6 +68,8 @@ struct Device {
   std::map<std::string, std::string> derived;
   std::string notes;
   std::string origin;  // file it came from ("built-in:catalog/x.yaml" or a path)
+  SourceLocation where_id;       // for errors found after loading (duplicate ids, alias clashes)
+  SourceLocation where_aliases;
 
   bool supports(Precision p) const { return peak_flops.count(p) != 0; }
   double peak(Precision p) const {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "core/error.hpp"
+
 namespace hwplan {
 
 enum class ModelFamily { kDecoder, kEncoder, kEncoderDecoder, kGeneric };
@@ -53,6 +55,7 @@ struct Model {
   double published_active_parameters = 0;
   std::string source;
   std::string origin;
+  SourceLocation where_id;
 
   bool is_transformer() const { return family != ModelFamily::kGeneric; }
   bool gated() const { return ffn_activation == Activation::kSwiglu || ffn_activation == Activation::kGeglu; }

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace hwplan {
 
@@ -34,6 +35,27 @@ struct WorkloadSpec {
   double network_gbps = 400;  // per device, Gb/s
   bool no_sequence_parallel = false;
   bool no_overlap_grad_reduce = false;
+};
+
+}  // namespace hwplan
+
+namespace hwplan {
+
+// Constraints and objective of `hwplan recommend` (CLI flags or a batch scenario).
+struct RecommendSpec {
+  std::optional<double> budget_usd;
+  long long max_count = 64;
+  std::optional<double> max_power_w;
+  std::optional<std::string> deadline;   // "14d", "36h"
+  std::string cost_basis = "auto";       // buy | rent | auto (rent where a cloud price exists, else buy)
+  std::vector<std::string> classes;
+  std::vector<std::string> vendors;
+  std::vector<std::string> exclude;
+  bool require_interconnect = false;
+  long long top = 5;
+  std::string optimize = "balanced";     // cost | time | energy | balanced
+  double porting_cost_usd = 50000;       // one-off engineering cost of porting to a non-CUDA stack (CANN)
+  std::optional<double> min_decode_tokens_per_second;  // per user (inference)
 };
 
 }  // namespace hwplan

@@ -1,5 +1,7 @@
 #include "io/catalog_io.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -19,6 +21,10 @@ const std::vector<std::string> kSourcedKeys = {
 const std::vector<std::string> kInterconnectTypes = {
     "none", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvlink-bridge", "infinity-fabric", "hccs", "roce", "ici"};
 const std::vector<std::string> kHostLinkTypes = {"pcie", "usb3", "soc", "cloud"};
+const std::vector<std::string> kVendors = {"nvidia", "amd", "intel", "google", "huawei", "qualcomm", "apple"};
+const std::vector<std::string> kSoftware = {"cuda",     "cudnn", "tensorrt", "rocm",    "cann", "mindspore", "synapseai", "xla",
+                                            "jax",      "tflite", "coreml",  "snpe",    "qnn",  "jetpack",   "openvino",  "mlx",
+                                            "pytorch",  "onnxruntime", "tensorflow", "edgetpu", "litert", "torch-npu"};
 
 void check_id(YamlMap& m, const std::string& id) {
   static const std::regex kIdPattern("[a-z0-9][a-z0-9.-]*");
@@ -43,9 +49,12 @@ Device parse_device(const std::string& text, const std::string& file) {
   d.origin = file;
   d.id = *m.str("id", true);
   check_id(m, d.id);
+  d.where_id = m.where("id");
+
   d.name = *m.str("name", true);
   d.aliases = *m.string_list("aliases", true);
-  d.vendor = *m.str("vendor", true);
+  d.where_aliases = m.where("aliases");
+  d.vendor = require_one_of(m, "vendor", *m.str("vendor", true), kVendors);
   std::string cls = *m.str("class", true);
   auto parsed_class = parse_device_class(cls);
   if (!parsed_class) m.fail("class", "'" + cls + "' is not one of: consumer, workstation, datacenter, npu, edge");
@@ -99,9 +108,17 @@ Device parse_device(const std::string& text, const std::string& file) {
   if (!none && d.interconnect.bidirectional_bytes_per_s <= 0)
     link.fail("bandwidth_bidirectional_gb_per_s", "must be positive for a " + d.interconnect.type + " link");
   d.interconnect.domain_size = static_cast<int>(link.integer("domain_size", !none, 1, 1000000).value_or(1));
+  if (none && d.interconnect.bidirectional_bytes_per_s > 0)
+    link.fail("bandwidth_bidirectional_gb_per_s", "must be 0 for interconnect type none");
   link.finish();
 
   d.software = *m.string_list("software", true);
+  for (const auto& sw : d.software)
+    if (std::find(kSoftware.begin(), kSoftware.end(), sw) == kSoftware.end()) {
+      std::string list;
+      for (const auto& a : kSoftware) list += (list.empty() ? "" : ", ") + a;
+      m.fail("software", "'" + sw + "' is not a known software stack (" + list + ")");
+    }
   d.training = *m.boolean("training", true);
 
   if (auto price = m.map("price", false)) {
@@ -111,6 +128,13 @@ Device parse_device(const std::string& text, const std::string& file) {
     d.price.street_date = price->str("street_date", false).value_or("");
     d.price.cloud_usd_per_hour = price->number("cloud_usd_per_hour", false, 0, 1e5);
     d.price.cloud_date = price->str("cloud_date", false).value_or("");
+    static const std::regex kDate("(19|20)[0-9]{2}-(0[1-9]|1[0-2])");
+    for (const char* key : {"launch_msrp_date", "street_date", "cloud_date"}) {
+      const std::string& value = std::string(key) == "launch_msrp_date" ? d.price.launch_msrp_date
+                                 : std::string(key) == "street_date"    ? d.price.street_date
+                                                                        : d.price.cloud_date;
+      if (!value.empty() && !std::regex_match(value, kDate)) price->fail(key, "'" + value + "' is not a YYYY-MM date");
+    }
     if (d.price.launch_msrp_usd && d.price.launch_msrp_date.empty())
       price->fail("launch_msrp_usd", "needs launch_msrp_date (YYYY-MM) beside it");
     if (d.price.street_usd && d.price.street_date.empty())
@@ -136,8 +160,15 @@ Device parse_device(const std::string& text, const std::string& file) {
     if (std::find(kSourcedKeys.begin(), kSourcedKeys.end(), key) == kSourcedKeys.end())
       sources.fail(key, "is not a figure key of the catalog schema");
 
-  if (auto derived = m.map("derived", false))
-    for (const auto& key : derived->keys()) d.derived[key] = *derived->str(key, true);
+  if (auto derived = m.map("derived", false)) {
+    for (const auto& key : derived->keys()) {
+      bool figure = std::find(kSourcedKeys.begin(), kSourcedKeys.end(), key) != kSourcedKeys.end();
+      bool peak = key.rfind("peak_tflops.", 0) == 0 && (parse_precision(key.substr(12)) || key.substr(12) == "fp32_matrix");
+      if (!figure && !peak)
+        derived->fail(key, "is not a figure key (" + std::string("memory_gib, peak_tflops.<precision>, tdp_w, ...") + ")");
+      d.derived[key] = *derived->str(key, true);
+    }
+  }
   d.notes = m.str("notes", false).value_or("");
   m.finish();
 

@@ -29,7 +29,8 @@ Model parse_model(const std::string& text, const std::string& file) {
   Model model;
   model.origin = file;
   model.id = *m.str("id", true);
-  static const std::regex kIdPattern("[a-z0-9][a-z0-9._-]*");
+  static const std::regex kIdPattern("[a-z0-9][a-z0-9.-]*");
+  model.where_id = m.where("id");
   if (!std::regex_match(model.id, kIdPattern))
     m.fail("id", "'" + model.id + "' is not a valid id (lower-case letters, digits, '.', '-')");
   model.name = *m.str("name", true);

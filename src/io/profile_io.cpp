@@ -10,14 +10,14 @@
 namespace hwplan::io {
 namespace {
 
-std::vector<CurvePoint> read_curve(YamlMap& parent, const std::string& key, const char* size_key,
-                                   const char* value_key, double value_scale) {
+std::vector<CurvePoint> read_curve(YamlMap& parent, const std::string& parent_prefix, const std::string& key,
+                                   const char* size_key, const char* value_key, double value_scale) {
   std::vector<CurvePoint> out;
   YAML::Node list = parent.node()[key];
   if (!list.IsSequence())
     parent.fail(key, "expected a list of {" + std::string(size_key) + ", " + value_key + "} points");
   for (const auto& item : list) {
-    YamlMap point(item, parent.file(), key + "[].");
+    YamlMap point(item, parent.file(), parent_prefix + key + "[].");
     CurvePoint p;
     p.size = *point.number(size_key, true, 0, 1e30);
     p.achieved = *point.number(value_key, true, 0, 1e30) * value_scale;
@@ -36,7 +36,8 @@ Profile parse_profile(const std::string& text, const std::string& file) {
   YamlMap m(parse_document(text, file), file);
   Profile p;
   p.origin = file;
-  m.integer("schema_version", true, 1, 1);
+  if (auto v = m.integer("schema_version", true, 0, INT64_MAX); *v != 1)
+    m.fail("schema_version", "version " + std::to_string(*v) + " is not supported (this hwplan reads version 1)");
   p.device_name = *m.str("device", true);
   p.catalog_id = m.str("catalog_id", false).value_or("");
   p.backend = *m.str("backend", true);
@@ -44,13 +45,13 @@ Profile parse_profile(const std::string& text, const std::string& file) {
   p.host = m.str("host", false).value_or("");
   p.date = m.str("date", false).value_or("");
   if (auto launch = m.number("kernel_launch_us", false, 0, 1e6)) p.kernel_launch_seconds = *launch * 1e-6;
-  if (m.has("bandwidth")) p.bandwidth = read_curve(m, "bandwidth", "bytes", "gb_per_s", 1e9);
+  if (m.has("bandwidth")) p.bandwidth = read_curve(m, "", "bandwidth", "bytes", "gb_per_s", 1e9);
   if (auto gemm = m.map("gemm", false)) {
     for (const auto& key : gemm->keys()) {
       auto prec = parse_precision(key);
       if (!prec) gemm->fail(key, "is not a precision (fp64, fp32, tf32, fp16, bf16, fp8)");
       YamlMap& g = *gemm;
-      p.gemm[*prec] = read_curve(g, key, "flops", "tflops", 1e12);
+      p.gemm[*prec] = read_curve(g, "gemm.", key, "flops", "tflops", 1e12);
     }
   }
   m.finish({"bandwidth", "details", "summary"});

@@ -39,7 +39,8 @@ void overlay(std::vector<T>& items, const std::vector<std::string>& files, Parse
     T item = parse(file);
     auto [it, inserted] = seen_in_this_layer.emplace(item.id, file);
     if (!inserted)
-      throw InputError({file, 0, 0}, "id", "duplicate id '" + item.id + "' (also defined in " + it->second + ")");
+      throw InputError(item.where_id.file.empty() ? SourceLocation{file, 0, 0} : item.where_id, "id",
+                       "duplicate id '" + item.id + "' (also defined in " + it->second + ")");
     auto existing = std::find_if(items.begin(), items.end(), [&](const T& x) { return x.id == item.id; });
     if (existing != items.end()) *existing = std::move(item);
     else items.push_back(std::move(item));
@@ -75,8 +76,11 @@ void Registry::load_devices() const {
     std::map<std::string, std::string> ids;
     for (std::size_t i = 0; i < kEmbeddedCatalogCount; ++i) {
       Device d = parse_device(kEmbeddedCatalog[i].text, kEmbeddedCatalog[i].path);
+      // Files of the built-in catalog are named by their id (user files may be named freely).
+      if (fs::path(d.origin).stem().string() != d.id)
+        throw InputError(d.where_id, "id", "'" + d.id + "' does not match the file name of " + d.origin);
       if (!ids.emplace(d.id, d.origin).second)
-        throw InputError({d.origin, 0, 0}, "id", "duplicate id '" + d.id + "'");
+        throw InputError(d.where_id, "id", "duplicate id '" + d.id + "'");
       devices.push_back(std::move(d));
     }
   }
@@ -90,7 +94,7 @@ void Registry::load_devices() const {
     for (const auto& n : all) {
       auto [it, inserted] = names.emplace(to_lower(n), d.id);
       if (!inserted && it->second != d.id)
-        throw InputError({d.origin, 0, 0}, "aliases",
+        throw InputError(d.where_aliases, "aliases",
                          "name '" + n + "' is used by both '" + it->second + "' and '" + d.id + "'");
     }
   }

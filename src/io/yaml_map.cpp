@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -66,12 +67,33 @@ void check_nesting(const std::string& text, const std::string& file) {
   }
 }
 
+// Shows a scalar in a message: control bytes escaped, long values cut.
+std::string shown(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (out.size() >= 60) {
+      out += "...";
+      break;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string describe(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "nothing (null)";
   if (node.IsSequence()) return "a list";
   if (node.IsMap()) return "a mapping";
-  return "'" + node.Scalar() + "'";
+  return "'" + shown(node.Scalar()) + "'";
 }
+
+constexpr std::size_t kMaxTextLength = 4096;
 
 }  // namespace
 
@@ -81,13 +103,32 @@ SourceLocation location_of(const YAML::Node& node, const std::string& file) {
   return {file, m.line + 1, m.column + 1};
 }
 
+// YAML files are UTF-8 text; anything else is reported as binary rather than echoed.
+bool valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    if (extra < 0 || i + extra >= s.size() + (extra == 0 ? 1 : 0)) return false;
+    for (int k = 1; k <= extra; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
 YAML::Node parse_document(const std::string& text, const std::string& file) {
   if (text.find('\0') != std::string::npos)
     throw InputError({file, 1, 1}, "", "file is binary, not YAML text (contains NUL bytes)");
+  if (!valid_utf8(text)) throw InputError({file, 1, 1}, "", "file is not UTF-8 text (binary data?)");
   check_nesting(text, file);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    std::vector<YAML::Node> docs = YAML::LoadAll(text);
+    if (docs.size() > 1)
+      throw InputError(location_of(docs[1], file), "", "file holds " + std::to_string(docs.size()) +
+                                                           " YAML documents; hwplan reads exactly one per file");
+    if (!docs.empty()) root = docs[0];
   } catch (const YAML::Exception& e) {
     throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);
   }
@@ -98,6 +139,8 @@ YAML::Node parse_document(const std::string& text, const std::string& file) {
 }
 
 YAML::Node load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "is a directory, not a YAML file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError({path, 0, 0}, "", "cannot read file");
   std::ostringstream ss;
@@ -113,7 +156,8 @@ YamlMap::YamlMap(const YAML::Node& node, std::string file, std::string prefix)
   std::set<std::string> names;
   for (const auto& kv : node_) {
     if (!kv.first.IsScalar())
-      throw InputError(location_of(kv.first, file_), prefix_, "keys must be plain names");
+      throw InputError(location_of(kv.first, file_), prefix_.empty() ? "" : prefix_.substr(0, prefix_.size() - 1),
+                       "keys must be plain names");
     const std::string& k = kv.first.Scalar();
     if (!names.insert(k).second)
       throw InputError(location_of(kv.first, file_), prefix_ + k, "duplicate key");
@@ -154,7 +198,15 @@ YAML::Node YamlMap::value(const std::string& key, bool required) {
       return kv.second;
     }
   }
-  if (required) throw InputError(location_of(node_, file_), prefix_ + key, "required key is missing");
+  if (required) {
+    // A missing key next to an unknown one is most likely a typo of it: point at the typo.
+    std::vector<std::string> unknown;
+    for (const auto& kv : node_)
+      if (!seen_.count(kv.first.Scalar())) unknown.push_back(kv.first.Scalar());
+    if (auto near = nearest(key, unknown))
+      throw InputError(where(*near), prefix_ + *near, "unknown key (did you mean '" + key + "'?)");
+    throw InputError(location_of(node_, file_), prefix_ + key, "required key is missing");
+  }
   return YAML::Node();
 }
 
@@ -165,6 +217,8 @@ std::optional<std::string> YamlMap::str(const std::string& key, bool required) {
     throw InputError(location_of(v, file_), prefix_ + key, "expected text, found " + describe(v));
   if (v.Scalar().empty() && required)
     throw InputError(location_of(v, file_), prefix_ + key, "must not be empty");
+  if (v.Scalar().size() > kMaxTextLength)
+    throw InputError(location_of(v, file_), prefix_ + key, "text is implausibly long (" + std::to_string(v.Scalar().size()) + " characters)");
   return v.Scalar();
 }
 
@@ -179,11 +233,12 @@ std::optional<double> YamlMap::number(const std::string& key, bool required, dou
   double d = std::strtod(s.c_str(), &end);
   bool is_special = s == ".nan" || s == ".NaN" || s == ".NAN" || s == ".inf" || s == "-.inf" || s == ".Inf" ||
                     s == "-.Inf" || s == "nan" || s == "inf";
-  if (s.empty() || end != s.c_str() + s.size() || is_special || !std::isfinite(d)) {
+  bool hex = s.find_first_of("xX") != std::string::npos;
+  if (s.empty() || hex || end != s.c_str() + s.size() || is_special || !std::isfinite(d)) {
     std::string hint;
-    if (!s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && !is_special)
-      hint = " (write the plain number; the unit is in the key name)";
-    throw InputError(location_of(v, file_), prefix_ + key, "expected a finite number, found '" + s + "'" + hint);
+    bool unit_suffix = !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && end != s.c_str() + s.size() && !hex;
+    if (unit_suffix) hint = " (write the plain number; the unit is in the key name)";
+    throw InputError(location_of(v, file_), prefix_ + key, "expected a finite decimal number, found '" + shown(s) + "'" + hint);
   }
   if (min_exclusive ? d <= min : d < min) {
     char buf[64];
@@ -207,14 +262,12 @@ std::optional<std::int64_t> YamlMap::integer(const std::string& key, bool requir
   if (!v.IsScalar())
     throw InputError(location_of(v, file_), prefix_ + key, "expected a whole number, found " + describe(v));
   const std::string& s = v.Scalar();
-  std::string digits;
-  for (char c : s)
-    if (c != '_' && c != ',') digits += c;
+  const std::string& digits = s;
   char* end = nullptr;
   errno = 0;
   long long n = std::strtoll(digits.c_str(), &end, 10);
   if (digits.empty() || end != digits.c_str() + digits.size() || errno == ERANGE)
-    throw InputError(location_of(v, file_), prefix_ + key, "expected a whole number, found '" + s + "'");
+    throw InputError(location_of(v, file_), prefix_ + key, "expected a whole number (digits only), found '" + shown(s) + "'");
   if (n < min)
     throw InputError(location_of(v, file_), prefix_ + key,
                      "must be at least " + std::to_string(min) + ", found " + s);

@@ -1,0 +1,44 @@
+// hwplan fit: the cheapest changes that make a workload fit a device.
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/recommend_report.hpp"
+
+namespace hwplan::cli {
+namespace {
+
+struct FitOptions {
+  GlobalOptions* global = nullptr;
+  CLI::App* app = nullptr;
+  WorkloadOptions workload;
+};
+
+int run_fit(FitOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  FitReport f = fit_advice(registry, o.workload);
+  emit(*o.global, render_fit(f, o.workload, format_of(*o.global)));
+  bool any = f.baseline.fits || f.combined || std::any_of(f.changes.begin(), f.changes.end(), [](const FitChange& c) { return c.fits; });
+  return any ? kExitOk : kExitNothingFeasible;
+}
+
+}  // namespace
+
+Command fit_command() {
+  auto o = std::make_shared<FitOptions>();
+  Command c;
+  c.setup = [o](CLI::App& app, GlobalOptions& g) {
+    o->global = &g;
+    o->app = app.add_subcommand("fit", R"(Why a workload does not fit, and what would make it fit.
+
+Examples:
+  hwplan fit --model llama-2-13b --device rtx-4090 --task finetune --batch 4 --seq 2048
+  hwplan fit --model llama-2-70b --device a100-80gb-sxm --task infer --batch 32 --prompt 4096)");
+    add_workload_options(*o->app, o->workload);
+    add_format_option(*o->app, g);
+  };
+  c.parsed = [o] { return o->app->parsed(); };
+  c.run = [o] { return run_fit(*o); };
+  return c;
+}
+
+}  // namespace hwplan::cli

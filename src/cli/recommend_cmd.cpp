@@ -1,0 +1,75 @@
+// hwplan recommend: rank every catalog device (x count) for a workload under constraints.
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/recommend_report.hpp"
+#include "core/strings.hpp"
+
+namespace hwplan::cli {
+namespace {
+
+struct RecommendOptions {
+  GlobalOptions* global = nullptr;
+  CLI::App* app = nullptr;
+  WorkloadOptions workload;
+  RecommendSpec spec;
+  bool buy = false;
+  bool rent = false;
+  int threads = 0;
+};
+
+int run_recommend(RecommendOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
+  o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";
+  if (o.spec.top < 1) throw InputError({}, "--top", "must be at least 1");
+  if (o.spec.budget_usd && !(*o.spec.budget_usd > 0)) throw InputError({}, "--budget-usd", "must be positive");
+  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  Recommendation r = recommend(registry, o.workload, o.spec, threads);
+  emit(*o.global, render_recommendation(r, o.workload, o.spec, format_of(*o.global)));
+  return r.candidates.empty() ? kExitNothingFeasible : kExitOk;
+}
+
+}  // namespace
+
+Command recommend_command() {
+  auto o = std::make_shared<RecommendOptions>();
+  Command c;
+  c.setup = [o](CLI::App& app, GlobalOptions& g) {
+    o->global = &g;
+    o->app = app.add_subcommand("recommend", R"(Which hardware to buy or rent for a workload, ranked and explained.
+
+Examples:
+  hwplan recommend --model llama-2-7b --task lora --budget-usd 3000 --buy
+  hwplan recommend --model llama-3-70b --task infer --batch 8 --min-decode-tps 20 --rent
+  hwplan recommend --model 1b --tokens 2e10 --deadline 7d --optimize cost
+  hwplan recommend --model 3b --task infer --weights int4 --class edge --max-power-w 15)");
+    add_workload_options(*o->app, o->workload, /*device_required=*/false);
+    o->app->add_option("--budget-usd", o->spec.budget_usd, "Total budget (purchase, or rental for the job)");
+    o->app->add_option("--max-count", o->spec.max_count, "Most devices to consider")->capture_default_str();
+    o->app->add_option("--max-power-w", o->spec.max_power_w, "Power limit for all devices together (TDP)");
+    o->app->add_option("--deadline", o->spec.deadline, "Finish the job within, e.g. 14d, 36h");
+    o->app->add_flag("--buy", o->buy, "Cost = purchase price (launch MSRP or street price)");
+    o->app->add_flag("--rent", o->rent, "Cost = cloud price per hour x job time");
+    o->app->add_option("--class", o->spec.classes, "Only these classes: consumer, workstation, datacenter, npu, edge");
+    o->app->add_option("--vendor", o->spec.vendors, "Only these vendors");
+    o->app->add_option("--exclude", o->spec.exclude, "Leave out these devices");
+    o->app->add_flag("--require-interconnect", o->spec.require_interconnect, "Multi-device only with an NVLink-class fabric");
+    o->app->add_option("--top", o->spec.top, "How many candidates to show")->capture_default_str();
+    o->app->add_option("--optimize", o->spec.optimize, "cost | time | energy | balanced")->capture_default_str();
+    o->app->add_option("--porting-cost-usd", o->spec.porting_cost_usd, "One-off cost of porting to a non-CUDA stack (CANN)")
+        ->capture_default_str();
+    o->app->add_option("--min-decode-tps", o->spec.min_decode_tokens_per_second, "Inference: decode tokens/s per stream");
+    o->app->add_option("--threads", o->threads, "Worker threads (default: all cores); results do not depend on it");
+    add_format_option(*o->app, g);
+  };
+  c.parsed = [o] { return o->app->parsed(); };
+  c.run = [o] { return run_recommend(*o); };
+  return c;
+}
+
+}  // namespace hwplan::cli

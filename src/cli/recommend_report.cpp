@@ -1,0 +1,150 @@
+#include "cli/recommend_report.hpp"
+
+#include <fmt/format.h>
+
+#include "core/strings.hpp"
+#include "report/estimate_report.hpp"
+
+namespace hwplan::cli {
+using nlohmann::json;
+
+json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec) {
+  json j;
+  j["schema_version"] = report::kSchemaVersion;
+  j["query"] = {{"model", r.model_id},
+                {"task", w.task},
+                {"precision", w.precision},
+                {"tokens", r.job_tokens},
+                {"tokens_assumed", r.job_tokens_assumed},
+                {"optimize", spec.optimize},
+                {"cost_basis", spec.cost_basis},
+                {"budget_usd", spec.budget_usd ? json(*spec.budget_usd) : json(nullptr)},
+                {"max_count", spec.max_count},
+                {"deadline", spec.deadline ? json(*spec.deadline) : json(nullptr)}};
+  j["candidates"] = json::array();
+  long long shown = 0;
+  for (const auto& c : r.candidates) {
+    if (shown++ >= spec.top) break;
+    j["candidates"].push_back({{"device", c.device->id},
+                               {"device_name", c.device->name},
+                               {"count", c.count},
+                               {"plan", report::plan_json(c.estimate.plan)},
+                               {"fits", c.estimate.fits},
+                               {"per_device_bytes", c.estimate.memory.total()},
+                               {"capacity_bytes", c.estimate.capacity_bytes},
+                               {"step_seconds", c.step_seconds},
+                               {"tokens_per_second", c.tokens_per_second},
+                               {"total_seconds", c.total_seconds},
+                               {"cost_usd", c.cost_usd},
+                               {"cost_basis", c.cost_basis},
+                               {"energy_kwh", c.energy_kwh},
+                               {"power_w", c.power_w},
+                               {"score", c.score},
+                               {"reasons", c.reasons}});
+  }
+  j["feasible_count"] = r.candidates.size();
+  j["rejected"] = json::array();
+  for (const auto& x : r.rejected) j["rejected"].push_back({{"device", x.device}, {"reason", x.reason}, {"fix", x.fix}});
+  if (r.candidates.empty()) {
+    j["nearest_misses"] = json::array();
+    for (const auto& x : r.nearest_misses) j["nearest_misses"].push_back({{"device", x.device}, {"reason", x.reason}, {"fix", x.fix}});
+  }
+  j["search"] = {{"configurations", r.configurations}, {"layouts_evaluated", r.layouts_evaluated}, {"seconds", r.seconds}};
+  return j;
+}
+
+std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
+                                  report::Format format) {
+  if (format == report::Format::kJson) return recommendation_json(r, w, spec).dump(2) + "\n";
+  report::Table t;
+  const bool inference = w.task == "infer";
+  t.header = {"#", "device", "count", "layout", "memory/device", inference ? "decode tok/s" : "tokens/s", "job time", "cost", "energy", "score"};
+  t.right_align = {true, false, true, false, true, true, true, true, true, true};
+  long long shown = 0;
+  for (const auto& c : r.candidates) {
+    if (shown >= spec.top) break;
+    ++shown;
+    const Plan& p = c.estimate.plan;
+    t.rows.push_back({std::to_string(shown), c.device->id, std::to_string(c.count),
+                      c.count > 1 ? fmt::format("tp{} pp{} dp{}", p.tp, p.pp, p.dp) : "-",
+                      fmt::format("{} / {}", human_bytes(c.estimate.memory.total()), human_bytes(c.estimate.capacity_bytes)),
+                      fmt::format("{:.0f}", c.tokens_per_second), human_seconds(c.total_seconds),
+                      fmt::format("${:.0f} {}", c.cost_usd, c.cost_basis), fmt::format("{:.1f} kWh", c.energy_kwh),
+                      fmt::format("{:.2f}", c.score)});
+  }
+  std::string out;
+  if (format == report::Format::kTable)
+    out += fmt::format("{} {} ({}), job of {} tokens{}; optimizing {}\n\n", r.model_id, w.task, w.precision, human_count(r.job_tokens),
+                       r.job_tokens_assumed ? " (assumed: set --tokens)" : "", spec.optimize);
+  out += report::render(t, format);
+  if (format != report::Format::kTable) return out;
+  shown = 0;
+  out += "\n";
+  for (const auto& c : r.candidates) {
+    if (shown++ >= spec.top) break;
+    out += fmt::format("{}. {} x{}: ", shown, c.device->id, c.count);
+    for (std::size_t i = 0; i < c.reasons.size(); ++i) out += (i ? "; " : "") + c.reasons[i];
+    out += "\n";
+  }
+  if (r.candidates.empty()) {
+    out += "\nNothing is feasible. Nearest misses:\n";
+    for (const auto& x : r.nearest_misses) out += "  " + x.device + ": " + x.reason + (x.fix.empty() ? "" : " (" + x.fix + ")") + "\n";
+  }
+  out += fmt::format("\nRejected ({}):\n", r.rejected.size());
+  for (const auto& x : r.rejected) out += "  " + x.device + ": " + x.reason + "\n";
+  out += fmt::format("\n{} feasible configurations of {} evaluated ({} layouts) in {}.\n", r.candidates.size(), r.configurations,
+                     r.layouts_evaluated, human_seconds(r.seconds));
+  return out;
+}
+
+json fit_json(const FitReport& f, const WorkloadSpec& w) {
+  json j;
+  j["schema_version"] = report::kSchemaVersion;
+  j["query"] = {{"model", w.model}, {"device", w.device}, {"count", w.count}, {"task", w.task}};
+  j["fits"] = f.baseline.fits;
+  j["per_device_bytes"] = f.baseline.memory.total();
+  j["capacity_bytes"] = f.baseline.capacity_bytes;
+  j["max_micro_batch"] = f.max_micro_batch ? json(*f.max_micro_batch) : json(nullptr);
+  j["max_seq"] = f.max_seq ? json(*f.max_seq) : json(nullptr);
+  j["changes"] = json::array();
+  for (const auto& c : f.changes)
+    j["changes"].push_back({{"change", c.change}, {"flags", c.flags}, {"fits", c.fits}, {"per_device_bytes", c.per_device_bytes},
+                            {"seconds", c.seconds}, {"slowdown", c.slowdown}, {"changes_numerics", c.quality_change}});
+  if (f.combined)
+    j["combined"] = {{"change", f.combined->change}, {"flags", f.combined->flags}, {"per_device_bytes", f.combined->per_device_bytes},
+                     {"seconds", f.combined->seconds}, {"slowdown", f.combined->slowdown}};
+  return j;
+}
+
+std::string render_fit(const FitReport& f, const WorkloadSpec& w, report::Format format) {
+  if (format == report::Format::kJson) return fit_json(f, w).dump(2) + "\n";
+  std::string out;
+  const MemoryBreakdown& m = f.baseline.memory;
+  if (format == report::Format::kTable) {
+    out += fmt::format("As configured: {} of {} per device: {}.\n", human_bytes(m.total()), human_bytes(f.baseline.capacity_bytes),
+                       f.baseline.fits ? "fits" : "DOES NOT FIT");
+    out += fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, KV cache {}, runtime {}\n", human_bytes(m.weights),
+                       human_bytes(m.gradients), human_bytes(m.optimizer), human_bytes(m.activations), human_bytes(m.kv_cache),
+                       human_bytes(m.runtime()));
+    out += fmt::format("Largest {} that fits as configured: {}; longest {}: {}\n\n", w.task == "infer" ? "batch" : "micro-batch",
+                       f.max_micro_batch ? std::to_string(*f.max_micro_batch) : "none", w.task == "infer" ? "context" : "sequence",
+                       f.max_seq ? std::to_string(*f.max_seq) : "none");
+  }
+  report::Table t;
+  t.header = {"change", "flags", "fits", "memory/device", "speed"};
+  t.right_align = {false, false, false, true, true};
+  for (const auto& c : f.changes)
+    t.rows.push_back({c.change + (c.quality_change ? " *" : ""), c.flags, c.fits ? "yes" : "no",
+                      c.per_device_bytes > 0 ? human_bytes(c.per_device_bytes) : "-",
+                      c.seconds > 0 ? fmt::format("{:+.0f}%", 100 * c.slowdown) : "-"});
+  out += report::render(t, format);
+  if (format == report::Format::kTable) {
+    out += "\n* changes the model's numerics or the task (quantisation, adapters, shorter context).\n";
+    if (f.combined)
+      out += fmt::format("No single change fits; together: {} ({}), {}, {:+.0f}% time.\n", f.combined->change, f.combined->flags,
+                         human_bytes(f.combined->per_device_bytes), 100 * f.combined->slowdown);
+  }
+  return out;
+}
+
+}  // namespace hwplan::cli

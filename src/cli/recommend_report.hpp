@@ -1,0 +1,19 @@
+// Rendering recommend and fit results (table / JSON / CSV / Markdown).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "recommend/fit.hpp"
+#include "recommend/recommend.hpp"
+#include "report/table.hpp"
+
+namespace hwplan::cli {
+
+nlohmann::json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec);
+std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
+                                  report::Format format);
+nlohmann::json fit_json(const FitReport& f, const WorkloadSpec& w);
+std::string render_fit(const FitReport& f, const WorkloadSpec& w, report::Format format);
+
+}  // namespace hwplan::cli

@@ -1,0 +1,228 @@
+#include "recommend/fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "recommend/query.hpp"
+
+namespace hwplan {
+namespace {
+
+struct Tried {
+  bool ok = false;  // the combination is valid at all
+  Estimate estimate;
+  double seconds = 0;
+};
+
+Tried try_spec(const io::Registry& registry, const WorkloadSpec& w) {
+  Tried t;
+  try {
+    Query q = resolve_query(registry, w);
+    Outcome o = run_query(q);
+    t.ok = true;
+    t.estimate = o.estimate;
+    t.seconds = t.estimate.training ? t.estimate.train.step_seconds : (w.generate > 0 ? t.estimate.infer.time_per_output_token_seconds
+                                                                                       : t.estimate.infer.prefill_seconds);
+  } catch (const InputError&) {
+  }
+  return t;
+}
+
+// Largest value in [1, hi] for which `fits(v)` holds, assuming monotonicity; nullopt when even 1 fails.
+std::optional<long long> largest(long long hi, const std::function<bool(long long)>& fits) {
+  if (!fits(1)) return std::nullopt;
+  long long lo = 1;
+  long long probe = 2;
+  while (probe <= hi && fits(probe)) {
+    lo = probe;
+    probe *= 2;
+  }
+  long long top = std::min(probe, hi + 1);  // fits(lo) true, fits(top) false or out of range
+  while (top - lo > 1) {
+    long long mid = lo + (top - lo) / 2;
+    if (fits(mid)) lo = mid;
+    else top = mid;
+  }
+  return lo;
+}
+
+struct Change {
+  std::string words;
+  std::string flags;
+  bool quality;
+  std::function<bool(WorkloadSpec&)> apply;  // false when not applicable
+};
+
+}  // namespace
+
+FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& base) {
+  FitReport report;
+  Query q0 = resolve_query(registry, base);  // validates the flags (throws on bad input)
+  Outcome o0 = run_query(q0);
+  report.baseline = o0.estimate;
+  const bool inference = base.task == "infer";
+  report.baseline_seconds = o0.estimate.training ? o0.estimate.train.step_seconds
+                                                 : (base.generate > 0 ? o0.estimate.infer.time_per_output_token_seconds
+                                                                      : o0.estimate.infer.prefill_seconds);
+  const Device& device = *q0.device;
+  const Model& model = q0.model;
+  const long long batch = base.batch.value_or(1);
+
+  std::vector<Change> changes;
+  if (!inference) {
+    changes.push_back({"bf16 mixed precision instead of fp32", "--precision bf16", false, [&](WorkloadSpec& w) {
+                         if (w.precision != "fp32" && w.precision != "tf32") return false;
+                         w.precision = device.supports(Precision::kBf16) ? "bf16" : "fp16";
+                         return true;
+                       }});
+    changes.push_back({"flash attention instead of eager", "--attention flash", false, [](WorkloadSpec& w) {
+                         if (w.attention == "flash") return false;
+                         w.attention = "flash";
+                         return true;
+                       }});
+    changes.push_back({"selective activation recomputation", "--recompute selective", false, [](WorkloadSpec& w) {
+                         if (w.recompute && *w.recompute != "none") return false;
+                         w.recompute = "selective";
+                         return true;
+                       }});
+    changes.push_back({"full activation recomputation (gradient checkpointing)", "--recompute full", false, [](WorkloadSpec& w) {
+                         if (w.recompute && *w.recompute == "full") return false;
+                         w.recompute = "full";
+                         return true;
+                       }});
+    changes.push_back({"8-bit Adam optimizer", "--optimizer adam8bit", false, [](WorkloadSpec& w) {
+                         if (w.optimizer == "adam8bit" || w.task == "lora" || w.task == "qlora") return false;
+                         w.optimizer = "adam8bit";
+                         return true;
+                       }});
+    for (int z = 1; z <= 3; ++z)
+      changes.push_back({"ZeRO-" + std::to_string(z) + " sharding across the " + std::to_string(base.count) + " devices",
+                         "--zero " + std::to_string(z), false, [z](WorkloadSpec& w) {
+                           if (w.count < 2 || w.zero.value_or(0) >= z) return false;
+                           w.zero = z;
+                           return true;
+                         }});
+    changes.push_back({"LoRA fine-tuning instead of full training", "--task lora", true, [](WorkloadSpec& w) {
+                         if (w.task == "lora" || w.task == "qlora") return false;
+                         w.task = "lora";
+                         w.optimizer = "adamw";
+                         return true;
+                       }});
+    changes.push_back({"QLoRA (4-bit NF4 base weights)", "--task qlora", true, [](WorkloadSpec& w) {
+                         if (w.task == "qlora") return false;
+                         w.task = "qlora";
+                         w.optimizer = "adamw";
+                         return true;
+                       }});
+    changes.push_back({"offload optimizer state to host memory", "--offload optimizer", false, [](WorkloadSpec& w) {
+                         if (w.offload != "none") return false;
+                         w.offload = "optimizer";
+                         return true;
+                       }});
+    changes.push_back({"offload parameters and optimizer to host memory", "--offload params", false, [](WorkloadSpec& w) {
+                         if (w.offload == "params") return false;
+                         w.offload = "params";
+                         return true;
+                       }});
+  } else {
+    changes.push_back({"int8 weights", "--weights int8", true, [](WorkloadSpec& w) {
+                         if (w.weights && (*w.weights == "int8" || *w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "nf4")) return false;
+                         w.weights = "int8";
+                         return true;
+                       }});
+    changes.push_back({"int4 weights (GPTQ/AWQ-style)", "--weights int4", true, [](WorkloadSpec& w) {
+                         if (w.weights && (*w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "nf4")) return false;
+                         w.weights = "int4";
+                         return true;
+                       }});
+    changes.push_back({"fp8 KV cache", "--kv-cache fp8", true, [](WorkloadSpec& w) {
+                         if (w.kv_cache && (*w.kv_cache == "fp8" || *w.kv_cache == "int8")) return false;
+                         w.kv_cache = "fp8";
+                         return true;
+                       }});
+  }
+
+  for (const auto& c : changes) {
+    WorkloadSpec w = base;
+    if (!c.apply(w)) continue;
+    Tried t = try_spec(registry, w);
+    if (!t.ok) continue;
+    FitChange fc{c.words, c.flags, t.estimate.fits, t.estimate.memory.total(), t.seconds,
+                 report.baseline_seconds > 0 ? t.seconds / report.baseline_seconds - 1 : 0, c.quality};
+    report.changes.push_back(fc);
+  }
+  // Smaller micro-batch with gradient accumulation keeps the global batch (training), smaller batch (inference).
+  auto fits_with_batch = [&](long long b) {
+    WorkloadSpec w = base;
+    w.batch = b;
+    if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / b);
+    Tried t = try_spec(registry, w);
+    return t.ok && t.estimate.fits;
+  };
+  report.max_micro_batch = largest(std::max<long long>(batch, 1) * 64, fits_with_batch);
+  if (report.max_micro_batch && *report.max_micro_batch < batch) {
+    WorkloadSpec w = base;
+    w.batch = *report.max_micro_batch;
+    if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / *report.max_micro_batch);
+    Tried t = try_spec(registry, w);
+    std::string words = inference ? "batch " + std::to_string(*report.max_micro_batch) + " instead of " + std::to_string(batch)
+                                  : "micro-batch " + std::to_string(*report.max_micro_batch) + " with gradient accumulation x" +
+                                        std::to_string(*w.grad_accum) + " (same global batch)";
+    report.changes.push_back({words, "--batch " + std::to_string(*w.batch) + (inference ? "" : " --grad-accum " + std::to_string(*w.grad_accum)),
+                              t.estimate.fits, t.estimate.memory.total(), t.seconds,
+                              report.baseline_seconds > 0 ? t.seconds / report.baseline_seconds - 1 : 0, false});
+  }
+  // Longest sequence / context that fits as configured.
+  if (model.is_transformer()) {
+    long long limit = std::max<long long>(model.max_sequence_length, 1) * 8;
+    report.max_seq = largest(limit, [&](long long s) {
+      WorkloadSpec w = base;
+      if (inference) {
+        long long total = base.prompt + base.generate;
+        w.prompt = std::max<long long>(0, s * base.prompt / std::max<long long>(1, total));
+        w.generate = s - w.prompt;
+      } else {
+        w.seq = s;
+      }
+      Tried t = try_spec(registry, w);
+      return t.ok && t.estimate.fits;
+    });
+    long long current = inference ? base.prompt + base.generate : q0.input.workload.seq;
+    if (report.max_seq && *report.max_seq < current) {
+      report.changes.push_back({(inference ? "context of " : "sequence length ") + std::to_string(*report.max_seq) + " tokens instead of " +
+                                    std::to_string(current),
+                                inference ? "--prompt/--generate" : "--seq " + std::to_string(*report.max_seq), true, 0, 0, 0, true});
+      report.changes.back().fits = true;
+    }
+  }
+  std::stable_sort(report.changes.begin(), report.changes.end(), [](const FitChange& a, const FitChange& b) {
+    if (a.fits != b.fits) return a.fits;
+    if (a.quality_change != b.quality_change) return !a.quality_change;  // prefer changes that keep the model's numerics
+    return a.slowdown < b.slowdown;
+  });
+
+  // Combined: if no single change fits, stack the non-quality changes in order of their memory saving.
+  bool any = std::any_of(report.changes.begin(), report.changes.end(), [](const FitChange& c) { return c.fits; });
+  if (!report.baseline.fits && !any) {
+    WorkloadSpec w = base;
+    std::string flags, words;
+    for (const auto& c : changes) {
+      WorkloadSpec next = w;
+      if (!c.apply(next)) continue;
+      Tried t = try_spec(registry, next);
+      if (!t.ok) continue;
+      w = next;
+      flags += (flags.empty() ? "" : " ") + c.flags;
+      words += (words.empty() ? "" : " + ") + c.words;
+      if (t.estimate.fits) {
+        report.combined = FitChange{words, flags, true, t.estimate.memory.total(), t.seconds,
+                                    report.baseline_seconds > 0 ? t.seconds / report.baseline_seconds - 1 : 0, c.quality};
+        break;
+      }
+    }
+  }
+  return report;
+}
+
+}  // namespace hwplan

@@ -1,0 +1,35 @@
+// `hwplan fit`: why a workload does not fit, and the cheapest changes (in speed) that make it fit.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/workload_spec.hpp"
+#include "estimators/estimate.hpp"
+#include "io/registry.hpp"
+
+namespace hwplan {
+
+struct FitChange {
+  std::string change;  // in words
+  std::string flags;   // the flags that apply it
+  bool fits = false;
+  double per_device_bytes = 0;
+  double seconds = 0;    // step time (training) or time per output token (inference)
+  double slowdown = 0;   // seconds / baseline seconds - 1 (negative = faster)
+  bool quality_change = false;  // changes the model's numerics (LoRA, quantisation, shorter context)
+};
+
+struct FitReport {
+  Estimate baseline;
+  double baseline_seconds = 0;
+  std::vector<FitChange> changes;      // those that fit first, cheapest first; then those that do not
+  std::optional<FitChange> combined;   // cheapest changes applied together until it fits
+  std::optional<long long> max_micro_batch;  // largest batch that fits as configured (nullopt: not even 1)
+  std::optional<long long> max_seq;          // longest sequence (training) / context (inference) that fits
+};
+
+FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& workload);
+
+}  // namespace hwplan

@@ -1,0 +1,160 @@
+#include "recommend/query.hpp"
+
+#include <cmath>
+
+#include "io/profile_io.hpp"
+
+namespace hwplan {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& flag, const std::string& message) { throw InputError({}, flag, message); }
+
+template <typename T, typename Parse>
+T parse_choice(const std::string& flag, const std::string& value, Parse parse, const char* allowed) {
+  auto v = parse(value);
+  if (!v) {
+    std::string message = "'" + value + "' is not one of: " + allowed;
+    bad(flag, message);
+  }
+  return *v;
+}
+
+void check_range(const std::string& flag, long long v, long long lo, long long hi) {
+  if (v < lo) bad(flag, "must be at least " + std::to_string(lo) + ", got " + std::to_string(v));
+  if (v > hi) bad(flag, "must be at most " + std::to_string(hi) + ", got " + std::to_string(v));
+}
+
+}  // namespace
+
+Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const Device* device_override,
+                    std::optional<int> count_override, const Model* model_override) {
+  Query q;
+  q.model = model_override ? *model_override : registry.model(o.model);
+  q.device = device_override ? device_override : &registry.device(o.device);
+  long long count = count_override ? *count_override : o.count;
+  check_range("--count", count, 1, 10'000'000);
+
+  Workload& w = q.input.workload;
+  w.task = parse_choice<Task>("--task", o.task, parse_task, "train, finetune, lora, qlora, infer");
+  w.precision = parse_choice<Precision>("--precision", o.precision, parse_precision, "fp32, tf32, fp16, bf16, fp8");
+  if (w.precision == Precision::kInt8 || w.precision == Precision::kInt4 || w.precision == Precision::kFp4 ||
+      w.precision == Precision::kFp64)
+    bad("--precision", "'" + o.precision + "' is not a compute precision (use --weights for quantised inference)");
+  if (o.weights) {
+    w.weights = parse_choice<WeightFormat>("--weights", *o.weights, parse_weight_format,
+                                           "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0");
+    if (w.task != Task::kInfer) bad("--weights", "applies to --task infer (QLoRA uses nf4 by itself)");
+  }
+  w.kv_cache = w.precision == Precision::kFp32 ? Precision::kFp32 : Precision::kBf16;
+  if (o.kv_cache) {
+    w.kv_cache = parse_choice<Precision>("--kv-cache", *o.kv_cache, parse_precision, "fp32, fp16, bf16, fp8, int8");
+    w.kv_cache_set = true;
+  }
+  if (o.seq) check_range("--seq", *o.seq, 1, 100'000'000);
+  w.seq = o.seq.value_or(q.model.is_transformer() ? std::min<long long>(q.model.max_sequence_length, 2048) : 1);
+  if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0)) bad("--tokens", "must be a positive number");
+  w.tokens = o.tokens;
+  w.attention = parse_choice<Attention>("--attention", o.attention, parse_attention, "eager, flash");
+  w.optimizer = parse_choice<Optimizer>("--optimizer", o.optimizer, parse_optimizer, "adamw, sgd, adafactor, adam8bit");
+  check_range("--lora-rank", o.lora_rank, 1, 65536);
+  w.lora_rank = static_cast<int>(o.lora_rank);
+  if (o.lora_targets != "all-linear" && o.lora_targets != "qv") bad("--lora-targets", "must be all-linear or qv");
+  w.lora_targets = o.lora_targets;
+  check_range("--prompt", o.prompt, 0, 100'000'000);
+  check_range("--generate", o.generate, 0, 100'000'000);
+  w.prompt = o.prompt;
+  w.generate = o.generate;
+  if (w.task == Task::kInfer && w.prompt + w.generate == 0) bad("--prompt", "prompt and generate cannot both be 0");
+
+  System& s = q.input.system;
+  s.count = static_cast<int>(count);
+  check_range("--devices-per-node", o.devices_per_node, 1, 1'000'000);
+  s.devices_per_node = static_cast<int>(o.devices_per_node);
+  if (!(o.network_gbps > 0) || !std::isfinite(o.network_gbps)) bad("--network-gbps", "must be a positive number");
+  s.network_bytes_per_s = o.network_gbps * 1e9 / 8;
+  s.overlap_grad_reduce = !o.no_overlap_grad_reduce;
+
+  Plan& p = q.input.plan;
+  if (o.batch) check_range("--batch", *o.batch, 1, 1'000'000);
+  if (o.grad_accum) check_range("--grad-accum", *o.grad_accum, 1, 1'000'000);
+  if (o.global_batch) check_range("--global-batch", *o.global_batch, 1, 1'000'000'000);
+  if (o.tp) check_range("--tp", *o.tp, 1, count);
+  if (o.pp) check_range("--pp", *o.pp, 1, count);
+  if (o.dp) check_range("--dp", *o.dp, 1, count);
+  if (o.ep) check_range("--ep", *o.ep, 1, count);
+  if (o.zero) check_range("--zero", *o.zero, 0, 3);
+  if (o.vp) check_range("--vp", *o.vp, 1, 1024);
+  p.vp = static_cast<int>(o.vp.value_or(1));
+  p.micro_batch = o.batch.value_or(1);
+  p.grad_accum = o.grad_accum.value_or(1);
+  p.offload = parse_choice<Offload>("--offload", o.offload, parse_offload, "none, optimizer, params");
+  p.sequence_parallel = !o.no_sequence_parallel;
+  if (o.recompute) p.recompute = parse_choice<Recompute>("--recompute", *o.recompute, parse_recompute, "none, selective, full");
+  if (w.task == Task::kInfer && (o.zero || o.recompute || o.grad_accum))
+    bad(o.zero ? "--zero" : o.recompute ? "--recompute" : "--grad-accum", "applies to training tasks, not --task infer");
+  if (w.task == Task::kInfer && o.offload != "none") bad("--offload", "applies to training tasks, not --task infer");
+  if (q.model.is_transformer() && o.tp && q.model.attention_heads % *o.tp != 0)
+    bad("--tp", std::to_string(*o.tp) + "-way tensor parallelism does not divide the " +
+                    std::to_string(q.model.attention_heads) + " attention heads of " + q.model.id);
+
+  // Which layout fields are fixed? With one device, everything is; otherwise search what was not given.
+  const bool layout_given = o.tp || o.pp || o.dp;
+  if (count == 1 || (o.tp && o.pp && o.dp) || (layout_given && o.batch && (w.task == Task::kInfer || o.zero))) {
+    p.tp = static_cast<int>(o.tp.value_or(1));
+    p.pp = static_cast<int>(o.pp.value_or(1));
+    p.dp = static_cast<int>(o.dp.value_or(count / (p.tp * p.pp)));
+    if (count > 1 && !(o.tp && o.pp && o.dp) && static_cast<long long>(p.tp) * p.pp * p.dp != count)
+      bad("--count", "tp x pp does not divide --count " + std::to_string(count));
+    p.zero = static_cast<int>(o.zero.value_or(0));
+    p.ep = static_cast<int>(o.ep.value_or(1));
+    if (w.task == Task::kInfer) {
+      p.grad_accum = 1;
+    }
+  } else {
+    q.search = true;
+    q.space.tp = o.tp ? std::optional<int>(static_cast<int>(*o.tp)) : std::nullopt;
+    q.space.pp = o.pp ? std::optional<int>(static_cast<int>(*o.pp)) : std::nullopt;
+    q.space.dp = o.dp ? std::optional<int>(static_cast<int>(*o.dp)) : std::nullopt;
+    q.space.ep = o.ep ? std::optional<int>(static_cast<int>(*o.ep)) : std::nullopt;
+    q.space.zero = o.zero ? std::optional<int>(static_cast<int>(*o.zero)) : std::nullopt;
+    if (o.recompute) q.space.recompute = p.recompute;
+    if (w.task == Task::kInfer) {
+      q.space.micro_batch = p.micro_batch;
+    } else if (o.batch && !o.global_batch) {
+      // The user fixed the per-device micro-batch: keep it and the global batch it implies as pure data parallel.
+      q.space.micro_batch = p.micro_batch;
+    }
+    q.space.global_batch = o.global_batch.value_or(p.micro_batch * p.grad_accum * count);
+  }
+  if (o.global_batch && !q.search) {
+    if (*o.global_batch % (p.micro_batch * p.dp) != 0)
+      bad("--global-batch", "is not a multiple of batch x dp = " + std::to_string(p.micro_batch * p.dp));
+    p.grad_accum = *o.global_batch / (p.micro_batch * p.dp);
+  }
+
+  if (o.profile) q.profile = io::load_profile(*o.profile);
+  q.input.model = &q.model;
+  q.input.device = q.device;
+  q.input.profile = q.profile ? &*q.profile : nullptr;
+  if (!q.search) validate_plan(q.input);
+  return q;
+}
+
+Outcome run_query(Query& q) {
+  Outcome out;
+  q.input.model = &q.model;
+  q.input.profile = q.profile ? &*q.profile : nullptr;
+  if (!q.search) {
+    out.estimate = estimate(q.input);
+    return out;
+  }
+  SearchResult r = search_layouts(q.input, q.space);
+  out.found = r.found;
+  out.estimate = r.estimate;
+  if (r.found || r.layouts_evaluated > 0) q.input.plan = r.best;
+  out.search = std::move(r);
+  return out;
+}
+
+}  // namespace hwplan

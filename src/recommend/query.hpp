@@ -1,0 +1,40 @@
+// Turning a stated workload (WorkloadSpec: CLI flags, a batch scenario, a measurement case) into a validated
+// EstimateInput, and running it (with the layout search when the layout is not fully given).
+#pragma once
+
+#include <optional>
+
+#include "core/device.hpp"
+#include "core/error.hpp"
+#include "core/model.hpp"
+#include "core/profile.hpp"
+#include "core/workload_spec.hpp"
+#include "estimators/estimate.hpp"
+#include "estimators/search.hpp"
+#include "io/registry.hpp"
+
+namespace hwplan {
+
+// A fully resolved query: owns the model and profile the EstimateInput points at.
+struct Query {
+  Model model;
+  const Device* device = nullptr;
+  std::optional<Profile> profile;
+  EstimateInput input;
+  SearchSpace space;
+  bool search = false;  // some layout fields are free and count > 1 (or micro-batch free)
+};
+
+// Validates every flag (exit-2 errors name the flag) and builds the query. `device` may be overridden
+// (recommend evaluates many devices for one workload).
+Query resolve_query(const io::Registry& registry, const WorkloadSpec& w, const Device* device_override = nullptr,
+                    std::optional<int> count_override = std::nullopt, const Model* model_override = nullptr);
+// Runs the estimate, searching the layout when needed.
+struct Outcome {
+  Estimate estimate;
+  std::optional<SearchResult> search;
+  bool found = true;
+};
+Outcome run_query(Query& q);
+
+}  // namespace hwplan

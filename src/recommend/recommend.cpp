@@ -1,0 +1,258 @@
+#include "recommend/recommend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <future>
+#include <map>
+
+#include "core/strings.hpp"
+#include "core/units.hpp"
+#include "recommend/query.hpp"
+
+namespace hwplan {
+namespace {
+
+// Fraction of TDP drawn on average: training keeps the GPUs near their power limit; serving less so.
+constexpr double kTrainingPowerFraction = 0.8;
+constexpr double kInferencePowerFraction = 0.6;
+
+bool listed(const std::vector<std::string>& list, const std::string& value) {
+  if (list.empty()) return true;
+  for (const auto& x : list)
+    if (to_lower(x) == to_lower(value)) return true;
+  return false;
+}
+
+std::optional<double> purchase_price(const Device& d) {
+  if (d.price.launch_msrp_usd) return d.price.launch_msrp_usd;
+  return d.price.street_usd;
+}
+
+bool needs_port(const Device& d) {
+  bool cuda = std::find(d.software.begin(), d.software.end(), "cuda") != d.software.end();
+  bool rocm = std::find(d.software.begin(), d.software.end(), "rocm") != d.software.end();
+  return !cuda && !rocm && d.device_class != DeviceClass::kEdge;
+}
+
+struct DeviceResult {
+  std::vector<Candidate> feasible;
+  std::optional<Rejection> rejection;
+  std::optional<Rejection> miss;
+  long long configurations = 0;
+  long long layouts = 0;
+};
+
+DeviceResult evaluate_device(const io::Registry& registry, const Device& d, const WorkloadSpec& w,
+                             const RecommendSpec& spec, const Model& model, double job_tokens,
+                             std::optional<double> deadline_s, const std::vector<int>& counts) {
+  DeviceResult out;
+  const bool inference = w.task == "infer";
+  if (!inference && !d.training) {
+    out.rejection = Rejection{d.id, "inference-only software stack (" + (d.software.empty() ? std::string("none") : d.software[0]) + "); cannot train", ""};
+    return out;
+  }
+  if (model.is_transformer() && d.device_class == DeviceClass::kEdge && !inference) {
+    out.rejection = Rejection{d.id, "edge device: inference only", ""};
+    return out;
+  }
+  std::string basis = spec.cost_basis;
+  if (basis == "auto") basis = d.price.cloud_usd_per_hour ? "rent" : "buy";
+  if (basis == "rent" && !d.price.cloud_usd_per_hour) {
+    out.rejection = Rejection{d.id, "no rental price in the catalog", "use --buy"};
+    return out;
+  }
+  if (basis == "buy" && !purchase_price(d)) {
+    out.rejection = Rejection{d.id, "no purchase price in the catalog", "use --rent"};
+    return out;
+  }
+  std::string last_reason;
+  std::string last_fix;
+  double best_miss_ratio = INFINITY;
+  for (int count : counts) {
+    if (count > 1 && spec.require_interconnect && !d.interconnect.pools_memory()) {
+      last_reason = "no scale-up interconnect (" + d.interconnect.type + ") for multi-device use";
+      break;
+    }
+    if (spec.max_power_w && count * d.tdp_w > *spec.max_power_w) {
+      if (count == 1) last_reason = fmt::format("draws {:.0f} W, over the {:.0f} W limit", d.tdp_w, *spec.max_power_w);
+      break;
+    }
+    ++out.configurations;
+    Query q;
+    try {
+      q = resolve_query(registry, w, &d, count, &model);
+    } catch (const InputError& e) {
+      last_reason = e.detail();
+      continue;
+    }
+    Outcome o = run_query(q);
+    if (o.search) out.layouts += o.search->layouts_evaluated;
+    const Estimate& e = o.estimate;
+    if (!e.fits) {
+      double ratio = e.memory.total() / std::max(1.0, e.capacity_bytes);
+      if (ratio < best_miss_ratio) {
+        best_miss_ratio = ratio;
+        last_reason = fmt::format("does not fit: needs {} per device, has {} (x{})", human_bytes(e.memory.total()),
+                                  human_bytes(e.capacity_bytes), count);
+        last_fix = e.notes.size() > 1 ? e.notes[1] : "";
+      }
+      continue;
+    }
+    Candidate c;
+    c.device = &d;
+    c.count = count;
+    c.estimate = e;
+    c.cost_basis = basis;
+    c.power_w = count * d.tdp_w;
+    if (inference) {
+      double replicas = std::max(1, q.input.plan.dp);
+      c.step_seconds = e.infer.time_per_output_token_seconds;
+      c.tokens_per_second = e.infer.decode_tokens_per_second * replicas;
+      if (w.generate == 0) c.tokens_per_second = static_cast<double>(q.input.plan.micro_batch * w.prompt) / e.infer.prefill_seconds * replicas;
+      c.total_seconds = job_tokens / std::max(1e-9, c.tokens_per_second);
+      if (spec.min_decode_tokens_per_second && e.infer.time_per_output_token_seconds > 0 &&
+          1.0 / e.infer.time_per_output_token_seconds < *spec.min_decode_tokens_per_second) {
+        last_reason = fmt::format("decodes {:.1f} tokens/s per stream, below the {:.1f} asked", 1.0 / e.infer.time_per_output_token_seconds,
+                                  *spec.min_decode_tokens_per_second);
+        continue;
+      }
+    } else {
+      c.step_seconds = e.train.step_seconds;
+      c.tokens_per_second = e.train.tokens_per_second;
+      c.total_seconds = job_tokens / std::max(1e-9, c.tokens_per_second);
+    }
+    double hours = c.total_seconds / 3600;
+    c.energy_kwh = c.power_w * (inference ? kInferencePowerFraction : kTrainingPowerFraction) * hours / 1000;
+    c.cost_usd = basis == "rent" ? count * *d.price.cloud_usd_per_hour * hours : count * *purchase_price(d);
+    if (needs_port(d)) c.cost_usd += spec.porting_cost_usd;
+    if (deadline_s && c.total_seconds > *deadline_s) {
+      last_reason = fmt::format("misses the deadline: {} with {} devices", human_seconds(c.total_seconds), count);
+      last_fix = "more devices";
+      continue;
+    }
+    if (spec.budget_usd && c.cost_usd > *spec.budget_usd) {
+      last_reason = fmt::format("over budget: ${:.0f} with {} device(s) (budget ${:.0f})", c.cost_usd, count, *spec.budget_usd);
+      continue;
+    }
+    // Reasons in words.
+    const MemoryBreakdown& m = e.memory;
+    c.reasons.push_back(fmt::format("fits with {} headroom per device", human_bytes(e.capacity_bytes - m.total())));
+    if (inference) {
+      c.reasons.push_back(fmt::format("decode is {}-bound: {:.1f} tokens/s per stream", e.infer.decode_memory_bound ? "memory" : "compute",
+                                      e.infer.time_per_output_token_seconds > 0 ? 1.0 / e.infer.time_per_output_token_seconds : 0.0));
+    } else {
+      c.reasons.push_back(fmt::format("step is {}-bound, MFU {:.0f}%", e.bound, 100 * e.train.mfu));
+    }
+    const Plan& p = e.plan;
+    if (count > 1) {
+      std::string layout = fmt::format("tp {} pp {} dp {}", p.tp, p.pp, p.dp);
+      if (!d.interconnect.pools_memory() && (p.tp > 1 || p.pp > 1))
+        c.reasons.push_back("no NVLink-class link: " + layout + " over PCIe" + (p.pp > 1 ? " (layers split across cards)" : ""));
+      else
+        c.reasons.push_back("layout " + layout + (d.interconnect.pools_memory() ? " over " + d.interconnect.type : ""));
+    }
+    if (p.recompute != Recompute::kNone) c.reasons.push_back(std::string("needs ") + to_string(p.recompute) + " activation recomputation");
+    if (p.zero > 0) c.reasons.push_back(fmt::format("needs ZeRO-{} sharding", p.zero));
+    if (needs_port(d))
+      c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],
+                                      spec.porting_cost_usd));
+    if (d.device_class == DeviceClass::kConsumer) c.reasons.push_back("consumer card: no datacenter cooling needed, but memory cannot be pooled");
+    if (d.device_class == DeviceClass::kEdge && inference)
+      c.reasons.push_back(fmt::format("{:.2f} tokens/s per watt", c.tokens_per_second / std::max(1.0, c.power_w)));
+    if (d.confidence == "low") c.reasons.push_back("catalog figures are low-confidence for this device");
+    out.feasible.push_back(std::move(c));
+  }
+  if (out.feasible.empty()) {
+    out.rejection = Rejection{d.id, last_reason.empty() ? "no feasible configuration" : last_reason, last_fix};
+    if (std::isfinite(best_miss_ratio)) out.miss = Rejection{d.id, last_reason, last_fix};
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> candidate_counts(long long max_count) {
+  std::vector<int> out;
+  for (int c : {1, 2, 4})
+    if (c <= max_count) out.push_back(c);
+  for (int c = 8; c <= 64 && c <= max_count; c += 8) out.push_back(c);
+  for (long long c = 128; c <= max_count; c *= 2) out.push_back(static_cast<int>(c));
+  if (max_count > 64 && out.back() != max_count && max_count <= 1'000'000) out.push_back(static_cast<int>(max_count));
+  return out;
+}
+
+Recommendation recommend(const io::Registry& registry, const WorkloadSpec& w, const RecommendSpec& spec, int threads) {
+  auto start = std::chrono::steady_clock::now();
+  Recommendation r;
+  Model model = registry.model(w.model);
+  r.model_id = model.id;
+  const bool inference = w.task == "infer";
+  if (w.tokens) {
+    r.job_tokens = *w.tokens;
+  } else {
+    r.job_tokens = inference ? 1e6 : 1e9;  // cost per million generated tokens / per billion trained tokens
+    r.job_tokens_assumed = true;
+  }
+  std::optional<double> deadline;
+  if (spec.deadline) {
+    deadline = parse_duration_seconds(*spec.deadline);
+    if (!deadline) throw InputError({}, "--deadline", "'" + *spec.deadline + "' is not a duration such as 14d, 36h, 90m");
+  }
+  if (spec.optimize != "cost" && spec.optimize != "time" && spec.optimize != "energy" && spec.optimize != "balanced")
+    throw InputError({}, "--optimize", "'" + spec.optimize + "' is not one of: cost, time, energy, balanced");
+  if (spec.max_count < 1) throw InputError({}, "--max-count", "must be at least 1");
+  for (const auto& c : spec.classes)
+    if (!parse_device_class(c)) throw InputError({}, "--class", "'" + c + "' is not one of: consumer, workstation, datacenter, npu, edge");
+  for (const auto& x : spec.exclude) registry.device(x);  // unknown ids are errors, with a suggestion
+
+  std::vector<const Device*> devices;
+  for (const auto& d : registry.devices()) {
+    if (!listed(spec.classes, to_string(d.device_class)) || !listed(spec.vendors, d.vendor)) continue;
+    bool excluded = false;
+    for (const auto& x : spec.exclude)
+      if (registry.find_device(x) == &d) excluded = true;
+    if (!excluded) devices.push_back(&d);
+  }
+  std::vector<int> counts = candidate_counts(spec.max_count);
+  // Devices are independent: evaluate them on `threads` workers, then merge in catalog order (results are
+  // identical whatever the thread count).
+  std::vector<DeviceResult> results(devices.size());
+  auto work = [&](std::size_t begin, std::size_t step) {
+    for (std::size_t i = begin; i < devices.size(); i += step)
+      results[i] = evaluate_device(registry, *devices[i], w, spec, model, r.job_tokens, deadline, counts);
+  };
+  threads = std::max(1, threads);
+  std::vector<std::future<void>> workers;
+  for (int t = 1; t < threads; ++t) workers.push_back(std::async(std::launch::async, work, t, threads));
+  work(0, threads);
+  for (auto& f : workers) f.get();
+
+  for (auto& res : results) {
+    r.configurations += res.configurations;
+    r.layouts_evaluated += res.layouts;
+    for (auto& c : res.feasible) r.candidates.push_back(std::move(c));
+    if (res.rejection) r.rejected.push_back(*res.rejection);
+    if (res.miss) r.nearest_misses.push_back(*res.miss);
+  }
+  // Score: best value on the objective / this value (1 = best). Balanced: geometric mean of cost and time.
+  auto value = [&](const Candidate& c) {
+    if (spec.optimize == "cost") return c.cost_usd;
+    if (spec.optimize == "time") return c.total_seconds;
+    if (spec.optimize == "energy") return c.energy_kwh;
+    return std::sqrt(std::max(1e-9, c.cost_usd) * std::max(1e-9, c.total_seconds));
+  };
+  double best = INFINITY;
+  for (const auto& c : r.candidates) best = std::min(best, value(c));
+  for (auto& c : r.candidates) c.score = best / std::max(1e-12, value(c));
+  std::stable_sort(r.candidates.begin(), r.candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.score != b.score) return a.score > b.score;
+    if (a.device->id != b.device->id) return a.device->id < b.device->id;
+    return a.count < b.count;
+  });
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace hwplan

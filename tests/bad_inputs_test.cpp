@@ -1,0 +1,48 @@
+// Every file of the bad-input corpus (tests/bad_inputs/MANIFEST.tsv) makes the real binary exit 2 with one
+// error line that names the file, line:column and the key.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "test_util.hpp"
+
+TEST_CASE("bad-input corpus: exit 2, one message naming file:line:column and the key") {
+  std::ifstream manifest(hwplan::test::source_path("tests/bad_inputs/MANIFEST.tsv"));
+  REQUIRE(manifest.good());
+  std::string line;
+  int count = 0;
+  const std::regex position(R"(\.ya?ml:[0-9]+:[0-9]+: )");
+  while (std::getline(manifest, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string rel, key, description;
+    std::getline(fields, rel, '\t');
+    std::getline(fields, key, '\t');
+    std::getline(fields, description);
+    std::string path = hwplan::test::source_path("tests/bad_inputs/" + rel);
+    std::string command;
+    if (rel.rfind("catalog/", 0) == 0) command = "catalog list --catalog '" + path + "'";
+    else if (rel.rfind("model/", 0) == 0) command = "models list --models '" + path + "'";
+    else if (rel.rfind("profile/", 0) == 0) command = "estimate --model gpt2 --device t4 --profile '" + path + "'";
+    else if (rel.rfind("batch/", 0) == 0) command = "batch '" + path + "' --strict";
+    else FAIL("unknown corpus folder: " << rel);
+    CAPTURE(rel);
+    CAPTURE(description);
+    auto r = hwplan::test::run_hwplan(command);
+    CAPTURE(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.rfind("hwplan: error: ", 0) == 0);
+    CHECK(r.err.find(rel) != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(r.err.find("internal error") == std::string::npos);
+    if (rel.rfind("batch/", 0) != 0) CHECK(r.out.empty());
+    if (key != "-") {
+      CHECK(r.err.find(key) != std::string::npos);
+      CHECK(std::regex_search(r.err, position));
+    }
+    ++count;
+  }
+  CHECK(count >= 40);
+}
