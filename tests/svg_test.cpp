@@ -272,6 +272,13 @@ TEST_CASE("roofline: partial and empty inputs still make valid SVG") {
   svg = render_roofline_svg(points_only);
   check_svg_shell(svg);
   CHECK(count(svg, "class=\"point\"") == 3);
+
+  RooflineChart extreme = points_only;  // ranges of hundreds of decades, down to underflow
+  extreme.bandwidth_bytes_per_s = 1e12;
+  extreme.ceilings = {{"huge", 1e300}};
+  svg = render_roofline_svg(extreme);
+  check_svg_shell(svg);
+  CHECK(count(svg, "class=\"point\"") == 3);
 }
 
 TEST_CASE("memory chart: stacked bars, consistent colours, capacity and overflow") {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <charconv>
 #include <filesystem>
@@ -206,6 +207,8 @@ HostInfo detect_host() {
   }
   if (const std::string pretty = os_pretty_name(); !pretty.empty()) h.os += (h.os.empty() ? "" : " ") + ("(" + pretty + ")");
   if (h.os.empty()) h.os = "unknown";
+  double load[1] = {0};
+  if (getloadavg(load, 1) == 1) h.load_average_1min = load[0];
   return h;
 }
 

@@ -18,6 +18,8 @@ struct HostInfo {
   double memory_bytes = 0;     // MemTotal
   std::string os;              // "Linux 6.1.0-18-amd64 (Debian GNU/Linux 12 (bookworm))"
   std::string hostname;
+  double load_average_1min = 0;  // runnable threads, averaged over a minute: above ~0.5 x threads, others are
+                                 // competing for the cores and the calibration will read low
 };
 
 HostInfo detect_host();

@@ -22,6 +22,7 @@ Command estimate_command();
 Command validate_command();
 Command recommend_command();
 Command fit_command();
+Command batch_command();
 std::vector<Command> all_commands();
 
 }  // namespace hwplan::cli

@@ -42,7 +42,8 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                                {"score", c.score},
                                {"reasons", c.reasons}});
   }
-  j["feasible_count"] = r.candidates.size();
+  j["feasible_devices"] = r.candidates.size();
+  j["feasible_configurations"] = r.feasible_configurations;
   j["rejected"] = json::array();
   for (const auto& x : r.rejected) j["rejected"].push_back({{"device", x.device}, {"reason", x.reason}, {"fix", x.fix}});
   if (r.candidates.empty()) {
@@ -92,7 +93,7 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
   }
   out += fmt::format("\nRejected ({}):\n", r.rejected.size());
   for (const auto& x : r.rejected) out += "  " + x.device + ": " + x.reason + "\n";
-  out += fmt::format("\n{} feasible configurations of {} evaluated ({} layouts) in {}.\n", r.candidates.size(), r.configurations,
+  out += fmt::format("\n{} feasible configurations of {} evaluated ({} layouts) in {}.\n", r.feasible_configurations, r.configurations,
                      r.layouts_evaluated, human_seconds(r.seconds));
   return out;
 }

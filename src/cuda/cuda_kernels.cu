@@ -490,8 +490,6 @@ class GemmBench {
     return time_on_stream(s_, reps, gemm, flush);
   }
 
-  const DeviceContext& ctx() const { return ctx_; }
-
  private:
   const DeviceContext& ctx_;
   cudaStream_t s_;

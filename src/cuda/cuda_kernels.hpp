@@ -8,6 +8,7 @@
 // Built only when the CUDA backend is on; cuda_stub.cpp answers for it otherwise.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,21 +38,25 @@ struct GpuKernelResult {
   int repetitions = 0;   // timed runs, warm-ups excluded
 };
 
+// Called after each measurement (for progress lines on stderr); may be empty.
+using Progress = std::function<void(const GpuKernelResult&)>;
+
 // copy, scale, add, triad (grid-stride, double) over arrays of at least 4x L2 (STREAM byte counting: 16 or 24
 // bytes per element), then cudaMemcpy device-to-device (2 x bytes: read + write) and host<->device from pinned
 // memory (bytes copied, one way).
-std::vector<GpuKernelResult> gpu_stream(int device, bool quick);
+std::vector<GpuKernelResult> gpu_stream(int device, bool quick, const Progress& progress = {});
 
 // triad at working sets from 1 MiB (L2-resident) to 4 GiB (quick: 1 GiB), several back-to-back launches per
 // timed repetition so that small sizes are not all launch overhead.
-std::vector<GpuKernelResult> gpu_bandwidth_sweep(int device, bool quick);
+std::vector<GpuKernelResult> gpu_bandwidth_sweep(int device, bool quick, const Progress& progress = {});
 
 // cuBLAS GEMM sweep: square 256..16384 (quick: ..4096) plus transformer-like shapes (tokens x hidden, MLP,
 // GEMV-like decode). precision: "fp64", "fp32" (tensor cores off), "tf32", "fp16", "bf16" (FP32 accumulate),
 // "fp8" (e4m3 inputs, bf16 output, cuBLASLt; compute capability 8.9+ only, else empty). Data is random and
 // non-zero; a buffer larger than L2 is written between repetitions so that no run starts from a warm cache.
 // size = 2*M*N*K FLOPs. An unknown precision returns empty with last_error() set.
-std::vector<GpuKernelResult> gpu_gemm(int device, const std::string& precision, bool quick);
+std::vector<GpuKernelResult> gpu_gemm(int device, const std::string& precision, bool quick,
+                                      const Progress& progress = {});
 
 // Median time from launching an empty kernel to cudaStreamSynchronize returning (host clock), seconds; 0 when
 // there is no GPU.

@@ -58,7 +58,13 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     return out;
   }
   std::string basis = spec.cost_basis;
-  if (basis == "auto") basis = d.price.cloud_usd_per_hour ? "rent" : "buy";
+  if (basis == "auto") {
+    if (!d.price.cloud_usd_per_hour && !purchase_price(d)) {
+      out.rejection = Rejection{d.id, "no price (purchase or rental) in the catalog", "add one with --catalog"};
+      return out;
+    }
+    basis = d.price.cloud_usd_per_hour ? "rent" : "buy";
+  }
   if (basis == "rent" && !d.price.cloud_usd_per_hour) {
     out.rejection = Rejection{d.id, "no rental price in the catalog", "use --buy"};
     return out;
@@ -153,8 +159,8 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
       else
         c.reasons.push_back("layout " + layout + (d.interconnect.pools_memory() ? " over " + d.interconnect.type : ""));
     }
-    if (p.recompute != Recompute::kNone) c.reasons.push_back(std::string("needs ") + to_string(p.recompute) + " activation recomputation");
-    if (p.zero > 0) c.reasons.push_back(fmt::format("needs ZeRO-{} sharding", p.zero));
+    if (p.recompute != Recompute::kNone) c.reasons.push_back(std::string("uses ") + to_string(p.recompute) + " activation recomputation");
+    if (p.zero > 0) c.reasons.push_back(fmt::format("uses ZeRO-{} sharding", p.zero));
     if (needs_port(d))
       c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],
                                       spec.porting_cost_usd));
@@ -251,6 +257,16 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& w, co
     if (a.device->id != b.device->id) return a.device->id < b.device->id;
     return a.count < b.count;
   });
+  // One line per device: its best count (the others are variations of the same choice).
+  std::vector<Candidate> best_per_device;
+  std::vector<std::string> seen;
+  for (auto& c : r.candidates) {
+    if (std::find(seen.begin(), seen.end(), c.device->id) != seen.end()) continue;
+    seen.push_back(c.device->id);
+    best_per_device.push_back(std::move(c));
+  }
+  r.feasible_configurations = static_cast<long long>(r.candidates.size());
+  r.candidates = std::move(best_per_device);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

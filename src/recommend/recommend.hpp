@@ -36,7 +36,8 @@ struct Recommendation {
   std::string model_id;
   double job_tokens = 0;
   bool job_tokens_assumed = false;
-  std::vector<Candidate> candidates;  // feasible, best first (all of them; the report shows the top K)
+  std::vector<Candidate> candidates;  // feasible, best first, one per device (its best count); the report shows the top K
+  long long feasible_configurations = 0;  // (device, count) pairs that meet every constraint
   std::vector<Rejection> rejected;
   std::vector<Rejection> nearest_misses;  // when nothing is feasible: the closest ones and what they lack
   long long configurations = 0;           // (device, count) pairs evaluated

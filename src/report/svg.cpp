@@ -285,7 +285,7 @@ void draw_log_axis(Svg& svg, const LogScale& s, bool horizontal, int label_shift
   int first = static_cast<int>(std::floor(s.lo_log)), last = static_cast<int>(std::ceil(s.hi_log));
   int decades = last - first;
   bool minor = decades <= 6;
-  // Every decade gets a gridline; labels thin out so that they never touch (about 45 px apart on x, 22 on y).
+  // Decade gridlines and labels thin out so that labels never touch (about 45 px apart on x, 22 on y).
   double extent = std::fabs(s.px_hi - s.px_lo);
   int max_labels = std::max(2, static_cast<int>(extent / (horizontal ? 45.0 : 22.0)));
   int label_every = std::max(1, (decades + max_labels - 1) / max_labels);
@@ -300,11 +300,10 @@ void draw_log_axis(Svg& svg, const LogScale& s, bool horizontal, int label_shift
         else svg.line(other_lo, p, other_hi, p, fmt::format("stroke=\"{}\"", kMinorGridColour));
       }
     }
-    if (!in_range(e)) continue;
+    if (!in_range(e) || (e - first) % label_every != 0) continue;
     double p = s(std::pow(10.0, e));
     if (horizontal) svg.line(p, other_lo, p, other_hi, fmt::format("stroke=\"{}\"", kGridColour));
     else svg.line(other_lo, p, other_hi, p, fmt::format("stroke=\"{}\"", kGridColour));
-    if ((e - first) % label_every != 0) continue;
     std::string label = decade_label(e + label_shift);
     if (horizontal) svg.text(p, other_hi + 16, label, "class=\"tick\" text-anchor=\"middle\"");
     else svg.text(other_lo - 6, p + 4, label, "class=\"tick\" text-anchor=\"end\"");
@@ -442,26 +441,33 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     double nx = uy, ny = -ux;  // unit normal pointing up-left, away from the area under the roof
     double offset = r.measured ? -13 : 5;
     double half_w = text_width(label, 11) / 2;
-    auto box_at = [&](double t) {
-      double cx = r.seg.x0 + dx * t + nx * offset, cy = r.seg.y0 + dy * t + ny * offset;
-      return Box{cx - half_w * std::fabs(ux) - 4, cy - half_w * std::fabs(uy) - 6, cx + half_w * std::fabs(ux) + 4,
-                 cy + half_w * std::fabs(uy) + 4};
+    // The rotated text as a row of small squares along it, so that its footprint follows the slope.
+    auto footprint = [&](double t) {
+      double bx = r.seg.x0 + dx * t + nx * offset, by = r.seg.y0 + dy * t + ny * offset;  // baseline centre
+      int n = std::max(1, static_cast<int>(std::ceil(2 * half_w / 10)));
+      std::vector<Box> parts;
+      for (int k = 0; k < n; ++k) {
+        double along = -half_w + (k + 0.5) * (2 * half_w / n);
+        double qx = bx + ux * along + nx * 4, qy = by + uy * along + ny * 4;
+        parts.push_back({qx - 6, qy - 6, qx + 6, qy + 6});
+      }
+      return parts;
     };
-    double best_t = 0.3;
-    int best_hits = kOutside;
-    for (double t : {0.3, 0.45, 0.15, 0.6}) {
-      Box b = box_at(t);
-      if (!b.inside(plot)) continue;
-      int hits = 5 * Obstacles::count(taken.labels, b) + 3 * Obstacles::count(taken.points, b);
-      for (const auto& c : ceiling_lines) hits += 2 * crosses(c, b);
-      if (hits < best_hits) {
-        best_hits = hits;
+    double best_t = 0;
+    int best_cost = kOutside;
+    for (double t : {0.3, 0.35, 0.25, 0.4, 0.2, 0.45, 0.5, 0.15, 0.55, 0.6, 0.1, 0.65, 0.7, 0.75}) {
+      auto parts = footprint(t);
+      if (!std::all_of(parts.begin(), parts.end(), [&](const Box& q) { return q.inside(plot); })) continue;
+      int cost = 0;
+      for (const auto& q : parts) cost += taken.cost(q);
+      if (cost < best_cost) {
+        best_cost = cost;
         best_t = t;
       }
     }
-    if (best_hits == kOutside) continue;  // no room inside the plot
+    if (best_cost == kOutside) continue;  // no room inside the plot
+    for (const auto& q : footprint(best_t)) taken.labels.push_back(q);
     double cx = r.seg.x0 + dx * best_t + nx * offset, cy = r.seg.y0 + dy * best_t + ny * offset;
-    taken.labels.push_back(box_at(best_t));
     labels.halo_text(cx, cy, label, 11, "middle", fmt::format("class=\"roof-label\" fill=\"{}\"", kMemoryRoofColour),
                   fmt::format("rotate({} {} {})", px(std::atan2(dy, dx) * 180 / kPi), px(cx), px(cy)));
   }

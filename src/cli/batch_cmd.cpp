@@ -1,0 +1,157 @@
+// hwplan batch FILE.yaml: many scenarios at once; a bad scenario fails alone, the others still run.
+#include <fmt/format.h>
+
+#include <future>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "cli/recommend_report.hpp"
+#include "core/strings.hpp"
+#include "io/batch_io.hpp"
+#include "report/estimate_report.hpp"
+
+namespace hwplan::cli {
+namespace {
+
+using nlohmann::json;
+
+struct BatchOptions {
+  GlobalOptions* global = nullptr;
+  CLI::App* app = nullptr;
+  std::string file;
+  int threads = 0;
+};
+
+struct ScenarioResult {
+  bool ok = false;
+  std::string error;
+  std::vector<std::string> row;  // name, command, device, count, fits, memory, time, throughput, note
+  json full;
+};
+
+ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s, bool want_json) {
+  ScenarioResult r;
+  auto fail = [&](const std::string& message) {
+    r.ok = false;
+    r.error = message;
+    r.row = {s.name, s.command, s.workload.device, std::to_string(s.workload.count), "-", "-", "-", "-", "error: " + message};
+  };
+  if (s.error) {
+    fail(*s.error);
+    return r;
+  }
+  try {
+    if (s.command == "estimate") {
+      Query q = resolve_query(registry, s.workload);
+      Outcome o = run_query(q);
+      const Estimate& e = o.estimate;
+      std::string time, rate;
+      if (e.training) {
+        time = human_seconds(e.total_seconds >= 0 ? e.total_seconds : e.train.step_seconds) + (e.total_seconds >= 0 ? " total" : " /step");
+        rate = fmt::format("{:.0f} tok/s", e.train.tokens_per_second);
+      } else {
+        time = human_seconds(e.infer.prefill_seconds) + " TTFT";
+        rate = fmt::format("{:.1f} tok/s", e.infer.decode_tokens_per_second);
+      }
+      r.row = {s.name, s.command, q.device->id, std::to_string(q.input.system.count), e.fits ? "yes" : "no",
+               human_bytes(e.memory.total()), time, rate, e.notes.empty() ? "" : e.notes.front()};
+      if (want_json) r.full = report::estimate_json(q.input, e, o.search ? &*o.search : nullptr);
+    } else if (s.command == "recommend") {
+      Recommendation rec = recommend(registry, s.workload, s.recommend, 1);
+      if (rec.candidates.empty()) {
+        r.row = {s.name, s.command, "-", "-", "no", "-", "-", "-", "nothing feasible"};
+      } else {
+        const Candidate& c = rec.candidates.front();
+        r.row = {s.name, s.command, c.device->id, std::to_string(c.count), "yes", human_bytes(c.estimate.memory.total()),
+                 human_seconds(c.total_seconds), fmt::format("{:.0f} tok/s", c.tokens_per_second),
+                 fmt::format("${:.0f} {}", c.cost_usd, c.cost_basis)};
+      }
+      if (want_json) r.full = recommendation_json(rec, s.workload, s.recommend);
+    } else {
+      FitReport f = fit_advice(registry, s.workload);
+      std::string best = "-";
+      for (const auto& c : f.changes)
+        if (c.fits) {
+          best = c.change;
+          break;
+        }
+      r.row = {s.name, s.command, s.workload.device, std::to_string(s.workload.count), f.baseline.fits ? "yes" : "no",
+               human_bytes(f.baseline.memory.total()), "-", "-", f.baseline.fits ? "fits as is" : "try: " + best};
+      if (want_json) r.full = fit_json(f, s.workload);
+    }
+    r.ok = true;
+  } catch (const InputError& e) {
+    // Errors about flags carry no file position: anchor them at the scenario.
+    std::string where = s.where.file + ":" + std::to_string(s.where.line) + ":" + std::to_string(s.where.column);
+    fail(e.where().file.empty() ? where + ": scenario '" + s.name + "': " + e.what() : std::string(e.what()));
+  }
+  return r;
+}
+
+int run_batch(BatchOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  std::vector<io::Scenario> scenarios = io::load_batch(o.file);
+  report::Format format = format_of(*o.global);
+  const bool want_json = format == report::Format::kJson;
+  // Make the registry parse its files before the workers share it.
+  registry.devices();
+  registry.models();
+  std::vector<ScenarioResult> results(scenarios.size());
+  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto work = [&](std::size_t begin, std::size_t step) {
+    for (std::size_t i = begin; i < scenarios.size(); i += step) results[i] = run_scenario(registry, scenarios[i], want_json);
+  };
+  std::vector<std::future<void>> workers;
+  for (int t = 1; t < threads; ++t) workers.push_back(std::async(std::launch::async, work, t, threads));
+  work(0, threads);
+  for (auto& f : workers) f.get();
+
+  std::size_t failed = 0;
+  for (const auto& r : results) failed += r.ok ? 0 : 1;
+  if (want_json) {
+    json j = {{"schema_version", report::kSchemaVersion}, {"file", o.file}, {"scenarios", json::array()}};
+    for (std::size_t i = 0; i < results.size(); ++i)
+      j["scenarios"].push_back({{"name", scenarios[i].name},
+                                {"command", scenarios[i].command},
+                                {"ok", results[i].ok},
+                                {"error", results[i].ok ? json(nullptr) : json(results[i].error)},
+                                {"result", results[i].ok ? results[i].full : json(nullptr)}});
+    j["summary"] = {{"scenarios", results.size()}, {"failed", failed}};
+    emit(*o.global, j.dump(2) + "\n");
+  } else {
+    report::Table t;
+    t.header = {"scenario", "command", "device", "count", "fits", "memory/device", "time", "throughput", "note"};
+    t.right_align = {false, false, false, true, false, true, true, true, false};
+    for (const auto& r : results) t.rows.push_back(r.row);
+    emit(*o.global, report::render(t, format));
+  }
+  for (const auto& r : results)
+    if (!r.ok) std::fprintf(stderr, "hwplan: error: %s\n", r.error.c_str());
+  if (failed > 0) std::fprintf(stderr, "hwplan: %zu of %zu scenarios failed\n", failed, results.size());
+  return failed > 0 ? kExitBadInput : kExitOk;
+}
+
+}  // namespace
+
+Command batch_command() {
+  auto o = std::make_shared<BatchOptions>();
+  Command c;
+  c.setup = [o](CLI::App& app, GlobalOptions& g) {
+    o->global = &g;
+    o->app = app.add_subcommand("batch", R"(Evaluate many scenarios from a YAML file (see data/examples/batch.yaml).
+
+Examples:
+  hwplan batch data/examples/batch.yaml
+  hwplan batch data/examples/batch.yaml --format csv -o results.csv)");
+    o->app->add_option("file", o->file, "Batch YAML file")->required();
+    o->app->add_option("--threads", o->threads, "Worker threads (default: all cores); output does not depend on it");
+    add_format_option(*o->app, g);
+  };
+  c.parsed = [o] { return o->app->parsed(); };
+  c.run = [o] { return run_batch(*o); };
+  return c;
+}
+
+}  // namespace hwplan::cli

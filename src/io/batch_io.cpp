@@ -1,0 +1,137 @@
+#include "io/batch_io.hpp"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/strings.hpp"
+#include "io/yaml_map.hpp"
+
+namespace hwplan::io {
+namespace {
+
+const std::vector<std::string> kKeys = {
+    "name", "command", "model", "device", "count", "task", "precision", "weights", "batch", "seq", "grad_accum",
+    "global_batch", "tokens", "tp", "pp", "dp", "ep", "vp", "zero", "recompute", "offload", "attention", "optimizer",
+    "lora_rank", "lora_targets", "prompt", "generate", "kv_cache", "profile", "devices_per_node", "network_gbps",
+    "sequence_parallel", "overlap_grad_reduce", "budget_usd", "max_count", "max_power_w", "deadline", "buy", "rent",
+    "class", "vendor", "exclude", "require_interconnect", "top", "optimize", "porting_cost_usd", "min_decode_tps"};
+
+// Reads the keys of one mapping (defaults or a scenario) into the specs; later calls override earlier ones.
+void apply(YamlMap& m, Scenario& s) {
+  WorkloadSpec& w = s.workload;
+  RecommendSpec& r = s.recommend;
+  for (const auto& key : m.keys())
+    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+      std::string message = "unknown option";
+      if (auto near = nearest(key, kKeys)) message += " (did you mean '" + *near + "'?)";
+      m.fail(key, message);
+    }
+  auto text = [&](const char* key, std::string& into) {
+    if (auto v = m.str(key, false)) into = *v;
+  };
+  auto opt_text = [&](const char* key, std::optional<std::string>& into) {
+    if (auto v = m.str(key, false)) into = *v;
+  };
+  auto whole = [&](const char* key, std::optional<long long>& into, long long lo) {
+    if (auto v = m.integer(key, false, lo)) into = *v;
+  };
+  auto list = [&](const char* key, std::vector<std::string>& into) {
+    if (!m.has(key)) return;
+    if (m.node()[key].IsSequence()) into = *m.string_list(key, false);
+    else into = {*m.str(key, true)};
+  };
+  if (auto v = m.str("name", false)) s.name = *v;
+  if (auto v = m.str("command", false)) {
+    if (*v != "estimate" && *v != "recommend" && *v != "fit") m.fail("command", "'" + *v + "' is not one of: estimate, recommend, fit");
+    s.command = *v;
+  }
+  text("model", w.model);
+  text("device", w.device);
+  if (auto v = m.integer("count", false, 1, 10'000'000)) w.count = *v;
+  text("task", w.task);
+  text("precision", w.precision);
+  opt_text("weights", w.weights);
+  whole("batch", w.batch, 1);
+  whole("seq", w.seq, 1);
+  whole("grad_accum", w.grad_accum, 1);
+  whole("global_batch", w.global_batch, 1);
+  if (auto v = m.number("tokens", false, 0, 1e18)) w.tokens = *v;
+  whole("tp", w.tp, 1);
+  whole("pp", w.pp, 1);
+  whole("dp", w.dp, 1);
+  whole("ep", w.ep, 1);
+  whole("vp", w.vp, 1);
+  if (auto v = m.integer("zero", false, 0, 3)) w.zero = *v;
+  opt_text("recompute", w.recompute);
+  text("offload", w.offload);
+  text("attention", w.attention);
+  text("optimizer", w.optimizer);
+  if (auto v = m.integer("lora_rank", false, 1, 65536)) w.lora_rank = *v;
+  text("lora_targets", w.lora_targets);
+  if (auto v = m.integer("prompt", false, 0)) w.prompt = *v;
+  if (auto v = m.integer("generate", false, 0)) w.generate = *v;
+  opt_text("kv_cache", w.kv_cache);
+  opt_text("profile", w.profile);
+  if (auto v = m.integer("devices_per_node", false, 1)) w.devices_per_node = *v;
+  if (auto v = m.number("network_gbps", false, 0, 1e6)) w.network_gbps = *v;
+  if (auto v = m.boolean("sequence_parallel", false)) w.no_sequence_parallel = !*v;
+  if (auto v = m.boolean("overlap_grad_reduce", false)) w.no_overlap_grad_reduce = !*v;
+  if (auto v = m.number("budget_usd", false, 0, 1e15)) r.budget_usd = *v;
+  if (auto v = m.integer("max_count", false, 1, 10'000'000)) r.max_count = *v;
+  if (auto v = m.number("max_power_w", false, 0, 1e12)) r.max_power_w = *v;
+  opt_text("deadline", r.deadline);
+  bool buy = m.boolean("buy", false).value_or(false), rent = m.boolean("rent", false).value_or(false);
+  if (buy && rent) m.fail("rent", "give buy or rent, not both");
+  if (buy) r.cost_basis = "buy";
+  if (rent) r.cost_basis = "rent";
+  list("class", r.classes);
+  list("vendor", r.vendors);
+  list("exclude", r.exclude);
+  if (auto v = m.boolean("require_interconnect", false)) r.require_interconnect = *v;
+  if (auto v = m.integer("top", false, 1, 1000)) r.top = *v;
+  text("optimize", r.optimize);
+  if (auto v = m.number("porting_cost_usd", false, 0, 1e12, false)) r.porting_cost_usd = *v;
+  if (auto v = m.number("min_decode_tps", false, 0, 1e9)) r.min_decode_tokens_per_second = *v;
+}
+
+}  // namespace
+
+std::vector<Scenario> parse_batch(const std::string& text, const std::string& file) {
+  YamlMap top(parse_document(text, file), file);
+  Scenario defaults;
+  if (auto d = top.map("defaults", false)) apply(*d, defaults);
+  YAML::Node list = top.node()["scenarios"];
+  if (!list.IsDefined() || !list.IsSequence() || list.size() == 0)
+    top.fail("scenarios", "expected a non-empty list of scenarios");
+  top.finish({"scenarios"});
+  std::vector<Scenario> out;
+  out.reserve(list.size());
+  std::size_t index = 0;
+  for (const auto& node : list) {
+    ++index;
+    Scenario s = defaults;
+    s.where = location_of(node, file);
+    s.name = "scenario-" + std::to_string(index);
+    try {
+      YamlMap m(node, file, "scenarios[" + std::to_string(index - 1) + "].");
+      apply(m, s);
+      if (s.workload.model.empty()) m.fail("model", "required (here or under defaults)");
+      if (s.workload.device.empty() && s.command != "recommend") m.fail("device", "required for " + s.command);
+    } catch (const InputError& e) {
+      s.error = e.what();
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Scenario> load_batch(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({path, 0, 0}, "", "cannot read batch file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_batch(ss.str(), path);
+}
+
+}  // namespace hwplan::io

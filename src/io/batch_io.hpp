@@ -1,0 +1,27 @@
+// Batch specification files: `defaults:` and `scenarios:` with the CLI's options in snake_case.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/workload_spec.hpp"
+
+namespace hwplan::io {
+
+struct Scenario {
+  std::string name;
+  std::string command = "estimate";  // estimate | recommend | fit
+  SourceLocation where;
+  WorkloadSpec workload;
+  RecommendSpec recommend;
+  std::optional<std::string> error;  // this scenario is malformed: the message names file:line:column and key
+};
+
+// Parses the whole file; a malformed file (not YAML, no scenarios list) throws InputError, a malformed scenario
+// is returned with `error` set so the others still run.
+std::vector<Scenario> load_batch(const std::string& path);
+std::vector<Scenario> parse_batch(const std::string& text, const std::string& file);
+
+}  // namespace hwplan::io

@@ -1,0 +1,201 @@
+// Calibration kernels in quick mode: results are positive, finite and sensibly ordered; host detection is
+// sane. Rates are checked against each other, never against a wall-clock threshold, and the ordering checks run
+// on one thread so that a busy CI neighbour (which can stall one of two threads for a whole time slice) cannot
+// invert them. About 5 s on 2 cores.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "calibrate/cpu_backend.hpp"
+#include "calibrate/host_info.hpp"
+#include "cuda/cuda_kernels.hpp"
+
+using namespace hwplan::calibrate;
+
+namespace {
+
+CalibrationOptions quick_options(int threads) {
+  CalibrationOptions o;
+  o.quick = true;
+  o.threads = threads;
+  return o;
+}
+
+void check_sane(const std::vector<KernelResult>& results) {
+  REQUIRE_FALSE(results.empty());
+  for (const KernelResult& r : results) {
+    INFO(r.kernel << " " << r.shape);
+    CHECK(std::isfinite(r.size));
+    CHECK(r.size > 0);
+    CHECK(std::isfinite(r.best));
+    CHECK(std::isfinite(r.median));
+    CHECK(r.median > 0);
+    CHECK(r.best >= r.median);
+    CHECK(r.repetitions >= 2);
+    CHECK_FALSE(r.shape.empty());
+  }
+}
+
+const KernelResult& find(const std::vector<KernelResult>& results, const std::string& kernel,
+                         const std::string& shape_prefix = "") {
+  const auto it = std::find_if(results.begin(), results.end(), [&](const KernelResult& r) {
+    return r.kernel == kernel && r.shape.rfind(shape_prefix, 0) == 0;
+  });
+  REQUIRE(it != results.end());
+  return *it;
+}
+
+}  // namespace
+
+TEST_CASE("host info parsers") {
+  CHECK(parse_cache_size_bytes("32K") == 32768);
+  CHECK(parse_cache_size_bytes("1024K\n") == 1048576);
+  CHECK(parse_cache_size_bytes("32M") == 32.0 * 1024 * 1024);
+  CHECK(parse_cache_size_bytes("512") == 512);
+  CHECK(parse_cache_size_bytes("") == 0);
+  CHECK(parse_cache_size_bytes("big") == 0);
+
+  CHECK(parse_meminfo_total_bytes("MemTotal:       24683584 kB\nMemFree:        23175468 kB\n") ==
+        24683584.0 * 1024);
+  CHECK(parse_meminfo_total_bytes("MemFree: 1 kB\n") == 0);
+
+  // Two sockets x 2 cores x 2 hyperthreads, abridged /proc/cpuinfo.
+  std::string cpuinfo;
+  for (int cpu = 0; cpu < 8; ++cpu) {
+    cpuinfo += "processor\t: " + std::to_string(cpu) + "\n";
+    cpuinfo += "model name\t: Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz\n";
+    cpuinfo += "physical id\t: " + std::to_string(cpu / 4) + "\n";
+    cpuinfo += "core id\t\t: " + std::to_string(cpu % 2) + "\n\n";
+  }
+  const CpuinfoSummary s = parse_cpuinfo(cpuinfo);
+  CHECK(s.model == "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz");
+  CHECK(s.logical_cpus == 8);
+  CHECK(s.physical_cores == 4);
+
+  // Arm: no model name, no core ids.
+  const CpuinfoSummary arm = parse_cpuinfo("processor\t: 0\nBogoMIPS\t: 50.00\nprocessor\t: 1\nModel\t: Raspberry Pi 4\n");
+  CHECK(arm.model == "Raspberry Pi 4");
+  CHECK(arm.logical_cpus == 2);
+  CHECK(arm.physical_cores == 2);
+}
+
+TEST_CASE("detect_host reports this machine") {
+  const HostInfo h = detect_host();
+  CHECK_FALSE(h.cpu_model.empty());
+  CHECK(h.threads >= 1);
+  CHECK(h.cores >= 1);
+  CHECK(h.cores <= h.threads);
+  CHECK(h.memory_bytes > 64.0 * 1024 * 1024);
+  CHECK_FALSE(h.os.empty());
+  // Caches may be hidden in a container; where they show, they nest.
+  if (h.l1_bytes > 0 && h.l2_bytes > 0) CHECK(h.l2_bytes >= h.l1_bytes);
+  if (h.l3_bytes > 0) CHECK(h.llc_total_bytes >= h.l3_bytes);
+  CHECK(h.llc_total_bytes >= 0);
+}
+
+TEST_CASE("cpu_stream: four STREAM kernels, counted STREAM-style") {
+  const auto results = cpu_stream(quick_options(0));
+  check_sane(results);
+  REQUIRE(results.size() == 4);
+  CHECK(results[0].kernel == "copy");
+  CHECK(results[3].kernel == "triad");
+  // copy and scale move 16 bytes per element, add and triad 24, over the same arrays.
+  CHECK(results[3].size == doctest::Approx(results[0].size * 1.5));
+  CHECK(results[2].size == results[3].size);
+  CHECK(results[1].size == results[0].size);
+  // Arrays dwarf the last-level cache (each >= 4x LLC): triad moves >= 3 x 4 x LLC bytes.
+  CHECK(results[3].size >= 12 * detect_host().llc_total_bytes * 0.99);
+}
+
+TEST_CASE("cpu_bandwidth_sweep: cache-resident triad is at least as fast as DRAM") {
+  const auto results = cpu_bandwidth_sweep(quick_options(1));
+  check_sane(results);
+  REQUIRE(results.size() >= 4);
+  for (std::size_t i = 1; i < results.size(); ++i) CHECK(results[i].size > results[i - 1].size);
+  CHECK(results.front().size <= 32 * 1024);          // starts L1-resident
+  CHECK(results.back().size >= 100.0 * 1024 * 1024);  // ends in DRAM
+  // The smallest working set (L1) against the largest (DRAM); 0.8 leaves room for noise on a machine whose
+  // caches are slow or small.
+  CHECK(results.front().best >= 0.8 * results.back().best);
+  const auto curve = to_curve(results);
+  REQUIRE(curve.size() == results.size());
+  CHECK(std::is_sorted(curve.begin(), curve.end(), [](const auto& a, const auto& b) { return a.size < b.size; }));
+}
+
+TEST_CASE("cpu_gemm: FLOPs are 2MNK and a large GEMM beats a 64 x 64 one") {
+  for (const std::string precision : {"fp32", "fp64"}) {
+    CAPTURE(precision);
+    const auto results = cpu_gemm(quick_options(1), precision);
+    check_sane(results);
+    const KernelResult& small = find(results, precision == "fp32" ? "sgemm" : "dgemm", "M=64 N=64 K=64");
+    const KernelResult& large = find(results, precision == "fp32" ? "sgemm" : "dgemm", "M=1024 N=1024 K=1024");
+    CHECK(small.size == 2.0 * 64 * 64 * 64);
+    CHECK(large.size == 2.0 * 1024 * 1024 * 1024);
+    CHECK(large.best > small.best);
+    // Transformer and decode (GEMV-like) shapes are part of the sweep.
+    find(results, precision == "fp32" ? "sgemm" : "dgemm", "M=512 N=1024 K=1024");
+    find(results, precision == "fp32" ? "sgemm" : "dgemm", "M=1 ");
+  }
+  CHECK_THROWS_AS(cpu_gemm(quick_options(1), "fp16"), std::invalid_argument);
+}
+
+TEST_CASE("cpu_gemm forced to the baseline kernel agrees in shape with the dispatched one") {
+  const std::string isa = cpu_gemm_isa();
+  CHECK((isa == "baseline" || isa == "avx2" || isa == "avx512"));
+  CalibrationOptions o = quick_options(1);
+  o.gemm_isa = "baseline";
+  const auto results = cpu_gemm(o, "fp32");
+  check_sane(results);
+  CHECK(results.front().shape.find("baseline") != std::string::npos);
+}
+
+TEST_CASE("cpu_dispatch_overhead_seconds is a small positive time") {
+  const double t = cpu_dispatch_overhead_seconds();
+  CHECK(std::isfinite(t));
+  CHECK(t > 0);
+  CHECK(t < 1.0);  // not a speed assertion: a fork/join measured in seconds would mean a unit error
+}
+
+TEST_CASE("to_curve keeps the best rate per size, sorted") {
+  const std::vector<KernelResult> results = {
+      {"sgemm", "b", 200, 5, 4, 3}, {"sgemm", "a", 100, 2, 1, 3}, {"sgemm", "c", 200, 7, 6, 3}};
+  const auto curve = to_curve(results);
+  REQUIRE(curve.size() == 2);
+  CHECK(curve[0].size == 100);
+  CHECK(curve[0].achieved == 2);
+  CHECK(curve[1].size == 200);
+  CHECK(curve[1].achieved == 7);
+}
+
+#ifdef HWPLAN_HAVE_CUDA
+TEST_CASE("GPU kernels: empty with a reason without a GPU, sane numbers with one") {
+  namespace cu = hwplan::cuda;
+  const auto gpus = cu::list_gpus();
+  if (gpus.empty()) {
+    CHECK_FALSE(cu::last_error().empty());
+    CHECK(cu::gpu_stream(0, true).empty());
+    CHECK(cu::gpu_bandwidth_sweep(0, true).empty());
+    CHECK(cu::gpu_gemm(0, "bf16", true).empty());
+    CHECK(cu::gpu_launch_latency_seconds(0) == 0);
+    CHECK_FALSE(cu::last_error().empty());
+    return;
+  }
+  CHECK(gpus[0].sm_count > 0);
+  CHECK(gpus[0].memory_bytes > 0);
+  CHECK(cu::gpu_stream(static_cast<int>(gpus.size()), true).empty());  // no such device
+  const auto stream = cu::gpu_stream(0, true);
+  INFO(cu::last_error());
+  REQUIRE(stream.size() == 7);  // copy scale add triad, memcpy d2d h2d d2h
+  for (const auto& r : stream) CHECK((r.best >= r.median && r.median > 0 && std::isfinite(r.best)));
+  const auto gemm = cu::gpu_gemm(0, "bf16", true);
+  REQUIRE(gemm.size() >= 3);
+  CHECK(gemm[2].best > gemm[0].best);  // 4096^3 vs 256^3
+  CHECK(cu::gpu_gemm(0, "int3", true).empty());
+  const double latency = cu::gpu_launch_latency_seconds(0);
+  CHECK((latency > 0 && latency < 1));
+}
+#endif
