@@ -1,18 +1,15 @@
-// The catalog and model zoo compiled into the binary (generated at build time from catalog/ and models/).
+// The catalog and model zoo compiled into the binary: generated at build time by tools/embed_data.cpp, which
+// parses catalog/*.yaml and models/*.yaml with the program's own strict loaders.
 #pragma once
 
-#include <cstddef>
+#include <vector>
+
+#include "core/device.hpp"
+#include "core/model.hpp"
 
 namespace hwplan::io {
 
-struct EmbeddedFile {
-  const char* path;  // relative to the source tree, e.g. "catalog/h100-sxm.yaml"
-  const char* text;
-};
-
-extern const EmbeddedFile kEmbeddedCatalog[];
-extern const std::size_t kEmbeddedCatalogCount;
-extern const EmbeddedFile kEmbeddedModels[];
-extern const std::size_t kEmbeddedModelsCount;
+std::vector<Device> builtin_devices();
+std::vector<Model> builtin_models();
 
 }  // namespace hwplan::io

@@ -73,16 +73,7 @@ Registry::Registry(RegistryOptions options) : options_(std::move(options)) {}
 void Registry::load_devices() const {
   std::vector<Device> devices;
   if (options_.builtin) {
-    std::map<std::string, std::string> ids;
-    for (std::size_t i = 0; i < kEmbeddedCatalogCount; ++i) {
-      Device d = parse_device(kEmbeddedCatalog[i].text, kEmbeddedCatalog[i].path);
-      // Files of the built-in catalog are named by their id (user files may be named freely).
-      if (fs::path(d.origin).stem().string() != d.id)
-        throw InputError(d.where_id, "id", "'" + d.id + "' does not match the file name of " + d.origin);
-      if (!ids.emplace(d.id, d.origin).second)
-        throw InputError(d.where_id, "id", "duplicate id '" + d.id + "'");
-      devices.push_back(std::move(d));
-    }
+    devices = builtin_devices();  // validated and converted at build time
   }
   for (const auto& dir : options_.catalog_dirs)
     overlay(devices, yaml_files_in(dir), [](const std::string& f) { return load_device_file(f); });
@@ -105,8 +96,7 @@ void Registry::load_devices() const {
 void Registry::load_models() const {
   std::vector<Model> models;
   if (options_.builtin)
-    for (std::size_t i = 0; i < kEmbeddedModelsCount; ++i)
-      models.push_back(parse_model(kEmbeddedModels[i].text, kEmbeddedModels[i].path));
+    models = builtin_models();
   for (const auto& dir : options_.model_dirs)
     overlay(models, yaml_files_in(dir), [](const std::string& f) { return load_model_file(f); });
   std::sort(models.begin(), models.end(), [](const Model& a, const Model& b) { return a.id < b.id; });
