@@ -1,0 +1,114 @@
+// Micro-benchmarks of the estimators (Google Benchmark). Run: bash bench/run.sh
+#include <benchmark/benchmark.h>
+
+#include <sstream>
+
+#include "estimators/search.hpp"
+#include "io/batch_io.hpp"
+#include "io/registry.hpp"
+#include "recommend/query.hpp"
+#include "recommend/recommend.hpp"
+
+using namespace hwplan;
+
+namespace {
+
+const io::Registry& registry() {
+  static io::Registry r;
+  return r;
+}
+
+Model gpt_1t() {
+  // Megatron-LM's 1T configuration (Narayanan et al. 2021, Table 1): 128 layers, d 25600, 160 heads.
+  Model m = registry().model("gpt3-175b");
+  m.id = "gpt-1t";
+  m.layers = 128;
+  m.hidden_size = 25600;
+  m.attention_heads = m.kv_heads = 160;
+  m.head_dim = 160;
+  m.ffn_hidden_size = 4 * 25600;
+  return m;
+}
+
+void BM_TrainingEstimate(benchmark::State& state) {
+  Model m = registry().model("llama-2-7b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &registry().device("h100-sxm");
+  in.workload.seq = 4096;
+  in.plan.micro_batch = 1;
+  for (auto _ : state) benchmark::DoNotOptimize(estimate(in));
+}
+BENCHMARK(BM_TrainingEstimate);
+
+void BM_InferenceEstimate(benchmark::State& state) {
+  Model m = registry().model("llama-3-70b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &registry().device("h100-sxm");
+  in.system.count = 4;
+  in.plan.tp = 4;
+  in.workload.task = Task::kInfer;
+  in.workload.prompt = 2048;
+  in.workload.generate = 512;
+  in.plan.micro_batch = 16;
+  for (auto _ : state) benchmark::DoNotOptimize(estimate(in));
+}
+BENCHMARK(BM_InferenceEstimate);
+
+void BM_LayoutSearch1T3072(benchmark::State& state) {
+  Model m = gpt_1t();
+  EstimateInput in;
+  in.model = &m;
+  in.device = &registry().device("a100-80gb-sxm");
+  in.system.count = 3072;
+  in.workload.seq = 2048;
+  SearchSpace space;
+  space.global_batch = 3072;
+  space.prune = state.range(0) != 0;
+  long long layouts = 0;
+  for (auto _ : state) {
+    SearchResult r = search_layouts(in, space);
+    layouts += r.layouts_evaluated;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["layouts"] = benchmark::Counter(static_cast<double>(layouts) / state.iterations());
+  state.counters["layouts_per_s"] = benchmark::Counter(static_cast<double>(layouts), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_LayoutSearch1T3072)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
+
+void BM_RecommendCatalog(benchmark::State& state) {
+  WorkloadSpec w;
+  w.model = "llama-2-7b";
+  w.task = "lora";
+  RecommendSpec spec;
+  spec.budget_usd = 3000;
+  spec.cost_basis = "buy";
+  for (auto _ : state) benchmark::DoNotOptimize(recommend(registry(), w, spec, 1));
+}
+BENCHMARK(BM_RecommendCatalog)->Unit(benchmark::kMillisecond);
+
+void BM_Batch10k(benchmark::State& state) {
+  std::ostringstream yaml;
+  yaml << "scenarios:\n";
+  const char* devices[] = {"t4", "a10", "rtx-4090", "a100-80gb-sxm", "h100-sxm", "l4", "mi300x", "rtx-3090"};
+  const char* models[] = {"gpt2", "llama-2-7b", "bert-large", "mistral-7b", "llama-3-8b"};
+  for (int i = 0; i < 10000; ++i)
+    yaml << "  - {name: s" << i << ", model: " << models[i % 5] << ", device: " << devices[i % 8] << ", batch: " << 1 + i % 8
+         << ", seq: " << 512 * (1 + i % 4) << (i % 3 == 0 ? ", task: infer" : "") << "}\n";
+  std::string text = yaml.str();
+  for (auto _ : state) {
+    auto scenarios = io::parse_batch(text, "bench.yaml");
+    double sum = 0;
+    for (const auto& s : scenarios) {
+      Query q = resolve_query(registry(), s.workload);
+      sum += run_query(q).estimate.memory.total();
+    }
+    benchmark::DoNotOptimize(sum);
+  }
+}
+BENCHMARK(BM_Batch10k)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
