@@ -427,16 +427,17 @@ std::vector<KernelResult> cpu_gemm(const CalibrationOptions& options, const std:
 
   std::vector<GemmShape> shapes;
   for (long n = 64; n <= (options.quick ? 1024 : 4096); n *= 2) shapes.push_back({n, n, n});
-  // A transformer layer at 512 tokens: attention projections (hidden 1024), MLP up and down (4x).
-  const long hidden = options.quick ? 1024 : 4096;
+  // A transformer layer at 512 tokens, hidden 1024: attention projections, then (full sweep) MLP up and down at
+  // 4x and a hidden-4096 projection.
   shapes.push_back({512, 1024, 1024});
   if (!options.quick) {
     shapes.push_back({512, 4096, 1024});
     shapes.push_back({512, 1024, 4096});
     shapes.push_back({512, 4096, 4096});
   }
-  // Decoding: a handful of tokens against a weight matrix, memory-bound like a GEMV.
-  for (long m : {1L, 4L, 16L}) shapes.push_back({m, hidden, hidden});
+  // Decoding: a handful of tokens against a 4096 x 4096 weight (64 MiB in fp32, more than most last-level
+  // caches), bound by reading the weight like a GEMV.
+  for (long m : {1L, 4L, 16L}) shapes.push_back({m, 4096, 4096});
 
   // GEMM samples are one call or more; big ones take seconds, so fewer of them.
   const Budget budget = options.quick ? Budget{2e-3, 0.05, 2, 5} : Budget{10e-3, 1.0, 3, 20};
@@ -457,15 +458,22 @@ double cpu_dispatch_overhead_seconds(int threads) {
 #pragma omp parallel num_threads(n)
     { asm volatile("" ::: "memory"); }
   };
-  for (int i = 0; i < 200; ++i) empty_region();  // start the team
-  std::vector<double> seconds(2001);
-  for (double& s : seconds) {
+  // Up to 1001 samples or a quarter of a second, whichever comes first: on a busy machine one region can wait
+  // a whole time slice for its second thread, and thousands of those would take minutes.
+  constexpr double kBudgetSeconds = 0.25;
+  const double warm_until = now_seconds() + 0.05;
+  for (int i = 0; i < 200 && now_seconds() < warm_until; ++i) empty_region();  // start the team
+  std::vector<double> seconds;
+  seconds.reserve(1001);
+  const double stop = now_seconds() + kBudgetSeconds;
+  while (seconds.size() < 1001 && (seconds.size() < 21 || now_seconds() < stop)) {
     const double t0 = now_seconds();
     empty_region();
-    s = now_seconds() - t0;
+    seconds.push_back(now_seconds() - t0);
   }
-  std::nth_element(seconds.begin(), seconds.begin() + 1000, seconds.end());
-  return seconds[1000];
+  const auto mid = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
+  std::nth_element(seconds.begin(), mid, seconds.end());
+  return *mid;
 }
 
 std::vector<CurvePoint> to_curve(const std::vector<KernelResult>& results) {

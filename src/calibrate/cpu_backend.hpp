@@ -40,8 +40,9 @@ std::vector<KernelResult> cpu_stream(const CalibrationOptions& options);
 // does not dominate.
 std::vector<KernelResult> cpu_bandwidth_sweep(const CalibrationOptions& options);
 
-// Eigen GEMM C = A * B (column-major, random non-zero data) on all threads: square 64..4096 (quick: ..1024) and
-// transformer-like shapes (tokens x hidden, and GEMV-like M = 1..16). precision: "fp32" or "fp64";
+// Eigen GEMM C = A * B (column-major, random non-zero data) on all threads: square 64..4096 (quick: ..1024),
+// transformer-like shapes (512 tokens x hidden 1024/4096) and decode shapes (M = 1, 4, 16 against a 4096 x 4096
+// weight, GEMV-like and memory-bound). precision: "fp32" or "fp64";
 // std::invalid_argument otherwise. size = 2*M*N*K FLOPs. Uses the widest SIMD kernel this CPU supports (see
 // cpu_gemm_isa).
 std::vector<KernelResult> cpu_gemm(const CalibrationOptions& options, const std::string& precision);
@@ -51,6 +52,7 @@ std::vector<KernelResult> cpu_gemm(const CalibrationOptions& options, const std:
 std::string cpu_gemm_isa();
 
 // Median wall time of an empty OpenMP parallel region on all threads (fork + join): the CPU's kernel launch.
+// Takes at most about 0.3 s.
 double cpu_dispatch_overhead_seconds(int threads = 0);
 
 // Threads a kernel will use for `options.threads` (resolves 0).

@@ -122,17 +122,44 @@ YAML::Node parse_document(const std::string& text, const std::string& file) {
     throw InputError({file, 1, 1}, "", "file is binary, not YAML text (contains NUL bytes)");
   if (!valid_utf8(text)) throw InputError({file, 1, 1}, "", "file is not UTF-8 text (binary data?)");
   check_nesting(text, file);
+  // A second document ("---" after content) would be silently ignored by YAML::Load; refuse it. (YAML::LoadAll
+  // is not used: yaml-cpp 0.7 loops forever on some inputs, e.g. a document starting with ",".)
+  {
+    bool content = false;
+    int line_no = 0;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+      std::size_t end = text.find('\n', pos);
+      if (end == std::string::npos) end = text.size();
+      std::string_view line(text.data() + pos, end - pos);
+      ++line_no;
+      bool marker = line.substr(0, 3) == "---" && (line.size() == 3 || line[3] == ' ' || line[3] == '\r');
+      bool blank = line.find_first_not_of(" \t\r") == std::string_view::npos;
+      bool comment = !blank && line[line.find_first_not_of(" \t")] == '#';
+      if (marker && content)
+        throw InputError({file, line_no, 1}, "", "a second YAML document starts here; hwplan reads exactly one per file");
+      if (!blank && !comment && !marker) content = true;
+      pos = end + 1;
+    }
+  }
   YAML::Node root;
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(text);
-    if (docs.size() > 1)
-      throw InputError(location_of(docs[1], file), "", "file holds " + std::to_string(docs.size()) +
-                                                           " YAML documents; hwplan reads exactly one per file");
-    if (!docs.empty()) root = docs[0];
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError({file, e.mark.line + 1, e.mark.column + 1}, "", "invalid YAML: " + e.msg);
   }
-  if (!root.IsDefined() || root.IsNull()) throw InputError({file, 1, 1}, "", "file is empty");
+  if (!root.IsDefined() || root.IsNull()) {
+    bool has_content = false;
+    for (std::size_t pos = 0; pos < text.size() && !has_content;) {
+      std::size_t end = std::min(text.find('\n', pos), text.size());
+      std::string_view line(text.data() + pos, end - pos);
+      std::size_t first = line.find_first_not_of(" \t\r");
+      if (first != std::string_view::npos && line[first] != '#' && line.substr(first, 3) != "---") has_content = true;
+      pos = end + 1;
+    }
+    throw InputError({file, 1, 1}, "", has_content ? "expected a mapping of keys at the top level, found no readable YAML value"
+                                                   : "file is empty");
+  }
   if (!root.IsMap())
     throw InputError(location_of(root, file), "", "expected a mapping of keys at the top level, found " + describe(root));
   return root;
