@@ -182,3 +182,26 @@ TEST_CASE("-o writes atomically and a bad directory is a clear error") {
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("/nonexistent-dir") != std::string::npos);
 }
+
+TEST_CASE("plot roofline and memory write SVG files with the expected series") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("hwplan_plot_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto r = run_hwplan("plot roofline --device h100-sxm --model llama-2-7b --seq 4096 -o " + (dir / "roof.svg").string());
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(dir / "roof.svg");
+  std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(svg.rfind("<?xml", 0) == 0);
+  CHECK(svg.find("class=\"roof-memory\"") != std::string::npos);
+  CHECK(svg.find("data-label=\"qkv-proj\"") != std::string::npos);
+  CHECK(svg.find("bf16 peak") != std::string::npos);
+  CHECK(svg.find("nan") == std::string::npos);
+  auto m = run_hwplan("plot memory --model llama-2-13b --task lora --devices rtx-4090,h100-sxm -o " + (dir / "mem.svg").string());
+  REQUIRE(m.exit_code == 0);
+  std::ifstream in2(dir / "mem.svg");
+  std::string svg2((std::istreambuf_iterator<char>(in2)), std::istreambuf_iterator<char>());
+  CHECK(svg2.find("data-label=\"rtx-4090 x1\"") != std::string::npos);
+  CHECK(svg2.find("data-label=\"h100-sxm x1\"") != std::string::npos);
+  CHECK(svg2.find("does not fit") != std::string::npos);  // 13B LoRA without recomputation on 24 GiB
+  fs::remove_all(dir);
+}

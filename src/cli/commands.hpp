@@ -23,6 +23,7 @@ Command validate_command();
 Command recommend_command();
 Command fit_command();
 Command batch_command();
+Command plot_command();
 std::vector<Command> all_commands();
 
 }  // namespace hwplan::cli
