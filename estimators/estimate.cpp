@@ -41,9 +41,6 @@ void validate_plan(const EstimateInput& in) {
                     std::to_string(m.attention_heads) + " attention heads of " + m.id);
     if (p.pp > m.total_layers())
       bad("pp", std::to_string(p.pp) + " pipeline stages exceed the " + std::to_string(m.total_layers()) + " layers");
-    if (w.seq > m.max_sequence_length * 64)
-      bad("seq", std::to_string(w.seq) + " tokens is far beyond the model's context of " +
-                     std::to_string(m.max_sequence_length));
     if (m.moe && p.ep > 1 && (m.moe->experts % p.ep != 0 || p.dp % p.ep != 0))
       bad("ep", "expert parallelism must divide both the experts and dp");
   } else if (p.tp > 1 || p.pp > 1) {
@@ -73,6 +70,12 @@ Estimate estimate(const EstimateInput& in) {
   if (e.training && !d.training)
     e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
                          "): treat the training figures as theoretical");
+  if (m.is_transformer()) {
+    std::int64_t context = e.training ? w.seq : w.prompt + w.generate;
+    if (context > m.max_sequence_length)
+      e.warnings.push_back(std::to_string(context) + " tokens is beyond " + m.id + "'s trained context of " +
+                           std::to_string(m.max_sequence_length) + " (needs context extension)");
+  }
   Precision compute = w.precision;
   if (w.task == Task::kInfer && w.weights) compute = compute_precision(*w.weights);
   if (!d.supports(compute) && !(compute == Precision::kFp32 && d.fp32_matrix_flops))

@@ -71,7 +71,10 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
 
   double recompute = 0;
   if (plan.recompute == Recompute::kFull) recompute = c.layer.forward_seconds;
-  else if (plan.recompute == Recompute::kSelective) recompute = c.layer.attention_core_forward_seconds;
+  // Selective recomputation repeats the attention core; flash attention already recomputes it in its backward,
+  // so there is nothing more to repeat (and nothing more to save).
+  else if (plan.recompute == Recompute::kSelective && w.attention == Attention::kEager)
+    recompute = c.layer.attention_core_forward_seconds;
   // The slowest stage holds the model head (logits + loss) in addition to its layers.
   double fwd_mb = stage_layers * c.layer.forward_seconds + c.head.forward_seconds;
   double bwd_mb = stage_layers * (c.layer.backward_seconds + recompute) + c.head.backward_seconds;

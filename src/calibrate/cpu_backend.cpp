@@ -94,6 +94,11 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Samples are kept short and numerous: on a machine shared with other work, a parallel region now and then
+// waits a whole time slice (milliseconds) for a descheduled thread; measured here, one 6 us two-thread GEMM
+// call in ten took 16 ms. A long sample almost surely contains such a stall, a short one usually does not,
+// so the best (and the median) of many short samples still see the machine's real speed. On a quiet machine
+// short samples cost nothing: the clock is read in ~20 ns.
 struct Budget {
   double min_sample_seconds;  // a timed sample repeats the kernel until it lasts this long
   double target_seconds;      // aim for this much timed work per kernel...
@@ -101,7 +106,9 @@ struct Budget {
   int max_reps;               // ...nor more than this
 };
 
-Budget sweep_budget(bool quick) { return quick ? Budget{1e-3, 0.02, 3, 5} : Budget{5e-3, 0.25, 5, 20}; }
+Budget sweep_budget(bool quick) { return quick ? Budget{50e-6, 0.02, 5, 100} : Budget{100e-6, 0.2, 10, 500}; }
+Budget stream_budget(bool quick) { return quick ? Budget{0, 0, 5, 5} : Budget{0, 0, 10, 10}; }  // STREAM's 10
+Budget gemm_budget(bool quick) { return quick ? Budget{20e-6, 0.05, 2, 100} : Budget{50e-6, 0.5, 3, 500}; }
 
 // Runs run_batch(1) once untimed (warm-up: page faults, thread start, cache state), sizes a batch so one
 // sample lasts min_sample_seconds, then returns the seconds of one kernel run in each timed sample.
@@ -304,7 +311,7 @@ std::vector<KernelResult> cpu_stream(const CalibrationOptions& options) {
   const auto n = static_cast<std::size_t>(array_bytes / sizeof(double));
   Arrays x = make_arrays(n, threads);
 
-  const Budget budget = options.quick ? Budget{1e-3, 0.0, 3, 3} : Budget{1e-3, 0.0, 10, 10};
+  const Budget budget = stream_budget(options.quick);
   const std::string shape = "3 x " + format_bytes(static_cast<double>(n) * sizeof(double)) + ", " +
                             std::to_string(threads) + " threads";
   const struct {
@@ -439,8 +446,7 @@ std::vector<KernelResult> cpu_gemm(const CalibrationOptions& options, const std:
   // caches), bound by reading the weight like a GEMV.
   for (long m : {1L, 4L, 16L}) shapes.push_back({m, 4096, 4096});
 
-  // GEMM samples are one call or more; big ones take seconds, so fewer of them.
-  const Budget budget = options.quick ? Budget{2e-3, 0.05, 2, 5} : Budget{10e-3, 1.0, 3, 20};
+  const Budget budget = gemm_budget(options.quick);
   std::mt19937_64 rng(20240611);
   std::vector<KernelResult> results;
   for (const GemmShape& s : shapes) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/strings.hpp"
 #include "report/estimate_report.hpp"
 
@@ -141,9 +143,13 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, report::Format
   out += report::render(t, format);
   if (format == report::Format::kTable) {
     out += "\n* changes the model's numerics or the task (quantisation, adapters, shorter context).\n";
+    bool any = f.baseline.fits || std::any_of(f.changes.begin(), f.changes.end(), [](const FitChange& c) { return c.fits; });
     if (f.combined)
       out += fmt::format("No single change fits; together: {} ({}), {}, {:+.0f}% time.\n", f.combined->change, f.combined->flags,
                          human_bytes(f.combined->per_device_bytes), 100 * f.combined->slowdown);
+    else if (!any)
+      out += "Nothing fits on this device, even with every change combined: use more devices (hwplan estimate --count N,\n"
+             "or hwplan recommend) or a shorter sequence.\n";
   }
   return out;
 }
