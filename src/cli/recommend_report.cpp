@@ -37,7 +37,7 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                                {"step_seconds", c.step_seconds},
                                {"tokens_per_second", c.tokens_per_second},
                                {"total_seconds", c.total_seconds},
-                               {"cost_usd", c.cost_usd},
+                               {"cost_usd", c.cost_usd >= 0 ? json(c.cost_usd) : json(nullptr)},
                                {"cost_basis", c.cost_basis},
                                {"energy_kwh", c.energy_kwh},
                                {"power_w", c.power_w},
@@ -72,12 +72,14 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
                       c.count > 1 ? fmt::format("tp{} pp{} dp{}", p.tp, p.pp, p.dp) : "-",
                       fmt::format("{} / {}", human_bytes(c.estimate.memory.total()), human_bytes(c.estimate.capacity_bytes)),
                       fmt::format("{:.0f}", c.tokens_per_second), human_seconds(c.total_seconds),
-                      fmt::format("${:.0f} {}", c.cost_usd, c.cost_basis), fmt::format("{:.1f} kWh", c.energy_kwh),
+                      c.cost_usd >= 0 ? fmt::format("${:.0f} {}", c.cost_usd, c.cost_basis) : std::string("no price"),
+                      fmt::format("{:.2f} kWh", c.energy_kwh),
                       fmt::format("{:.2f}", c.score)});
   }
   std::string out;
   if (format == report::Format::kTable)
-    out += fmt::format("{} {} ({}), job of {} tokens{}; optimizing {}\n\n", r.model_id, w.task, w.precision, human_count(r.job_tokens),
+    out += fmt::format("{} {} ({}), job of {} tokens{}; optimizing {}\n\n", r.model_id, w.task,
+                       w.weights ? *w.weights + " weights" : w.precision, human_count(r.job_tokens),
                        r.job_tokens_assumed ? " (assumed: set --tokens)" : "", spec.optimize);
   out += report::render(t, format);
   if (format != report::Format::kTable) return out;

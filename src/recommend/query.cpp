@@ -34,6 +34,9 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   q.device = device_override ? device_override : &registry.device(o.device);
   long long count = count_override ? *count_override : o.count;
   check_range("--count", count, 1, 10'000'000);
+  if (count > 1 && (q.device->host_link.type == "soc" || q.device->host_link.type == "usb3"))
+    bad("--count", q.device->name + " is a standalone " + q.device->host_link.type +
+                       " device: there is no link to split one model over several");
 
   Workload& w = q.input.workload;
   w.task = parse_choice<Task>("--task", o.task, parse_task, "train, finetune, lora, qlora, infer");

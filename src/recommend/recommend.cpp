@@ -58,12 +58,18 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     return out;
   }
   std::string basis = spec.cost_basis;
+  // Without a price the device can still be ranked on time and energy, unless cost was asked for.
+  const bool cost_needed = spec.budget_usd || spec.optimize == "cost" || spec.cost_basis != "auto";
   if (basis == "auto") {
     if (!d.price.cloud_usd_per_hour && !purchase_price(d)) {
-      out.rejection = Rejection{d.id, "no price (purchase or rental) in the catalog", "add one with --catalog"};
-      return out;
+      if (cost_needed) {
+        out.rejection = Rejection{d.id, "no price (purchase or rental) in the catalog", "add one with --catalog"};
+        return out;
+      }
+      basis = "unknown";
+    } else {
+      basis = d.price.cloud_usd_per_hour ? "rent" : "buy";
     }
-    basis = d.price.cloud_usd_per_hour ? "rent" : "buy";
   }
   if (basis == "rent" && !d.price.cloud_usd_per_hour) {
     out.rejection = Rejection{d.id, "no rental price in the catalog", "use --buy"};
@@ -76,7 +82,9 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
   std::string last_reason;
   std::string last_fix;
   double best_miss_ratio = INFINITY;
+  const bool standalone = d.host_link.type == "soc" || d.host_link.type == "usb3";
   for (int count : counts) {
+    if (count > 1 && standalone) break;  // phones, laptops, USB sticks: no link to split a model over
     if (count > 1 && spec.require_interconnect && !d.interconnect.pools_memory()) {
       last_reason = "no scale-up interconnect (" + d.interconnect.type + ") for multi-device use";
       break;
@@ -131,14 +139,16 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     }
     double hours = c.total_seconds / 3600;
     c.energy_kwh = c.power_w * (inference ? kInferencePowerFraction : kTrainingPowerFraction) * hours / 1000;
-    c.cost_usd = basis == "rent" ? count * *d.price.cloud_usd_per_hour * hours : count * *purchase_price(d);
-    if (needs_port(d)) c.cost_usd += spec.porting_cost_usd;
+    c.cost_usd = basis == "rent" ? count * *d.price.cloud_usd_per_hour * hours
+                 : basis == "buy" ? count * *purchase_price(d)
+                                  : -1;  // unknown
+    if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += spec.porting_cost_usd;
     if (deadline_s && c.total_seconds > *deadline_s) {
       last_reason = fmt::format("misses the deadline: {} with {} devices", human_seconds(c.total_seconds), count);
       last_fix = "more devices";
       continue;
     }
-    if (spec.budget_usd && c.cost_usd > *spec.budget_usd) {
+    if (spec.budget_usd && (c.cost_usd < 0 || c.cost_usd > *spec.budget_usd)) {
       last_reason = fmt::format("over budget: ${:.0f} with {} device(s) (budget ${:.0f})", c.cost_usd, count, *spec.budget_usd);
       continue;
     }
@@ -242,16 +252,26 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& w, co
     if (res.rejection) r.rejected.push_back(*res.rejection);
     if (res.miss) r.nearest_misses.push_back(*res.miss);
   }
-  // Score: best value on the objective / this value (1 = best). Balanced: geometric mean of cost and time.
-  auto value = [&](const Candidate& c) {
-    if (spec.optimize == "cost") return c.cost_usd;
-    if (spec.optimize == "time") return c.total_seconds;
-    if (spec.optimize == "energy") return c.energy_kwh;
-    return std::sqrt(std::max(1e-9, c.cost_usd) * std::max(1e-9, c.total_seconds));
-  };
-  double best = INFINITY;
-  for (const auto& c : r.candidates) best = std::min(best, value(c));
-  for (auto& c : r.candidates) c.score = best / std::max(1e-12, value(c));
+  // Score (1 = best): the best value on the objective over this candidate's value. The time measure is the job
+  // time for training and the per-stream time per output token for inference (replicas add throughput, not
+  // speed for a user). Balanced: the geometric mean of the cost, time and energy ratios that are known.
+  auto time_of = [&](const Candidate& c) { return inference ? c.step_seconds : c.total_seconds; };
+  double best_cost = INFINITY, best_time = INFINITY, best_energy = INFINITY;
+  for (const auto& c : r.candidates) {
+    if (c.cost_usd >= 0) best_cost = std::min(best_cost, std::max(1e-9, c.cost_usd));
+    best_time = std::min(best_time, std::max(1e-12, time_of(c)));
+    best_energy = std::min(best_energy, std::max(1e-12, c.energy_kwh));
+  }
+  for (auto& c : r.candidates) {
+    double cost_ratio = c.cost_usd >= 0 ? best_cost / std::max(1e-9, c.cost_usd) : -1;
+    double time_ratio = best_time / std::max(1e-12, time_of(c));
+    double energy_ratio = best_energy / std::max(1e-12, c.energy_kwh);
+    if (spec.optimize == "cost") c.score = std::max(0.0, cost_ratio);
+    else if (spec.optimize == "time") c.score = time_ratio;
+    else if (spec.optimize == "energy") c.score = energy_ratio;
+    else if (cost_ratio >= 0) c.score = std::cbrt(cost_ratio * time_ratio * energy_ratio);
+    else c.score = std::sqrt(time_ratio * energy_ratio);
+  }
   std::stable_sort(r.candidates.begin(), r.candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
     if (a.device->id != b.device->id) return a.device->id < b.device->id;
