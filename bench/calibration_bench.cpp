@@ -3,7 +3,8 @@
 //   sgemm  vs  OpenBLAS cblas_sgemm on the same shapes and thread count (built with -DHWPLAN_HAVE_OPENBLAS)
 // The issue asks for triad within 10% and GEMM within 20%. See bench/README.md for the commands and results.
 //
-//   calibration_bench [--quick] [--threads N] [--stream-reference PATH] [--rounds N]
+//   calibration_bench [--quick] [--threads N] [--rounds N] [--stream-reference PATH] [--only triad|gemm]
+//                     [--isas baseline,avx2,avx512]
 #include <omp.h>
 
 #include <algorithm>
@@ -34,7 +35,18 @@ struct Args {
   int threads = 0;
   int rounds = 3;
   std::string stream_reference = "./stream_reference";
+  std::string only;                // "", "triad" or "gemm"
+  std::vector<std::string> isas;   // Eigen variants to time; empty: every one this CPU runs
 };
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t comma; (comma = s.find(',', start)) != std::string::npos; start = comma + 1)
+    parts.push_back(s.substr(start, comma - start));
+  parts.push_back(s.substr(start));
+  return parts;
+}
 
 Args parse_args(int argc, char** argv) {
   Args a;
@@ -45,8 +57,13 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--threads" && has_value) a.threads = std::atoi(argv[++i]);
     else if (arg == "--rounds" && has_value) a.rounds = std::max(1, std::atoi(argv[++i]));
     else if (arg == "--stream-reference" && has_value) a.stream_reference = argv[++i];
+    else if (arg == "--only" && has_value) a.only = argv[++i];
+    else if (arg == "--isas" && has_value) a.isas = split_commas(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: %s [--quick] [--threads N] [--rounds N] [--stream-reference PATH]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--threads N] [--rounds N] [--stream-reference PATH] [--only triad|gemm] "
+                   "[--isas baseline,avx2,avx512]\n",
+                   argv[0]);
       std::exit(2);
     }
   }
@@ -84,8 +101,6 @@ Shape parse_shape(const std::string& s) {
   std::sscanf(s.c_str(), "M=%ld N=%ld K=%ld", &shape.m, &shape.n, &shape.k);
   return shape;
 }
-
-std::string shape_key(const std::string& shape) { return shape.substr(0, shape.find(',')); }
 
 #ifdef HWPLAN_HAVE_OPENBLAS
 // Best FLOP/s of cblas_sgemm on the shape, timed as hwplan times Eigen: one warm-up, then many short samples
@@ -141,52 +156,64 @@ int main(int argc, char** argv) {
   options.quick = args.quick;
   options.threads = args.threads;
 
-  // Triad: alternate hwplan and the reference so that drift in the machine's load hits both alike.
-  double hw_triad = 0, ref_triad = 0, elements = 0;
-  std::string triad_shape;
-  for (int round = 0; round < args.rounds; ++round) {
-    for (const KernelResult& r : hwplan::calibrate::cpu_stream(options)) {
-      if (r.kernel != "triad") continue;
-      hw_triad = std::max(hw_triad, r.best);
-      elements = r.size / 24;
-      triad_shape = r.shape;
+  if (args.only.empty() || args.only == "triad") {
+    // Triad: alternate hwplan and the reference so that drift in the machine's load hits both alike.
+    double hw_triad = 0, ref_triad = 0, elements = 0;
+    std::string triad_shape;
+    for (int round = 0; round < args.rounds; ++round) {
+      for (const KernelResult& r : hwplan::calibrate::cpu_stream(options)) {
+        if (r.kernel != "triad") continue;
+        hw_triad = std::max(hw_triad, r.best);
+        elements = r.size / 24;
+        triad_shape = r.shape;
+      }
+      pause_between_runtimes();
+      ref_triad = std::max(ref_triad, reference_triad_bytes_per_s(args.stream_reference, elements, args.threads));
+      pause_between_runtimes();
     }
-    pause_between_runtimes();
-    ref_triad = std::max(ref_triad, reference_triad_bytes_per_s(args.stream_reference, elements, args.threads));
-    pause_between_runtimes();
+    std::printf("%-40s %14s %14s %8s\n", "triad (best of rounds)", "hwplan GB/s", "reference GB/s", "ratio");
+    if (ref_triad > 0)
+      std::printf("%-40s %14.2f %14.2f %8.3f\n\n", triad_shape.c_str(), hw_triad / 1e9, ref_triad / 1e9,
+                  hw_triad / ref_triad);
+    else
+      std::printf("%-40s %14.2f %14s %8s   (could not run %s)\n\n", triad_shape.c_str(), hw_triad / 1e9, "-", "-",
+                  args.stream_reference.c_str());
   }
-  std::printf("%-40s %14s %14s %8s\n", "triad (best of rounds)", "hwplan GB/s", "reference GB/s", "ratio");
-  if (ref_triad > 0)
-    std::printf("%-40s %14.2f %14.2f %8.3f\n\n", triad_shape.c_str(), hw_triad / 1e9, ref_triad / 1e9, hw_triad / ref_triad);
-  else
-    std::printf("%-40s %14.2f %14s %8s   (could not run %s)\n\n", triad_shape.c_str(), hw_triad / 1e9, "-", "-",
-                args.stream_reference.c_str());
+  if (!args.only.empty() && args.only != "gemm") return 0;
 
   // GEMM: every SIMD variant this CPU runs, then OpenBLAS on the same shapes.
-  std::vector<std::string> isas = {"baseline"};
   const std::string dispatched = hwplan::calibrate::cpu_gemm_isa();
-  if (dispatched == "avx2" || dispatched == "avx512") isas.push_back("avx2");
-  if (dispatched == "avx512") isas.push_back("avx512");
-
-  std::map<std::string, std::map<std::string, double>> eigen;  // shape -> isa -> FLOP/s
-  std::vector<std::string> shapes;
-  for (const std::string& isa : isas) {
-    CalibrationOptions o = options;
-    o.gemm_isa = isa;
-    for (const KernelResult& r : hwplan::calibrate::cpu_gemm(o, "fp32")) {
-      const std::string key = shape_key(r.shape);
-      if (isa == isas.front()) shapes.push_back(key);
-      eigen[key][isa] = r.best;
-    }
-    pause_between_runtimes();
+  std::vector<std::string> isas = args.isas;
+  if (isas.empty()) {
+    isas.push_back("baseline");
+    if (dispatched == "avx2" || dispatched == "avx512") isas.push_back("avx2");
+    if (dispatched == "avx512") isas.push_back("avx512");
   }
+  if (std::find(isas.begin(), isas.end(), dispatched) == isas.end()) isas.push_back(dispatched);
+
+  // Shape by shape, Eigen (each variant) then OpenBLAS, so that drift in the machine's speed hits both alike.
+  std::map<std::string, std::map<std::string, double>> eigen;  // shape -> isa -> FLOP/s
   std::map<std::string, double> openblas;
+  std::vector<std::string> shapes;
 #ifdef HWPLAN_HAVE_OPENBLAS
   openblas_set_num_threads(threads);
   std::mt19937_64 rng(7);
-  for (const std::string& key : shapes) openblas[key] = openblas_sgemm_flops(parse_shape(key), args.quick, rng);
   std::printf("OpenBLAS core: %s\n", openblas_get_corename());
 #endif
+  for (const hwplan::calibrate::GemmShape& s : hwplan::calibrate::cpu_gemm_shapes(args.quick)) {
+    const std::string key = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
+    shapes.push_back(key);
+    for (const std::string& isa : isas) {
+      CalibrationOptions o = options;
+      o.gemm_isa = isa;
+      eigen[key][isa] = hwplan::calibrate::cpu_gemm_shape(o, "fp32", s).best;
+    }
+    pause_between_runtimes();
+#ifdef HWPLAN_HAVE_OPENBLAS
+    openblas[key] = openblas_sgemm_flops({s.m, s.n, s.k}, args.quick, rng);
+    pause_between_runtimes();
+#endif
+  }
 
   std::printf("%-28s", "sgemm GFLOP/s");
   for (const std::string& isa : isas) std::printf(" %10s", ("eigen-" + isa).c_str());

@@ -162,7 +162,10 @@ int main(int argc, char** argv) {
         throw InputError(m.where_id, "id", "'" + m.id + "' does not match the file name " + rel);
       emit_model(o, m);
     }
-    o << "  return out;\n}\n\n}  // namespace hwplan::io\n";
+    o << "  return out;\n}\n\n";
+    // The CUDA / PyTorch compatibility table of `hwplan doctor`, as text (parsed only when doctor runs).
+    std::string compat = read(source / "data" / "compat" / "cuda-pytorch.yaml");
+    o << "const char* builtin_compat_text() {\n  return " << str(compat) << ";\n}\n\n}  // namespace hwplan::io\n";
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

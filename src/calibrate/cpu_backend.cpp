@@ -18,7 +18,8 @@
 #define HWPLAN_CAT(a, b) HWPLAN_CAT2(a, b)
 
 #if defined(HWPLAN_GEMM_VARIANT_AVX512)
-#if !defined(__AVX512F__) || !defined(__AVX512DQ__) || !defined(__AVX512VL__) || !defined(__AVX512BW__) || !defined(__FMA__)
+#if !defined(__AVX512F__) || !defined(__AVX512DQ__) || !defined(__AVX512VL__) || !defined(__AVX512BW__) || \
+    !defined(__FMA__)
 #error "HWPLAN_GEMM_VARIANT_AVX512 needs -mavx512f -mavx512dq -mavx512vl -mavx512bw -mavx2 -mfma"
 #endif
 #define HWPLAN_GEMM_ISA avx512
@@ -68,6 +69,7 @@ void HWPLAN_CAT(gemm_, HWPLAN_GEMM_ISA)(bool fp64, long m, long n, long k, const
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -112,6 +114,7 @@ Budget gemm_budget(bool quick) { return quick ? Budget{20e-6, 0.05, 2, 100} : Bu
 
 // Runs run_batch(1) once untimed (warm-up: page faults, thread start, cache state), sizes a batch so one
 // sample lasts min_sample_seconds, then returns the seconds of one kernel run in each timed sample.
+// run_batch(n) runs the kernel n times back to back.
 template <typename RunBatch>
 std::vector<double> time_kernel(RunBatch&& run_batch, const Budget& budget) {
   const auto time_batch = [&](long batch) {
@@ -131,15 +134,14 @@ std::vector<double> time_kernel(RunBatch&& run_batch, const Budget& budget) {
     const double grow = t > 0 ? budget.min_sample_seconds / t * 1.25 : 1000.0;
     batch = static_cast<long>(std::min<double>(static_cast<double>(batch) * std::clamp(grow, 2.0, 1000.0), 1L << 30));
   }
-  const int reps = std::clamp(static_cast<int>(budget.target_seconds / std::max(t, 1e-9)), budget.min_reps,
-                              budget.max_reps);
+  // Sample until target_seconds have passed (at least min_reps, at most max_reps samples): a burst of
+  // contention then costs samples, not the result.
   std::vector<double> seconds;
-  seconds.reserve(static_cast<std::size_t>(reps));
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = now_seconds();
-    run_batch(batch);
-    seconds.push_back((now_seconds() - t0) / static_cast<double>(batch));
-  }
+  seconds.reserve(static_cast<std::size_t>(budget.max_reps));
+  const double deadline = now_seconds() + budget.target_seconds;
+  while (static_cast<int>(seconds.size()) < budget.max_reps &&
+         (static_cast<int>(seconds.size()) < budget.min_reps || now_seconds() < deadline))
+    seconds.push_back(time_batch(batch) / static_cast<double>(batch));
   return seconds;
 }
 
@@ -179,31 +181,53 @@ void report(const CalibrationOptions& options, const KernelResult& r, bool flops
 
 // --- bandwidth kernels ----------------------------------------------------------------------------------
 
-// The loops are cloned for AVX-512 and AVX2 and picked by the loader (GNU ifunc), so that cache-resident sizes
-// see the core's full load/store width; DRAM-bound sizes run the same either way. The clones hold plain
-// loops and no templates, so they raise none of the ODR issues of the GEMM variants.
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define HWPLAN_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default"), noinline))
-#endif
-#endif
-#ifndef HWPLAN_SIMD_CLONES
-#define HWPLAN_SIMD_CLONES __attribute__((noinline))
+// The loops exist once per SIMD width, and every bandwidth measurement runs the baseline and the widest one
+// this CPU has and keeps the faster: on the Zen 4 this was tuned on, AVX2/AVX-512 loops read L1 and L2 2.5-3.7x
+// faster than SSE2 ones, while from DRAM the SSE2 loop was fastest (AVX-512 stores lost ~15%). They are plain
+// loops with a target attribute and no templates, so unlike the GEMM variants they cannot clash between TUs.
+#define HWPLAN_STREAM_LOOPS(isa, attributes)                                                                    \
+  attributes void copy_##isa(double* __restrict a, const double* __restrict b, double, std::size_t n) {        \
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i];                                                           \
+  }                                                                                                            \
+  attributes void scale_##isa(double* __restrict a, const double* __restrict b, double s, std::size_t n) {     \
+    for (std::size_t i = 0; i < n; ++i) a[i] = s * b[i];                                                       \
+  }                                                                                                            \
+  attributes void add_##isa(double* __restrict a, const double* __restrict b, const double* __restrict c,      \
+                            std::size_t n) {                                                                   \
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + c[i];                                                    \
+  }                                                                                                            \
+  attributes void triad_##isa(double* __restrict a, const double* __restrict b, const double* __restrict c,    \
+                              double s, std::size_t n) {                                                       \
+    for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];                                                \
+  }
+
+HWPLAN_STREAM_LOOPS(baseline, __attribute__((noinline)))
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HWPLAN_X86_STREAM_LOOPS 1
+HWPLAN_STREAM_LOOPS(avx2, __attribute__((noinline, target("avx2"))))
+HWPLAN_STREAM_LOOPS(avx512, __attribute__((noinline, target("avx512f"))))
 #endif
 
-HWPLAN_SIMD_CLONES void copy_range(double* __restrict a, const double* __restrict b, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) a[i] = b[i];
-}
-HWPLAN_SIMD_CLONES void scale_range(double* __restrict a, const double* __restrict b, double s, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) a[i] = s * b[i];
-}
-HWPLAN_SIMD_CLONES void add_range(double* __restrict a, const double* __restrict b, const double* __restrict c,
-                                  std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + c[i];
-}
-HWPLAN_SIMD_CLONES void triad_range(double* __restrict a, const double* __restrict b, const double* __restrict c,
-                                    double s, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
+struct StreamLoops {
+  const char* isa;
+  void (*copy)(double*, const double*, double, std::size_t);
+  void (*scale)(double*, const double*, double, std::size_t);
+  void (*add)(double*, const double*, const double*, std::size_t);
+  void (*triad)(double*, const double*, const double*, double, std::size_t);
+};
+
+// The baseline loops, then the widest ones this CPU runs (if wider).
+std::vector<StreamLoops> stream_loops() {
+  std::vector<StreamLoops> loops = {{"sse2", copy_baseline, scale_baseline, add_baseline, triad_baseline}};
+#if HWPLAN_X86_STREAM_LOOPS
+  if (__builtin_cpu_supports("avx512f"))
+    loops.push_back({"avx512", copy_avx512, scale_avx512, add_avx512, triad_avx512});
+  else if (__builtin_cpu_supports("avx2"))
+    loops.push_back({"avx2", copy_avx2, scale_avx2, add_avx2, triad_avx2});
+#else
+  loops.front().isa = "baseline";
+#endif
+  return loops;
 }
 
 // Thread t's share of n elements, in whole 64-byte lines so that no two threads write the same line.
@@ -267,7 +291,7 @@ Arrays make_arrays(std::size_t n, int threads) {
 // `passes` back-to-back passes of one kernel inside a single parallel region. Each thread streams its own
 // lines every pass, so no barrier is needed between passes; the empty asm keeps the compiler from merging
 // passes that store the same values.
-void run_passes(Arrays& x, Stream kernel, long passes) {
+void run_passes(Arrays& x, Stream kernel, const StreamLoops& loops, long passes) {
   double* a = x.a.get();
   double* b = x.b.get();
   double* c = x.c.get();
@@ -279,14 +303,26 @@ void run_passes(Arrays& x, Stream kernel, long passes) {
     const std::size_t len = r.end - r.begin;
     for (long p = 0; p < passes; ++p) {
       switch (kernel) {  // STREAM's data flow: c = a, b = s*c, c = a + b, a = b + s*c
-        case Stream::kCopy: copy_range(c + r.begin, a + r.begin, len); break;
-        case Stream::kScale: scale_range(b + r.begin, c + r.begin, s, len); break;
-        case Stream::kAdd: add_range(c + r.begin, a + r.begin, b + r.begin, len); break;
-        case Stream::kTriad: triad_range(a + r.begin, b + r.begin, c + r.begin, s, len); break;
+        case Stream::kCopy: loops.copy(c + r.begin, a + r.begin, s, len); break;
+        case Stream::kScale: loops.scale(b + r.begin, c + r.begin, s, len); break;
+        case Stream::kAdd: loops.add(c + r.begin, a + r.begin, b + r.begin, len); break;
+        case Stream::kTriad: loops.triad(a + r.begin, b + r.begin, c + r.begin, s, len); break;
       }
       asm volatile("" ::: "memory");
     }
   }
+}
+
+// Times one kernel with each SIMD width and keeps the faster (by best rate); its shape names the width.
+KernelResult time_stream_kernel(Arrays& x, Stream kernel, const char* name, double bytes, std::string shape,
+                                const Budget& budget) {
+  KernelResult best;
+  for (const StreamLoops& loops : stream_loops()) {
+    auto seconds = time_kernel([&](long passes) { run_passes(x, kernel, loops, passes); }, budget);
+    KernelResult r = make_result(name, shape + ", " + loops.isa, bytes, std::move(seconds));
+    if (r.best > best.best) best = std::move(r);
+  }
+  return best;
 }
 
 // A triad pass rewrites a from b and c, so values stay bounded; guard against a kernel that did nothing.
@@ -313,7 +349,7 @@ std::vector<KernelResult> cpu_stream(const CalibrationOptions& options) {
 
   const Budget budget = stream_budget(options.quick);
   const std::string shape = "3 x " + format_bytes(static_cast<double>(n) * sizeof(double)) + ", " +
-                            std::to_string(threads) + " threads";
+                            std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   const struct {
     const char* name;
     Stream kernel;
@@ -322,8 +358,8 @@ std::vector<KernelResult> cpu_stream(const CalibrationOptions& options) {
                  {"triad", Stream::kTriad, 24}};
   std::vector<KernelResult> results;
   for (const auto& k : kernels) {
-    auto seconds = time_kernel([&](long passes) { run_passes(x, k.kernel, passes); }, budget);
-    results.push_back(make_result(k.name, shape, k.bytes_per_element * static_cast<double>(n), std::move(seconds)));
+    results.push_back(
+        time_stream_kernel(x, k.kernel, k.name, k.bytes_per_element * static_cast<double>(n), shape, budget));
     report(options, results.back(), false);
   }
   if (!arrays_sane(x)) throw std::runtime_error("cpu_stream: kernel produced non-finite values");
@@ -346,10 +382,9 @@ std::vector<KernelResult> cpu_bandwidth_sweep(const CalibrationOptions& options)
     // No thread gets less than a page of each array: below that the split costs more than it gains.
     const int threads = std::clamp(static_cast<int>(static_cast<double>(n) * sizeof(double) / 4096.0), 1, max_threads);
     Arrays x = make_arrays(n, threads);
-    auto seconds = time_kernel([&](long passes) { run_passes(x, Stream::kTriad, passes); }, budget);
     const std::string shape = "3 x " + format_bytes(static_cast<double>(n) * sizeof(double)) + ", " +
                               std::to_string(threads) + (threads == 1 ? " thread" : " threads");
-    results.push_back(make_result("triad", shape, 24.0 * static_cast<double>(n), std::move(seconds)));
+    results.push_back(time_stream_kernel(x, Stream::kTriad, "triad", 24.0 * static_cast<double>(n), shape, budget));
     report(options, results.back(), false);
     if (!arrays_sane(x)) throw std::runtime_error("cpu_bandwidth_sweep: kernel produced non-finite values");
   }
@@ -388,9 +423,7 @@ GemmKernel gemm_kernel(const std::string& requested) {
   return {"baseline", detail::gemm_baseline};
 }
 
-struct GemmShape {
-  long m, n, k;
-};
+constexpr double kSmallGemmFlops = 2.0 * 256 * 256 * 256;  // at or below: also try one thread
 
 // Uniform in [-1, -0.1] u [0.1, 1]: non-zero, of both signs, so that no product is trivially skipped and sums
 // stay small.
@@ -416,7 +449,9 @@ KernelResult run_gemm(const GemmKernel& kernel, const GemmShape& s, int threads,
       budget);
   if (!std::isfinite(static_cast<double>(c.front())) || !std::isfinite(static_cast<double>(c.back())))
     throw std::runtime_error("cpu_gemm: result is not finite");
-  const std::string shape = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" + std::to_string(s.k);
+  const std::string shape = "M=" + std::to_string(s.m) + " N=" + std::to_string(s.n) + " K=" +
+                            std::to_string(s.k) + ", " + kernel.isa + ", " + std::to_string(threads) +
+                            (threads == 1 ? " thread" : " threads");
   return make_result(fp64 ? "dgemm" : "sgemm", shape, 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
                                                        static_cast<double>(s.k),
                      std::move(seconds));
@@ -426,18 +461,13 @@ KernelResult run_gemm(const GemmKernel& kernel, const GemmShape& s, int threads,
 
 std::string cpu_gemm_isa() { return gemm_kernel("").isa; }
 
-std::vector<KernelResult> cpu_gemm(const CalibrationOptions& options, const std::string& precision) {
-  if (precision != "fp32" && precision != "fp64")
-    throw std::invalid_argument("cpu_gemm: precision must be fp32 or fp64, got '" + precision + "'");
-  const int threads = resolve_threads(options.threads);
-  const GemmKernel kernel = gemm_kernel(options.gemm_isa);
-
+std::vector<GemmShape> cpu_gemm_shapes(bool quick) {
   std::vector<GemmShape> shapes;
-  for (long n = 64; n <= (options.quick ? 1024 : 4096); n *= 2) shapes.push_back({n, n, n});
+  for (long n = 64; n <= (quick ? 1024 : 4096); n *= 2) shapes.push_back({n, n, n});
   // A transformer layer at 512 tokens, hidden 1024: attention projections, then (full sweep) MLP up and down at
   // 4x and a hidden-4096 projection.
   shapes.push_back({512, 1024, 1024});
-  if (!options.quick) {
+  if (!quick) {
     shapes.push_back({512, 4096, 1024});
     shapes.push_back({512, 1024, 4096});
     shapes.push_back({512, 4096, 4096});
@@ -445,16 +475,37 @@ std::vector<KernelResult> cpu_gemm(const CalibrationOptions& options, const std:
   // Decoding: a handful of tokens against a 4096 x 4096 weight (64 MiB in fp32, more than most last-level
   // caches), bound by reading the weight like a GEMV.
   for (long m : {1L, 4L, 16L}) shapes.push_back({m, 4096, 4096});
+  return shapes;
+}
 
+KernelResult cpu_gemm_shape(const CalibrationOptions& options, const std::string& precision, const GemmShape& shape) {
+  if (precision != "fp32" && precision != "fp64")
+    throw std::invalid_argument("cpu_gemm: precision must be fp32 or fp64, got '" + precision + "'");
+  if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) throw std::invalid_argument("cpu_gemm: empty shape");
+  const int threads = resolve_threads(options.threads);
+  const GemmKernel kernel = gemm_kernel(options.gemm_isa);
   const Budget budget = gemm_budget(options.quick);
-  std::mt19937_64 rng(20240611);
-  std::vector<KernelResult> results;
-  for (const GemmShape& s : shapes) {
-    results.push_back(precision == "fp64" ? run_gemm<double>(kernel, s, threads, budget, rng)
-                                          : run_gemm<float>(kernel, s, threads, budget, rng));
-    results.back().shape += std::string(", ") + kernel.isa;
-    report(options, results.back(), true);
+  std::mt19937_64 rng(20240611 + static_cast<std::uint64_t>(shape.m * 31 + shape.n * 17 + shape.k));
+  const auto run = [&](int t) {
+    return precision == "fp64" ? run_gemm<double>(kernel, shape, t, budget, rng)
+                               : run_gemm<float>(kernel, shape, t, budget, rng);
+  };
+  KernelResult r = run(threads);
+  // Eigen splits even a 64^3 product across threads, where fork/join and shared packing cost more than they
+  // save (2 threads: 29 GFLOP/s, 1 thread: 90, OpenBLAS, which stays on one thread: 110). Small products
+  // also run on one thread and keep the faster, as a tuned library would.
+  if (threads > 1 && r.size <= kSmallGemmFlops) {
+    KernelResult single = run(1);
+    if (single.best > r.best) r = std::move(single);
   }
+  report(options, r, true);
+  return r;
+}
+
+std::vector<KernelResult> cpu_gemm(const CalibrationOptions& options, const std::string& precision) {
+  std::vector<KernelResult> results;
+  for (const GemmShape& shape : cpu_gemm_shapes(options.quick))
+    results.push_back(cpu_gemm_shape(options, precision, shape));
   return results;
 }
 

@@ -33,11 +33,14 @@ struct CalibrationOptions {
 // copy (a=b), scale (a=s*b), add (a=b+c), triad (a=b+s*c) over double arrays of at least 4x the total last-level
 // cache, each thread first-touching the part it later streams. Bytes are counted as STREAM does:
 // 16 per element for copy and scale, 24 for add and triad (write-allocate traffic is not counted).
+// Each kernel runs with the baseline loops and with the widest SIMD loops the CPU has; the faster one is kept
+// and named at the end of `shape` ("3 x 136 MiB, 2 threads, sse2").
 std::vector<KernelResult> cpu_stream(const CalibrationOptions& options);
 
 // triad at working sets (three arrays together) from 16 KiB (L1) to 1 GiB (DRAM); quick: to 128 MiB, fewer points.
 // size = the working set = bytes moved per pass. Small sets loop inside one parallel region so that fork/join
-// does not dominate.
+// does not dominate, and use fewer threads (no thread gets less than a page of each array). SIMD width as
+// cpu_stream: cache-resident sizes need the wide loops to show the caches' real bandwidth.
 std::vector<KernelResult> cpu_bandwidth_sweep(const CalibrationOptions& options);
 
 // Eigen GEMM C = A * B (column-major, random non-zero data) on all threads: square 64..4096 (quick: ..1024),
@@ -46,6 +49,15 @@ std::vector<KernelResult> cpu_bandwidth_sweep(const CalibrationOptions& options)
 // std::invalid_argument otherwise. size = 2*M*N*K FLOPs. Uses the widest SIMD kernel this CPU supports (see
 // cpu_gemm_isa).
 std::vector<KernelResult> cpu_gemm(const CalibrationOptions& options, const std::string& precision);
+
+// The shapes cpu_gemm sweeps, and one of them (or any other) on its own. Column-major C (m x n) = A (m x k) * B
+// (k x n). Products of at most 2 x 256^3 FLOPs are also timed on one thread and the faster kept; `shape` names
+// the kernel and the thread count ("M=64 N=64 K=64, avx2, 1 thread").
+struct GemmShape {
+  long m = 0, n = 0, k = 0;
+};
+std::vector<GemmShape> cpu_gemm_shapes(bool quick);
+KernelResult cpu_gemm_shape(const CalibrationOptions& options, const std::string& precision, const GemmShape& shape);
 
 // The SIMD variant cpu_gemm dispatches to on this CPU: "avx512", "avx2" or "baseline" (what the compiler
 // targets by default; SSE2 on x86-64).

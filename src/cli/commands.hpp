@@ -24,6 +24,8 @@ Command recommend_command();
 Command fit_command();
 Command batch_command();
 Command plot_command();
+Command calibrate_command();
+Command doctor_command();
 std::vector<Command> all_commands();
 
 }  // namespace hwplan::cli

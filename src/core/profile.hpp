@@ -14,6 +14,16 @@ struct CurvePoint {
   double achieved = 0;  // GEMM: FLOP/s; bandwidth: bytes/s
 };
 
+// One microbenchmark as run: what, how big, and the statistics over the timed repetitions.
+struct ProfileMeasurement {
+  std::string kernel;  // triad, sgemm, gemm_bf16, memcpy_d2d, ...
+  std::string shape;
+  double size = 0;     // bytes or FLOPs per run
+  double best = 0;     // bytes/s or FLOP/s
+  double median = 0;
+  int repetitions = 0;
+};
+
 struct Profile {
   std::string device_name;   // as the driver / OS reports it
   std::string catalog_id;    // matched catalog device, empty when unknown
@@ -23,6 +33,8 @@ struct Profile {
   std::map<Precision, std::vector<CurvePoint>> gemm;  // sorted by size
   std::vector<CurvePoint> bandwidth;                  // sorted by size
   double kernel_launch_seconds = 0;
+  std::vector<ProfileMeasurement> measurements;  // every kernel run, for the record
+  std::string host_detail;                       // CPU model, cores, caches, memory; driver / runtime versions
   std::string origin;
 };
 

@@ -11,5 +11,6 @@ namespace hwplan::io {
 
 std::vector<Device> builtin_devices();
 std::vector<Model> builtin_models();
+const char* builtin_compat_text();  // data/compat/cuda-pytorch.yaml
 
 }  // namespace hwplan::io

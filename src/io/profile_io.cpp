@@ -54,7 +54,24 @@ Profile parse_profile(const std::string& text, const std::string& file) {
       p.gemm[*prec] = read_curve(g, "gemm.", key, "flops", "tflops", 1e12);
     }
   }
-  m.finish({"bandwidth", "details", "summary"});
+  p.host_detail = m.str("host_detail", false).value_or("");
+  if (m.has("measurements")) {
+    YAML::Node list = m.node()["measurements"];
+    if (!list.IsSequence()) m.fail("measurements", "expected a list of measurements");
+    for (const auto& item : list) {
+      YamlMap x(item, file, "measurements[].");
+      ProfileMeasurement pm;
+      pm.kernel = *x.str("kernel", true);
+      pm.shape = x.str("shape", false).value_or("");
+      pm.size = *x.number("size", true, 0, 1e30);
+      pm.best = *x.number("best", true, 0, 1e30);
+      pm.median = *x.number("median", true, 0, 1e30);
+      pm.repetitions = static_cast<int>(*x.integer("repetitions", true, 1, 1000000));
+      x.finish();
+      p.measurements.push_back(pm);
+    }
+  }
+  m.finish({"bandwidth", "measurements"});
   return p;
 }
 
@@ -81,6 +98,7 @@ std::string profile_to_yaml(const Profile& p) {
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "bytes" << YAML::Value << c.size << YAML::Key << "gb_per_s"
         << YAML::Value << c.achieved / 1e9 << YAML::EndMap;
   out << YAML::EndSeq;
+  if (!p.host_detail.empty()) out << YAML::Key << "host_detail" << YAML::Value << p.host_detail;
   out << YAML::Key << "gemm" << YAML::Value << YAML::BeginMap;
   for (const auto& [prec, curve] : p.gemm) {
     out << YAML::Key << to_string(prec) << YAML::Value << YAML::BeginSeq;
@@ -90,8 +108,17 @@ std::string profile_to_yaml(const Profile& p) {
     out << YAML::EndSeq;
   }
   out << YAML::EndMap;
+  out << YAML::Key << "measurements" << YAML::Value << YAML::BeginSeq;
+  for (const auto& x : p.measurements)
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "kernel" << YAML::Value << x.kernel << YAML::Key << "shape"
+        << YAML::Value << x.shape << YAML::Key << "size" << YAML::Value << x.size << YAML::Key << "best" << YAML::Value
+        << x.best << YAML::Key << "median" << YAML::Value << x.median << YAML::Key << "repetitions" << YAML::Value
+        << x.repetitions << YAML::EndMap;
+  out << YAML::EndSeq;
   out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  return "# hwplan calibration profile: measured on the machine named below. Rates: bandwidth gb_per_s (1e9 B/s),\n"
+         "# gemm tflops (1e12 FLOP/s); measurements: best and median over the timed repetitions, per second.\n" +
+         std::string(out.c_str()) + "\n";
 }
 
 void save_profile(const Profile& profile, const std::string& path) { write_file_atomically(path, profile_to_yaml(profile)); }
