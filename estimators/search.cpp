@@ -30,15 +30,17 @@ struct Candidate {
   Plan plan;
 };
 
-// Strict ordering so that the result does not depend on enumeration order: fastest, then least memory, then
-// the simplest layout.
+// Fastest first; layouts within 0.5% of each other count as equally fast, and then the simpler one wins (less
+// ZeRO sharding, less recomputation, less model parallelism), then the one with more free memory. The candidates
+// are visited in a fixed order, so the result is deterministic (and the same with or without pruning).
 bool better(const Candidate& a, const Candidate& b) {
-  if (a.step != b.step) return a.step < b.step;
+  if (!std::isfinite(b.step)) return std::isfinite(a.step);
+  double tolerance = 0.005 * std::min(a.step, b.step);
+  if (std::fabs(a.step - b.step) > tolerance) return a.step < b.step;
+  auto simplicity = [](const Plan& p) { return std::tuple(p.zero, static_cast<int>(p.recompute), p.tp * p.pp, p.pp, p.ep); };
+  if (simplicity(a.plan) != simplicity(b.plan)) return simplicity(a.plan) < simplicity(b.plan);
   if (a.memory != b.memory) return a.memory < b.memory;
-  auto key = [](const Plan& p) {
-    return std::tuple(p.tp, p.pp, p.zero, static_cast<int>(p.recompute), -p.micro_batch, p.ep);
-  };
-  return key(a.plan) < key(b.plan);
+  return a.step < b.step;
 }
 
 SearchResult search_inference(const EstimateInput& base, const SearchSpace& space) {

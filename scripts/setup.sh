@@ -8,7 +8,7 @@ cmake --preset default -DHWPLAN_BUILD_TESTS=ON >/dev/null
 cmake --build --preset default -j"$(nproc)"
 echo
 if ./build/hwplan recommend --help >/dev/null 2>&1; then
-  ./build/hwplan recommend --model llama-2-7b --task lora --seq 2048 --batch 4 --top 5
+  ./build/hwplan recommend --model llama-2-7b --task lora --budget-usd 3000 --buy
 else
   ./build/hwplan catalog list
 fi
