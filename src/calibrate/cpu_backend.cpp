@@ -220,6 +220,7 @@ struct StreamLoops {
 std::vector<StreamLoops> stream_loops() {
   std::vector<StreamLoops> loops = {{"sse2", copy_baseline, scale_baseline, add_baseline, triad_baseline}};
 #if HWPLAN_X86_STREAM_LOOPS
+  __builtin_cpu_init();  // idempotent; needed only before main, but cheap
   if (__builtin_cpu_supports("avx512f"))
     loops.push_back({"avx512", copy_avx512, scale_avx512, add_avx512, triad_avx512});
   else if (__builtin_cpu_supports("avx2"))
@@ -402,6 +403,7 @@ bool isa_supported(const std::string& isa) {
   if (isa == "baseline") return true;
 #if HWPLAN_GEMM_SIMD_VARIANTS && defined(__x86_64__) && defined(__GNUC__)
   // __builtin_cpu_supports also checks that the OS saves the wide registers (XCR0).
+  __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (isa == "avx2") return avx2;
   if (isa == "avx512")

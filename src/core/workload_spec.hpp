@@ -35,6 +35,8 @@ struct WorkloadSpec {
   double network_gbps = 400;  // per device, Gb/s
   bool no_sequence_parallel = false;
   bool no_overlap_grad_reduce = false;
+  // On one device, also search recomputation (recommend does: it looks for the best way to run, not a given one).
+  bool search_single_device = false;
 };
 
 }  // namespace hwplan

@@ -103,7 +103,8 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
 
   // Which layout fields are fixed? With one device, everything is; otherwise search what was not given.
   const bool layout_given = o.tp || o.pp || o.dp;
-  if (count == 1 || (o.tp && o.pp && o.dp) || (layout_given && o.batch && (w.task == Task::kInfer || o.zero))) {
+  const bool single_fixed = count == 1 && !(o.search_single_device && w.task != Task::kInfer && !o.recompute);
+  if (single_fixed || (o.tp && o.pp && o.dp) || (layout_given && o.batch && (w.task == Task::kInfer || o.zero))) {
     p.tp = static_cast<int>(o.tp.value_or(1));
     p.pp = static_cast<int>(o.pp.value_or(1));
     p.dp = static_cast<int>(o.dp.value_or(count / (p.tp * p.pp)));

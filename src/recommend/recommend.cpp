@@ -199,7 +199,9 @@ std::vector<int> candidate_counts(long long max_count) {
   return out;
 }
 
-Recommendation recommend(const io::Registry& registry, const WorkloadSpec& w, const RecommendSpec& spec, int threads) {
+Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workload, const RecommendSpec& spec, int threads) {
+  WorkloadSpec w = workload;
+  w.search_single_device = true;
   auto start = std::chrono::steady_clock::now();
   Recommendation r;
   Model model = registry.model(w.model);
