@@ -128,8 +128,12 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   if (plan.offload == Offload::kOptimizer || plan.offload == Offload::kParams) {
     m.host_bytes += m.optimizer;
     m.optimizer = 0;
-    // Gradients stream to the host in buckets; fp32 copies live there.
+    // ZeRO-Offload: gradients stream to the host in buckets as backward produces them (fp32 copies live there);
+    // the device keeps about two layers' worth in flight.
     m.host_bytes += trainable * 4 / zero_grads;
+    double per_layer = model.is_transformer() ? params.layer_total() / tp : trainable;
+    double trainable_layer = lora ? trainable / std::max(1.0, layers / pp) : per_layer;
+    m.gradients = std::min(m.gradients, 2 * trainable_layer * grad_bytes);
   }
   if (plan.offload == Offload::kParams) {
     double per_layer = model.is_transformer() ? params.layer_total() / tp : stage_params;

@@ -202,22 +202,42 @@ FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& base) {
     return a.slowdown < b.slowdown;
   });
 
-  // Combined: if no single change fits, stack the non-quality changes in order of their memory saving.
+  // Combined: if no single change fits, stack changes greedily, each time the one that saves the most memory,
+  // keeping the model's numerics (LoRA, quantisation) for last.
   bool any = std::any_of(report.changes.begin(), report.changes.end(), [](const FitChange& c) { return c.fits; });
   if (!report.baseline.fits && !any) {
     WorkloadSpec w = base;
     std::string flags, words;
-    for (const auto& c : changes) {
-      WorkloadSpec next = w;
-      if (!c.apply(next)) continue;
-      Tried t = try_spec(registry, next);
-      if (!t.ok) continue;
-      w = next;
-      flags += (flags.empty() ? "" : " ") + c.flags;
-      words += (words.empty() ? "" : " + ") + c.words;
-      if (t.estimate.fits) {
-        report.combined = FitChange{words, flags, true, t.estimate.memory.total(), t.seconds,
-                                    report.baseline_seconds > 0 ? t.seconds / report.baseline_seconds - 1 : 0, c.quality};
+    bool quality = false;
+    std::vector<bool> used(changes.size(), false);
+    for (int round = 0; round < static_cast<int>(changes.size()); ++round) {
+      int pick = -1;
+      Tried best;
+      for (int pass = 0; pass < 2 && pick < 0; ++pass) {  // pass 0: numerics-preserving changes only
+        for (std::size_t i = 0; i < changes.size(); ++i) {
+          if (used[i] || (pass == 0 && changes[i].quality)) continue;
+          WorkloadSpec next = w;
+          if (!changes[i].apply(next)) {
+            used[i] = true;  // superseded by what is applied already
+            continue;
+          }
+          Tried t = try_spec(registry, next);
+          if (!t.ok) continue;
+          if (pick < 0 || t.estimate.memory.total() < best.estimate.memory.total()) {
+            pick = static_cast<int>(i);
+            best = t;
+          }
+        }
+      }
+      if (pick < 0) break;
+      used[pick] = true;
+      changes[pick].apply(w);
+      quality = quality || changes[pick].quality;
+      flags += (flags.empty() ? "" : " ") + changes[pick].flags;
+      words += (words.empty() ? "" : " + ") + changes[pick].words;
+      if (best.estimate.fits) {
+        report.combined = FitChange{words, flags, true, best.estimate.memory.total(), best.seconds,
+                                    report.baseline_seconds > 0 ? best.seconds / report.baseline_seconds - 1 : 0, quality};
         break;
       }
     }
