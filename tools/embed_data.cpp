@@ -87,8 +87,8 @@ std::vector<fs::path> yaml_files(const fs::path& dir) {
   return out;
 }
 
-void emit_device(std::ostream& o, const Device& d) {
-  o << "  {\n    Device d;\n";
+void emit_device(std::ostream& o, const Device& d, int index) {
+  o << "static Device device_" << index << "() {\n  {\n    Device d;\n";
   o << "    d.id = " << str(d.id) << ";\n    d.name = " << str(d.name) << ";\n    d.aliases = " << strings(d.aliases) << ";\n";
   o << "    d.vendor = " << str(d.vendor) << ";\n    d.device_class = static_cast<DeviceClass>(" << static_cast<int>(d.device_class) << ");\n";
   o << "    d.architecture = " << str(d.architecture) << ";\n    d.release_year = " << d.release_year << ";\n";
@@ -111,11 +111,11 @@ void emit_device(std::ostream& o, const Device& d) {
   o << "    d.derived = " << string_map(d.derived) << ";\n    d.notes = " << str(d.notes) << ";\n";
   o << "    d.origin = " << str(d.origin) << ";\n    d.where_id = " << location(d.where_id) << ";\n";
   o << "    d.where_aliases = " << location(d.where_aliases) << ";\n";
-  o << "    out.push_back(std::move(d));\n  }\n";
+  o << "    return d;\n  }\n}\n\n";
 }
 
-void emit_model(std::ostream& o, const Model& m) {
-  o << "  {\n    Model m;\n";
+void emit_model(std::ostream& o, const Model& m, int index) {
+  o << "static Model model_" << index << "() {\n  {\n    Model m;\n";
   o << "    m.id = " << str(m.id) << ";\n    m.name = " << str(m.name) << ";\n    m.family = static_cast<ModelFamily>(" << static_cast<int>(m.family) << ");\n";
   o << "    m.layers = " << m.layers << ";\n    m.decoder_layers = " << m.decoder_layers << ";\n    m.hidden_size = " << m.hidden_size << ";\n";
   o << "    m.attention_heads = " << m.attention_heads << ";\n    m.kv_heads = " << m.kv_heads << ";\n    m.head_dim = " << m.head_dim << ";\n";
@@ -131,7 +131,7 @@ void emit_model(std::ostream& o, const Model& m) {
   o << "    m.activation_bytes_per_sample = " << num(m.activation_bytes_per_sample) << ";\n    m.input = " << str(m.input) << ";\n";
   o << "    m.published_parameters = " << num(m.published_parameters) << ";\n    m.published_active_parameters = " << num(m.published_active_parameters) << ";\n";
   o << "    m.source = " << str(m.source) << ";\n    m.origin = " << str(m.origin) << ";\n    m.where_id = " << location(m.where_id) << ";\n";
-  o << "    out.push_back(std::move(m));\n  }\n";
+  o << "    return m;\n  }\n}\n\n";
 }
 
 }  // namespace
@@ -146,22 +146,25 @@ int main(int argc, char** argv) {
   o << "// Generated at build time by tools/embed_data.cpp from catalog/ and models/. Do not edit.\n"
     << "#include \"io/embedded.hpp\"\n\nnamespace hwplan::io {\n\n";
   try {
-    o << "std::vector<Device> builtin_devices() {\n  std::vector<Device> out;\n";
+    int devices = 0, models = 0;
     for (const auto& p : yaml_files(source / "catalog")) {
       std::string rel = "catalog/" + p.filename().string();
       Device d = parse_device(read(p), rel);
       if (p.stem().string() != d.id)
         throw InputError(d.where_id, "id", "'" + d.id + "' does not match the file name " + rel);
-      emit_device(o, d);
+      emit_device(o, d, devices++);
     }
-    o << "  return out;\n}\n\nstd::vector<Model> builtin_models() {\n  std::vector<Model> out;\n";
     for (const auto& p : yaml_files(source / "models")) {
       std::string rel = "models/" + p.filename().string();
       Model m = parse_model(read(p), rel);
       if (p.stem().string() != m.id)
         throw InputError(m.where_id, "id", "'" + m.id + "' does not match the file name " + rel);
-      emit_model(o, m);
+      emit_model(o, m, models++);
     }
+    o << "std::vector<Device> builtin_devices() {\n  std::vector<Device> out;\n";
+    for (int i = 0; i < devices; ++i) o << "  out.push_back(device_" << i << "());\n";
+    o << "  return out;\n}\n\nstd::vector<Model> builtin_models() {\n  std::vector<Model> out;\n";
+    for (int i = 0; i < models; ++i) o << "  out.push_back(model_" << i << "());\n";
     o << "  return out;\n}\n\n";
     // The CUDA / PyTorch compatibility table of `hwplan doctor`, as text (parsed only when doctor runs).
     std::string compat = read(source / "data" / "compat" / "cuda-pytorch.yaml");
