@@ -60,11 +60,12 @@ Args parse_args(int argc, char** argv) {
     else if (arg == "--only" && has_value) a.only = argv[++i];
     else if (arg == "--isas" && has_value) a.isas = split_commas(argv[++i]);
     else {
-      std::fprintf(stderr,
+      const bool help = arg == "--help" || arg == "-h";
+      std::fprintf(help ? stdout : stderr,
                    "usage: %s [--quick] [--threads N] [--rounds N] [--stream-reference PATH] [--only triad|gemm] "
                    "[--isas baseline,avx2,avx512]\n",
                    argv[0]);
-      std::exit(2);
+      std::exit(help ? 0 : 2);
     }
   }
   return a;

@@ -76,6 +76,9 @@ Estimate estimate(const EstimateInput& in) {
       e.warnings.push_back(std::to_string(context) + " tokens is beyond " + m.id + "'s trained context of " +
                            std::to_string(m.max_sequence_length) + " (needs context extension)");
   }
+  if (in.profile && !in.profile->catalog_id.empty() && in.profile->catalog_id != d.id)
+    e.warnings.push_back("the profile was measured on " + in.profile->device_name + " (" + in.profile->catalog_id +
+                         "), not on " + d.id + ": its curves may not apply");
   Precision compute = w.precision;
   if (w.task == Task::kInfer && w.weights) compute = compute_precision(*w.weights);
   if (!d.supports(compute) && !(compute == Precision::kFp32 && d.fp32_matrix_flops))

@@ -40,7 +40,7 @@ std::string parse_nvidia_driver_version(const std::string& text) {
   static const std::regex kVersion(R"(Kernel Module\s+([0-9]+\.[0-9]+(\.[0-9]+)?))");
   std::smatch m;
   if (std::regex_search(text, m, kVersion)) return m[1];
-  static const std::regex kOpen(R"(NVRM version:[^0-9]*([0-9]+\.[0-9]+(\.[0-9]+)?))");
+  static const std::regex kOpen(R"(Module[^\n]*?\s([0-9]{2,4}\.[0-9]+(\.[0-9]+)?)\s)");
   if (std::regex_search(text, m, kOpen)) return m[1];
   return "";
 }

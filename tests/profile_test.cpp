@@ -1,0 +1,67 @@
+// Calibration profiles: written atomically, read back identically, and used by the estimators.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "estimators/efficiency.hpp"
+#include "io/profile_io.hpp"
+#include "test_util.hpp"
+
+using namespace hwplan;
+
+namespace {
+Profile sample() {
+  Profile p;
+  p.device_name = "NVIDIA H200";
+  p.catalog_id = "h200-sxm";
+  p.backend = "cuda";
+  p.host = "test";
+  p.date = "2026-12-02";
+  p.kernel_launch_seconds = 4e-6;
+  p.bandwidth = {{1e6, 1.0e12}, {1e9, 4.2e12}};
+  p.gemm[Precision::kBf16] = {{2e9, 200e12}, {1e12, 780e12}};
+  p.measurements.push_back({"gemm_bf16", "M=8192 N=8192 K=8192", 1.1e12, 780e12, 770e12, 10});
+  return p;
+}
+}  // namespace
+
+TEST_CASE("a profile survives a write and a read") {
+  namespace fs = std::filesystem;
+  fs::path path = fs::temp_directory_path() / ("hwplan_profile_" + std::to_string(::getpid()) + ".yaml");
+  io::save_profile(sample(), path.string());
+  Profile back = io::load_profile(path.string());
+  CHECK(back.device_name == "NVIDIA H200");
+  CHECK(back.catalog_id == "h200-sxm");
+  REQUIRE(back.bandwidth.size() == 2);
+  CHECK(back.bandwidth[1].achieved == doctest::Approx(4.2e12));
+  REQUIRE(back.gemm.count(Precision::kBf16) == 1);
+  CHECK(back.gemm[Precision::kBf16][1].achieved == doctest::Approx(780e12));
+  REQUIRE(back.measurements.size() == 1);
+  CHECK(back.measurements[0].repetitions == 10);
+  CHECK(back.kernel_launch_seconds == doctest::Approx(4e-6));
+  fs::remove(path);
+}
+
+TEST_CASE("a profile replaces the default efficiency curves") {
+  const Device& h200 = test::registry().device("h200-sxm");
+  Profile p = sample();
+  DeviceRates plain = device_rates(h200, Precision::kBf16);
+  DeviceRates measured = device_rates(h200, Precision::kBf16, &p);
+  // A large GEMM: the profile says 780 TFLOP/s.
+  double t = gemm_seconds(measured, 8192, 8192, 8192, 1, 2);
+  CHECK(2.0 * 8192 * 8192 * 8192 / t == doctest::Approx(780e12).epsilon(0.02));
+  CHECK(std::fabs(gemm_seconds(plain, 8192, 8192, 8192, 1, 2) / t - 1) > 0.01);  // the default curve differs
+  // Bandwidth: 4.2 TB/s measured for large transfers.
+  CHECK(1e9 / (memory_seconds(measured, 1e9) - 4e-6) == doctest::Approx(4.2e12).epsilon(0.01));
+}
+
+TEST_CASE("estimate warns when the profile is of another device") {
+  namespace fs = std::filesystem;
+  fs::path path = fs::temp_directory_path() / ("hwplan_profile_w_" + std::to_string(::getpid()) + ".yaml");
+  io::save_profile(sample(), path.string());
+  auto r = test::run_hwplan("estimate --model gpt2 --device t4 --profile " + path.string() + " --format json");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("profile") != std::string::npos);
+  fs::remove(path);
+}
