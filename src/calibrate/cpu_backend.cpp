@@ -5,7 +5,8 @@
 // -DHWPLAN_GEMM_VARIANT_AVX2 -mavx2 -mfma (and -DHWPLAN_GEMM_VARIANT_AVX512 -mavx512f -mavx512dq -mavx512vl
 // -mavx512bw -mavx2 -mfma) it holds only that variant's GEMM kernel; the plain build, told with
 // -DHWPLAN_GEMM_SIMD_VARIANTS=1 that they are linked in, picks one at run time with __builtin_cpu_supports.
-// Eigen's SSE2 kernels reach about a third of OpenBLAS here, its AVX2+FMA kernels about 85% (bench/README.md).
+// On a Zen 4, Eigen's SSE2 kernels reach 0.28-0.50 of OpenBLAS sgemm, its AVX2/AVX-512 ones 0.84-1.10
+// (bench/README.md).
 //
 // One binary with Eigen compiled under several sets of flags breaks the one-definition rule unless each set's
 // instantiations have names of their own: otherwise the linker keeps one `gebp_kernel<float,...>` for all of
@@ -153,8 +154,8 @@ KernelResult make_result(std::string kernel, std::string shape, double size, std
   r.kernel = std::move(kernel);
   r.shape = std::move(shape);
   r.size = size;
-  r.best = size / seconds.front();
-  r.median = size / median;
+  r.best = size / std::max(seconds.front(), 1e-12);  // a sample is >= 20 us; the floor only guards against 0
+  r.median = size / std::max(median, 1e-12);
   r.repetitions = static_cast<int>(n);
   return r;
 }
