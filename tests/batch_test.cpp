@@ -65,3 +65,21 @@ TEST_CASE("a batch of 2,000 scenarios with 1% bad rows reports exactly those row
   CHECK(one.err.find("20 of 2000 scenarios failed") != std::string::npos);
   fs::remove(file);
 }
+
+TEST_CASE("recommend gives identical results with 1 or 2 threads") {
+  auto strip_timing = [](json j) {
+    j.erase("search");
+    return j.dump();
+  };
+  auto one = run_hwplan("recommend --model llama-2-13b --task lora --max-count 16 --threads 1 --format json");
+  auto two = run_hwplan("recommend --model llama-2-13b --task lora --max-count 16 --threads 2 --format json");
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(two.exit_code == 0);
+  CHECK(strip_timing(json::parse(one.out)) == strip_timing(json::parse(two.out)));
+  json j = json::parse(one.out);
+  CHECK(j["candidates"].size() >= 1);
+  for (const char* k : {"device", "count", "plan", "fits", "per_device_bytes", "step_seconds", "tokens_per_second",
+                        "total_seconds", "cost_usd", "energy_kwh", "score", "reasons"})
+    CHECK(j["candidates"][0].contains(k));
+  CHECK(j["rejected"].is_array());
+}
