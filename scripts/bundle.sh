@@ -11,6 +11,8 @@ cmake --preset default >/dev/null
 cmake --build --preset default -j"$(nproc)" --target hwplan
 mkdir -p "$out"
 cp build/hwplan "$out/"
+# The CUDA backend plugin, loaded on first use (its cuBLAS comes from the GPU machine, see above).
+[ -f build/libhwplan_cuda.so ] && cp build/libhwplan_cuda.so "$out/"
 # Copy the non-libc dependencies (yaml-cpp, fmt, cuBLAS, libstdc++, libgomp, ...).
 ldd build/hwplan | awk '/=> \// {print $3}' | while read -r lib; do
   case "$(basename "$lib")" in

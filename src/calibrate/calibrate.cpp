@@ -11,9 +11,7 @@
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "cuda/cuda_backend.hpp"
-#ifdef HWPLAN_HAVE_CUDA
 #include "cuda/cuda_kernels.hpp"
-#endif
 
 namespace hwplan::calibrate {
 namespace {
@@ -99,7 +97,6 @@ CalibrationRun calibrate_cpu(const CalibrateOptions& o) {
   return run;
 }
 
-#ifdef HWPLAN_HAVE_CUDA
 CalibrationRun calibrate_gpu(const io::Registry& registry, const cuda::GpuInfo& gpu, int index, const CalibrateOptions& o) {
   CalibrationRun run;
   Profile& p = run.profile;
@@ -164,7 +161,6 @@ CalibrationRun calibrate_gpu(const io::Registry& registry, const cuda::GpuInfo& 
         gpu.l2_bytes / kMiB, gpu.sm_count, gpu.clock_mhz, p.date);
   return run;
 }
-#endif
 
 }  // namespace
 
@@ -187,17 +183,15 @@ std::vector<CalibrationRun> run_calibration(const io::Registry& registry, const 
   const int gpus = cuda_device_count();
   const bool want_cuda = o.backend == "cuda" || (o.backend == "auto" && gpus > 0);
   if (want_cuda) {
-    if (!cuda_compiled_in()) throw InputError({}, "--backend", "this hwplan was built without the CUDA backend");
+    if (!cuda_compiled_in()) throw InputError({}, "--backend", cuda::last_error());
     if (gpus == 0) throw InputError({}, "--backend", "no CUDA GPU is visible (driver missing, or CUDA_VISIBLE_DEVICES empty)");
     if (o.device_index && (*o.device_index < 0 || *o.device_index >= gpus))
       throw InputError({}, "--device-index", fmt::format("{} is out of range: {} GPU(s) visible", *o.device_index, gpus));
-#ifdef HWPLAN_HAVE_CUDA
     auto list = cuda::list_gpus();
     for (int i = 0; i < static_cast<int>(list.size()); ++i) {
       if (o.device_index && i != *o.device_index) continue;
       runs.push_back(calibrate_gpu(registry, list[i], i, o));
     }
-#endif
     return runs;
   }
   (void)registry;

@@ -11,9 +11,7 @@
 #include "calibrate/calibrate.hpp"
 #include "calibrate/host_info.hpp"
 #include "io/compat_io.hpp"
-#ifdef HWPLAN_HAVE_CUDA
 #include "cuda/cuda_kernels.hpp"
-#endif
 
 namespace hwplan::calibrate {
 namespace {
@@ -94,15 +92,11 @@ DoctorReport run_doctor(const io::Registry& registry) {
   r.driver_version = parse_nvidia_driver_version(read_file("/proc/driver/nvidia/version"));
   std::error_code ec;
   r.nvidia_device_nodes = std::filesystem::exists("/dev/nvidia0", ec);
-#ifdef HWPLAN_HAVE_CUDA
   for (const auto& g : cuda::list_gpus()) {
     DoctorGpu d{g.name, "", g.cc_major, g.cc_minor, g.memory_bytes};
     if (const Device* dev = registry.find_device(g.name)) d.catalog_id = dev->id;
     r.gpus.push_back(d);
   }
-#else
-  (void)registry;
-#endif
   if (!r.driver_version.empty()) r.wheels = check_wheels(r.driver_version, r.gpus);
 
   // Hints for the classic problems.
