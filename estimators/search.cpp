@@ -101,7 +101,8 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
     ParameterCounts params = count_parameters(m);
     DeviceRates rates = device_rates(*base.device, base.workload.precision, base.profile);
     // Micro-batch costs depend only on (tp, micro-batch, ep, recompute for the TP collectives): cache them.
-    std::map<std::tuple<int, std::int64_t, int, int>, MicroBatchCost> cache;
+    CostCache local_cache;
+    CostCache& cache = space.cost_cache ? *space.cost_cache : local_cache;
     Candidate best, nearest;
     const bool transformer = m.is_transformer();
     const int node = std::max(1, base.system.devices_per_node);
@@ -119,15 +120,16 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
             if (e > 1 && m.moe->experts % e == 0) eps.push_back(e);
         if (space.ep) eps = {*space.ep};
         for (int ep : eps) {
-          for (std::int64_t mb = 1; mb <= global; mb *= 2) {
-            if (space.micro_batch && mb != *space.micro_batch) continue;
-            if (global % (mb * dp) != 0) continue;
-            const std::int64_t accum = global / (mb * dp);
-            for (int zero = 0; zero <= 3; ++zero) {
-              if (space.zero ? zero != *space.zero : (dp == 1 && zero > 0)) continue;
-              for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-                if (space.recompute && rc != *space.recompute) continue;
-                if (!transformer && rc != Recompute::kNone) continue;
+          for (int zero = 0; zero <= 3; ++zero) {
+            if (space.zero ? zero != *space.zero : (dp == 1 && zero > 0)) continue;
+            for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+              if (space.recompute && rc != *space.recompute) continue;
+              if (!transformer && rc != Recompute::kNone) continue;
+              // Memory grows with the micro-batch: once one does not fit, no larger one will (pruning).
+              for (std::int64_t mb = 1; mb <= global; mb *= 2) {
+                if (space.micro_batch && mb != *space.micro_batch) continue;
+                if (global % (mb * dp) != 0) continue;
+                const std::int64_t accum = global / (mb * dp);
                 EstimateInput in = base;
                 in.plan.tp = tp;
                 in.plan.pp = pp;
@@ -144,7 +146,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                 bool fits = c.memory <= base.device->memory_bytes;
                 if (!fits) {
                   if (c.memory < nearest.memory) nearest = c;
-                  if (space.prune) continue;
+                  if (space.prune) break;
                 }
                 auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
                 auto it = cache.find(key);

@@ -1,15 +1,24 @@
 // Layout search: the fastest parallel layout (tp, pp, dp, micro-batch, recompute, ZeRO stage) that fits.
 #pragma once
 
+#include <map>
+#include <memory>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "estimators/estimate.hpp"
+#include "estimators/training.hpp"
 
 namespace hwplan {
 
+// Micro-batch costs by (tp, micro-batch, ep, full recomputation): they depend on the model, device and workload
+// but not on the device count, so searches of one workload on one device at several counts can share them.
+using CostCache = std::map<std::tuple<int, std::int64_t, int, int>, MicroBatchCost>;
+
 // What the user fixed; unset fields are searched.
 struct SearchSpace {
+  std::shared_ptr<CostCache> cost_cache;  // optional, shared across counts (recommend)
   std::optional<int> tp, pp, dp, zero, ep;
   std::optional<Recompute> recompute;
   std::optional<std::int64_t> micro_batch;

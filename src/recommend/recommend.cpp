@@ -9,6 +9,7 @@
 
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "estimators/search.hpp"
 #include "recommend/query.hpp"
 
 namespace hwplan {
@@ -83,6 +84,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
   std::string last_fix;
   double best_miss_ratio = INFINITY;
   const bool standalone = d.host_link.type == "soc" || d.host_link.type == "usb3";
+  auto cost_cache = std::make_shared<CostCache>();  // same workload, same device: shared across counts
   for (int count : counts) {
     if (count > 1 && standalone) break;  // phones, laptops, USB sticks: no link to split a model over
     if (count > 1 && spec.require_interconnect && !d.interconnect.pools_memory()) {
@@ -101,6 +103,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
       last_reason = e.detail();
       continue;
     }
+    q.space.cost_cache = cost_cache;
     Outcome o = run_query(q);
     if (o.search) out.layouts += o.search->layouts_evaluated;
     const Estimate& e = o.estimate;
