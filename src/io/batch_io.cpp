@@ -127,11 +127,7 @@ std::vector<Scenario> parse_batch(const std::string& text, const std::string& fi
 }
 
 std::vector<Scenario> load_batch(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "cannot read batch file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_batch(ss.str(), path);
+  return parse_batch(read_text_file(path, "batch file"), path);
 }
 
 }  // namespace hwplan::io

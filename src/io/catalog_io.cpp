@@ -178,11 +178,7 @@ Device parse_device(const std::string& text, const std::string& file) {
 }
 
 Device load_device_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "cannot read file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_device(ss.str(), path);
+  return parse_device(read_text_file(path, "file"), path);
 }
 
 }  // namespace hwplan::io

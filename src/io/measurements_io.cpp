@@ -116,11 +116,7 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
 }
 
 MeasurementSet load_measurements(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "cannot read measurements file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_measurements(ss.str(), path);
+  return parse_measurements(read_text_file(path, "measurements file"), path);
 }
 
 }  // namespace hwplan::io

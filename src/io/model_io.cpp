@@ -91,11 +91,7 @@ Model parse_model(const std::string& text, const std::string& file) {
 }
 
 Model load_model_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "cannot read file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_model(ss.str(), path);
+  return parse_model(read_text_file(path, "file"), path);
 }
 
 Model standard_decoder(double parameters, const std::string& label) {

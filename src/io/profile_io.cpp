@@ -76,11 +76,7 @@ Profile parse_profile(const std::string& text, const std::string& file) {
 }
 
 Profile load_profile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "cannot read profile");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_profile(ss.str(), path);
+  return parse_profile(read_text_file(path, "profile"), path);
 }
 
 std::string profile_to_yaml(const Profile& p) {

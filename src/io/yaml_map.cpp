@@ -165,15 +165,17 @@ YAML::Node parse_document(const std::string& text, const std::string& file) {
   return root;
 }
 
-YAML::Node load_file(const std::string& path) {
+std::string read_text_file(const std::string& path, const std::string& what) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "is a directory, not a YAML file");
+  if (std::filesystem::is_directory(path, ec)) throw InputError({path, 0, 0}, "", "is a directory, not a YAML " + what);
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({path, 0, 0}, "", "cannot read file");
+  if (!in) throw InputError({path, 0, 0}, "", "cannot read " + what);
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse_document(ss.str(), path);
+  return ss.str();
 }
+
+YAML::Node load_file(const std::string& path) { return parse_document(read_text_file(path), path); }
 
 YamlMap::YamlMap(const YAML::Node& node, std::string file, std::string prefix)
     : node_(node), file_(std::move(file)), prefix_(std::move(prefix)) {

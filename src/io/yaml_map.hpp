@@ -17,6 +17,8 @@ namespace hwplan::io {
 // Parses a whole document from text. Syntax errors become InputError with the file name and position.
 // Rejects empty documents and documents nested deeper than a sane limit.
 YAML::Node parse_document(const std::string& text, const std::string& file);
+// Reads a whole file; a missing, unreadable or directory path is an InputError naming it (`what`: "profile", ...).
+std::string read_text_file(const std::string& path, const std::string& what = "file");
 // Reads a file (with a clear error when it cannot be read) and parses it.
 YAML::Node load_file(const std::string& path);
 
