@@ -140,9 +140,7 @@ Command batch_command() {
   Command c;
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
-    o->app = app.add_subcommand("batch", R"(Evaluate many scenarios from a YAML file (see data/examples/batch.yaml).
-
-Examples:
+    o->app = app.add_subcommand("batch", "Evaluate many scenarios from a YAML file (see data/examples/batch.yaml).")->footer(R"(Examples:
   hwplan batch data/examples/batch.yaml
   hwplan batch data/examples/batch.yaml --format csv -o results.csv)");
     o->app->add_option("file", o->file, "Batch YAML file")->required();

@@ -147,9 +147,7 @@ Command calibrate_command() {
   Command c;
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
-    o->app = app.add_subcommand("calibrate", R"(Measure what this machine's devices achieve (bandwidth, GEMM, launch) and write a profile.
-
-Examples:
+    o->app = app.add_subcommand("calibrate", "Measure what this machine's devices achieve (bandwidth, GEMM, launch) and write a profile.")->footer(R"(Examples:
   hwplan calibrate --quick -o cpu.yaml
   hwplan calibrate --backend cuda --device-index 0 -o h200.yaml
   hwplan estimate --model llama-2-7b --device h200-sxm --profile h200.yaml)");

@@ -32,9 +32,7 @@ Command estimate_command() {
   Command c;
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
-    o->app = app.add_subcommand("estimate", R"(Memory and time of a workload on a device (x count).
-
-Examples:
+    o->app = app.add_subcommand("estimate", "Memory and time of a workload on a device (x count).")->footer(R"(Examples:
   hwplan estimate --model llama-2-7b --device rtx-4090 --task lora --batch 4 --seq 1024
   hwplan estimate --model gpt3-175b --device a100-80gb-sxm --count 1024 --global-batch 1536 --tokens 3e11
   hwplan estimate --model llama-3-70b --device h100-sxm --count 4 --task infer --batch 16 --prompt 2048 --generate 512)");

@@ -28,9 +28,7 @@ Command fit_command() {
   Command c;
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
-    o->app = app.add_subcommand("fit", R"(Why a workload does not fit, and what would make it fit.
-
-Examples:
+    o->app = app.add_subcommand("fit", "Why a workload does not fit, and what would make it fit.")->footer(R"(Examples:
   hwplan fit --model llama-2-13b --device rtx-4090 --task finetune --batch 4 --seq 2048
   hwplan fit --model llama-2-70b --device a100-80gb-sxm --task infer --batch 32 --prompt 4096)");
     add_workload_options(*o->app, o->workload);

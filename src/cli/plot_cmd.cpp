@@ -123,15 +123,11 @@ Command plot_command() {
     o->global = &g;
     auto* plot = app.add_subcommand("plot", "SVG pictures: roofline of a device with the workload's operators; memory breakdown");
     plot->require_subcommand(1);
-    o->roofline = plot->add_subcommand("roofline", R"(Log-log roofline with the workload's operators as points.
-
-Example:
+    o->roofline = plot->add_subcommand("roofline", "Log-log roofline with the workload's operators as points.")->footer(R"(Example:
   hwplan plot roofline --device h100-sxm --model llama-2-7b --seq 4096 -o roofline.svg)");
     add_workload_options(*o->roofline, o->workload);
     o->roofline->add_option("-o,--output", o->output, "SVG file to write")->required();
-    o->memory = plot->add_subcommand("memory", R"(Stacked memory breakdown per device against capacity.
-
-Examples:
+    o->memory = plot->add_subcommand("memory", "Stacked memory breakdown per device against capacity.")->footer(R"(Examples:
   hwplan plot memory --model llama-2-13b --task lora --devices rtx-4090,a100-80gb-sxm,h100-sxm -o memory.svg
   hwplan plot memory --model llama-2-7b --task lora -o memory.svg     # the top candidates of a recommend run)");
     add_workload_options(*o->memory, o->workload, /*device_required=*/false);

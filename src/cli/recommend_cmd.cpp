@@ -41,9 +41,7 @@ Command recommend_command() {
   Command c;
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
-    o->app = app.add_subcommand("recommend", R"(Which hardware to buy or rent for a workload, ranked and explained.
-
-Examples:
+    o->app = app.add_subcommand("recommend", "Which hardware to buy or rent for a workload, ranked and explained.")->footer(R"(Examples:
   hwplan recommend --model llama-2-7b --task lora --budget-usd 3000 --buy
   hwplan recommend --model llama-3-70b --task infer --batch 8 --min-decode-tps 20 --rent
   hwplan recommend --model 1b --tokens 2e10 --deadline 7d --optimize cost

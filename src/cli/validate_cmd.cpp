@@ -82,9 +82,7 @@ Command validate_command() {
   Command c;
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
-    o->app = app.add_subcommand("validate", R"(Check the estimators against measurements.
-
-Examples:
+    o->app = app.add_subcommand("validate", "Check the estimators against measurements.")->footer(R"(Examples:
   hwplan validate --measurements data/measurements/step-latency-neusight.yaml
   hwplan validate --measurements data/measurements/published-throughput.yaml --format json
   hwplan validate --backend cpu --quick       # microbenchmarks on this machine vs predictions)");
