@@ -125,7 +125,9 @@ Estimate estimate(const EstimateInput& in) {
                   {"activations", mem.activations}, {"KV cache", mem.kv_cache},   {"runtime overhead", mem.runtime()}};
   const Part* top = std::max_element(std::begin(parts), std::end(parts),
                                      [](const Part& a, const Part& b) { return a.bytes < b.bytes; });
-  e.notes.push_back(std::string(top->name) + " dominate memory: " + human_bytes(top->bytes) + " of " +
+  const bool plural = top->name == std::string("weights") || top->name == std::string("gradients") ||
+                      top->name == std::string("activations");
+  e.notes.push_back(std::string(top->name) + (plural ? " dominate" : " dominates") + " memory: " + human_bytes(top->bytes) + " of " +
                     human_bytes(mem.total()) + " per device");
   if (e.fits) {
     e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - mem.total()) + " headroom of " +
@@ -154,6 +156,14 @@ Estimate estimate(const EstimateInput& in) {
                       human_seconds(t.memory_bound_seconds) + ", exposed communication " +
                       human_seconds(t.communication_seconds()) + ", pipeline bubble " + human_seconds(t.bubble_seconds) +
                       ", optimizer " + human_seconds(t.optimizer_seconds));
+    if (e.bound == "communication")
+      e.notes.push_back("to speed it up: keep tensor parallelism inside one NVLink domain, raise gradient accumulation "
+                        "so the reduction is amortised, or use a faster network (--network-gbps)");
+    else if (e.bound == "memory")
+      e.notes.push_back("to speed it up: larger micro-batches, fused kernels and flash attention raise arithmetic intensity");
+    else if (w.precision == Precision::kBf16 || w.precision == Precision::kFp16)
+      e.notes.push_back(d.supports(Precision::kFp8) ? "to speed it up: fp8 GEMMs (--precision fp8) or more devices"
+                                                    : "to speed it up: more devices, or a device with more matrix throughput");
     if (w.attention == Attention::kEager && m.is_transformer())
       e.notes.push_back("eager attention materialises the s x s scores; flash attention would cut memory and time");
     if (e.bound == "memory" && (w.precision == Precision::kFp32))
