@@ -83,13 +83,13 @@ CalibrationRun calibrate_cpu(const CalibrateOptions& o) {
   run.summary.push_back({"parallel-region overhead", p.kernel_launch_seconds, 0, "us"});
   // CPUs are not in the catalog: a stub with what was measured, for the user to complete.
   run.catalog_stub = fmt::format(
-      "# Catalog stub written by hwplan calibrate for a device not in the catalog. Complete the TODOs with\n"
+      "# Catalog stub written by hwplan calibrate for a device not in the catalog. Fill in the <fill in> fields with\n"
       "# datasheet figures and their sources, then use it with --catalog DIR.\n"
-      "id: local-cpu\nname: {}\naliases: [{}]\nvendor: TODO  # one of nvidia, amd, intel, google, huawei, qualcomm, apple\n"
-      "class: workstation\narchitecture: TODO\nrelease_year: TODO\nmemory_gib: {:.0f}\nmemory_type: TODO\n"
+      "id: local-cpu\nname: {}\naliases: [{}]\nvendor: <fill in>  # one of nvidia, amd, intel, google, huawei, qualcomm, apple\n"
+      "class: workstation\narchitecture: <fill in>\nrelease_year: <fill in>\nmemory_gib: {:.0f}\nmemory_type: <fill in>\n"
       "memory_bandwidth_gb_per_s: {:.1f}  # measured STREAM triad; replace with the datasheet peak\n"
       "peak_tflops: {{fp32: {:.3f}, fp64: {:.3f}}}  # measured; replace with the datasheet peak\n"
-      "tdp_w: TODO\nhost_link: {{type: soc}}\ninterconnect: {{type: none, bandwidth_bidirectional_gb_per_s: 0, domain_size: 1}}\n"
+      "tdp_w: <fill in>\nhost_link: {{type: soc}}\ninterconnect: {{type: none, bandwidth_bidirectional_gb_per_s: 0, domain_size: 1}}\n"
       "software: [onnxruntime]\ntraining: true\nconfidence: low\nsources:\n  memory_gib: \"measured by hwplan calibrate, {}\"\n"
       "  memory_bandwidth_gb_per_s: \"measured by hwplan calibrate, {}\"\n  peak_tflops: \"measured by hwplan calibrate, {}\"\n",
       host.cpu_model, yaml_quote(host.cpu_model), host.memory_bytes / kGiB, best_of(stream, "triad") / kGB,
@@ -150,12 +150,12 @@ CalibrationRun calibrate_gpu(const io::Registry& registry, const cuda::GpuInfo& 
   run.summary.push_back({"kernel launch latency", p.kernel_launch_seconds, 0, "us"});
   if (!d)
     run.catalog_stub = fmt::format(
-        "# Catalog stub written by hwplan calibrate: '{}' is not in the catalog. Complete the TODOs from the\n"
-        "# datasheet (with sources) and use it with --catalog DIR.\nid: TODO\nname: {}\naliases: [{}]\nvendor: nvidia\n"
-        "class: TODO\narchitecture: TODO\nrelease_year: TODO\nmemory_gib: {:.0f}\nmemory_type: TODO\n"
+        "# Catalog stub written by hwplan calibrate: '{}' is not in the catalog. Fill in the <fill in> fields from the\n"
+        "# datasheet (with sources) and use it with --catalog DIR.\nid: <fill in>\nname: {}\naliases: [{}]\nvendor: nvidia\n"
+        "class: <fill in>\narchitecture: <fill in>\nrelease_year: <fill in>\nmemory_gib: {:.0f}\nmemory_type: <fill in>\n"
         "memory_bandwidth_gb_per_s: {:.0f}  # theoretical from the memory clock and bus width\n"
-        "peak_tflops: {{fp32: TODO, bf16: TODO}}\nl2_cache_mib: {:.0f}\ncompute_units: {}\nboost_clock_mhz: {:.0f}\n"
-        "tdp_w: TODO\nhost_link: {{type: pcie, pcie_gen: TODO, pcie_lanes: 16}}\ninterconnect: {{type: TODO}}\n"
+        "peak_tflops: {{fp32: <fill in>, bf16: <fill in>}}\nl2_cache_mib: {:.0f}\ncompute_units: {}\nboost_clock_mhz: {:.0f}\n"
+        "tdp_w: <fill in>\nhost_link: {{type: pcie, pcie_gen: <fill in>, pcie_lanes: 16}}\ninterconnect: {{type: <fill in>}}\n"
         "software: [cuda, cudnn, tensorrt]\ntraining: true\nconfidence: low\nsources:\n  memory_gib: \"CUDA runtime, hwplan calibrate {}\"\n",
         gpu.name, gpu.name, yaml_quote(gpu.name), gpu.memory_bytes / kGiB, gpu.memory_bandwidth_bytes_per_s / kGB,
         gpu.l2_bytes / kMiB, gpu.sm_count, gpu.clock_mhz, p.date);
