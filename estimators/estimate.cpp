@@ -87,14 +87,7 @@ Estimate estimate(const EstimateInput& in) {
 
   if (e.training) {
     DeviceRates rates = device_rates(d, w.precision, in.profile);
-    MicroBatchCost cost;
-    if (m.is_transformer()) {
-      cost = micro_batch_cost(in, rates);
-    } else {
-      LayerShape s = training_shape(in);
-      cost.head = generic_cost(s, rates);
-    }
-    e.train = training_time(in, e.params, cost);
+    e.train = training_time(in, e.params, micro_batch_cost(in, rates));
     double peak = rates.matrix_flops;
     double cluster_peak = peak * in.plan.count();
     if (e.train.step_seconds > 0 && cluster_peak > 0) {

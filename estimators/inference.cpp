@@ -105,8 +105,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     s.weight_bytes = weight_bytes;
     Cost layer = layer_cost(s, rates);
     // A plain forward (generate 0) computes logits for every position; serving keeps only the last one.
-    LayerShape head_shape = s;
-    Cost head = head_cost(head_shape, rates);
+    Cost head = head_cost(s, rates);
     if (w.generate > 0) {
       LayerShape last = s;
       last.seq = 1;

@@ -192,14 +192,11 @@ Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>*
   b.memory("embedding", 2 * tokens * h * e, 3 * tokens * h * e);
   b.memory("final-norm", 2 * tokens * h * e, 3 * tokens * h * e);
   if (m.vocab_size > 0) {
-    LayerShape head = s;
-    // The output projection is trained even when LoRA freezes the blocks only if untied; treat as frozen then.
-    OpBuilder hb(r, head, cost, ops);
-    hb.linear("logits", tokens, vocab, h);
+    b.linear("logits", tokens, vocab, h);
     if (s.training) {
       // Cross-entropy in fp32: upcast, log-softmax, gather; backward the same passes in reverse.
       const double elems = tokens * vocab;
-      hb.memory("loss", elems * (e + 4 + 8), elems * (16 + e), false, 3);
+      b.memory("loss", elems * (e + 4 + 8), elems * (16 + e), false, 3);
     }
   }
   return cost;

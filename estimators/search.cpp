@@ -150,15 +150,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                 }
                 auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
                 auto it = cache.find(key);
-                if (it == cache.end()) {
-                  MicroBatchCost cost;
-                  if (transformer) {
-                    cost = micro_batch_cost(in, rates);
-                  } else {
-                    cost.head = generic_cost(training_shape(in), rates);
-                  }
-                  it = cache.emplace(key, cost).first;
-                }
+                if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
                 c.step = training_time(in, params, it->second).step_seconds;
                 if (!fits) continue;
                 ++result.layouts_feasible;

@@ -40,7 +40,14 @@ LayerShape training_shape(const EstimateInput& in) {
 
 MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rates) {
   MicroBatchCost c;
+  c.memory_rates = device_rates(*in.device, Precision::kFp32, in.profile);
+  const Workload& w = in.workload;
+  if (w.task == Task::kLora || w.task == Task::kQlora) c.lora_parameters = lora_parameters(*in.model, w.lora_rank, w.lora_targets);
   LayerShape s = training_shape(in);
+  if (!in.model->is_transformer()) {
+    c.head = generic_cost(s, rates);
+    return c;
+  }
   DeviceRates bf16_rates;
   if (s.fp8) {
     bf16_rates = device_rates(*in.device, Precision::kBf16, in.profile);
@@ -104,7 +111,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // Data parallelism: gradients (trainable parameters of this stage) are reduced once per optimizer step.
   const bool lora = w.task == Task::kLora || w.task == Task::kQlora;
   const double stage_params = params.total / (plan.tp * plan.pp);
-  const double trainable = lora ? lora_parameters(m, w.lora_rank, w.lora_targets) / (plan.tp * plan.pp) : stage_params;
+  const double trainable = lora ? c.lora_parameters / (plan.tp * plan.pp) : stage_params;
   // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads); ZeRO /
   // FSDP reduce-scatter them in the 16-bit training dtype.
   const double grad_bytes = plan.zero >= 1 ? activation_bytes(w.precision) : 4;
@@ -131,7 +138,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // weights, gradients and both moments and writes weights, moments and the low-precision copy: 28 bytes.
   double shard = plan.zero >= 1 ? plan.dp : 1;
   double opt_bytes_per_param = w.optimizer == Optimizer::kSgd ? 20 : w.optimizer == Optimizer::kAdam8bit ? 16 : 28;
-  DeviceRates mem_rates = device_rates(*in.device, Precision::kFp32, in.profile);
+  const DeviceRates& mem_rates = c.memory_rates;
   if (plan.offload == Offload::kNone) {
     t.optimizer_seconds = memory_seconds(mem_rates, trainable / shard * opt_bytes_per_param) + 20 * mem_rates.kernel_overhead_seconds;
   } else {

@@ -194,7 +194,6 @@ std::vector<CalibrationRun> run_calibration(const io::Registry& registry, const 
     }
     return runs;
   }
-  (void)registry;
   runs.push_back(calibrate_cpu(o));
   return runs;
 }

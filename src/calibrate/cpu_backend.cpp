@@ -63,6 +63,7 @@ void HWPLAN_CAT(gemm_, HWPLAN_GEMM_ISA)(bool fp64, long m, long n, long k, const
 #if !defined(HWPLAN_GEMM_VARIANT_AVX512) && !defined(HWPLAN_GEMM_VARIANT_AVX2)
 // --- everything else: the plain build only ----------------------------------------------------------------
 #include "calibrate/cpu_backend.hpp"
+#include "core/strings.hpp"
 
 #include <omp.h>
 
@@ -158,18 +159,6 @@ KernelResult make_result(std::string kernel, std::string shape, double size, std
   r.median = size / std::max(median, 1e-12);
   r.repetitions = static_cast<int>(n);
   return r;
-}
-
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, bytes == std::floor(bytes) ? "%.0f %s" : "%.1f %s", bytes, units[u]);
-  return buf;
 }
 
 void report(const CalibrationOptions& options, const KernelResult& r, bool flops) {
@@ -351,7 +340,7 @@ std::vector<KernelResult> cpu_stream(const CalibrationOptions& options) {
   Arrays x = make_arrays(n, threads);
 
   const Budget budget = stream_budget(options.quick);
-  const std::string shape = "3 x " + format_bytes(static_cast<double>(n) * sizeof(double)) + ", " +
+  const std::string shape = "3 x " + binary_size(static_cast<double>(n) * sizeof(double)) + ", " +
                             std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   const struct {
     const char* name;
@@ -385,7 +374,7 @@ std::vector<KernelResult> cpu_bandwidth_sweep(const CalibrationOptions& options)
     // No thread gets less than a page of each array: below that the split costs more than it gains.
     const int threads = std::clamp(static_cast<int>(static_cast<double>(n) * sizeof(double) / 4096.0), 1, max_threads);
     Arrays x = make_arrays(n, threads);
-    const std::string shape = "3 x " + format_bytes(static_cast<double>(n) * sizeof(double)) + ", " +
+    const std::string shape = "3 x " + binary_size(static_cast<double>(n) * sizeof(double)) + ", " +
                               std::to_string(threads) + (threads == 1 ? " thread" : " threads");
     results.push_back(time_stream_kernel(x, Stream::kTriad, "triad", 24.0 * static_cast<double>(n), shape, budget));
     report(options, results.back(), false);

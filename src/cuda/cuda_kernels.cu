@@ -2,6 +2,7 @@
 // cuBLASLt GEMM sweeps and the launch latency. Errors become a CudaFailure inside and an empty (or partial)
 // result plus last_error() outside: no exception and no sticky error leaves this file.
 #include "cuda/cuda_kernels.hpp"
+#include "core/strings.hpp"
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -255,19 +256,6 @@ GpuKernelResult make_result(std::string kernel, std::string shape, double size, 
   return r;
 }
 
-std::string format_bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (bytes >= 1024.0 && u < 4) {
-    bytes /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, bytes == static_cast<double>(static_cast<long long>(bytes)) ? "%.0f %s" : "%.1f %s",
-                bytes, units[u]);
-  return buf;
-}
-
 // --- bandwidth ------------------------------------------------------------------------------------------
 
 struct StreamArrays {
@@ -342,7 +330,7 @@ std::vector<GpuKernelResult> gpu_stream(int device, bool quick, const Progress& 
     const double scalar = 3.0;
     const int warmups = 2;
     const int reps = quick ? 10 : 20;
-    const std::string shape = "3 x " + format_bytes(static_cast<double>(n) * sizeof(double));
+    const std::string shape = "3 x " + binary_size(static_cast<double>(n) * sizeof(double));
     const int g_copy = grid_for(full_grid(ctx, copy_kernel), n);
     const int g_scale = grid_for(full_grid(ctx, scale_kernel), n);
     const int g_add = grid_for(full_grid(ctx, add_kernel), n);
@@ -364,7 +352,7 @@ std::vector<GpuKernelResult> gpu_stream(int device, bool quick, const Progress& 
     const std::size_t bytes = n * sizeof(double);
     const auto d2d = [&] { check(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync"); };
     time_on_stream(s, warmups, d2d);
-    add(make_result("memcpy_d2d", "1 x " + format_bytes(static_cast<double>(bytes)), 2.0 * static_cast<double>(bytes),
+    add(make_result("memcpy_d2d", "1 x " + binary_size(static_cast<double>(bytes)), 2.0 * static_cast<double>(bytes),
                     time_on_stream(s, reps, d2d)));
 
     // Host <-> device from pinned memory: PCIe (or NVLink-C2C on Grace Hopper), one direction at a time.
@@ -372,7 +360,7 @@ std::vector<GpuKernelResult> gpu_stream(int device, bool quick, const Progress& 
     PinnedBuffer host(host_bytes);
     const auto h2d = [&] { check(cudaMemcpyAsync(a, host.get(), host_bytes, cudaMemcpyHostToDevice, s), "H2D"); };
     const auto d2h = [&] { check(cudaMemcpyAsync(host.get(), a, host_bytes, cudaMemcpyDeviceToHost, s), "D2H"); };
-    const std::string host_shape = format_bytes(static_cast<double>(host_bytes)) + " pinned";
+    const std::string host_shape = binary_size(static_cast<double>(host_bytes)) + " pinned";
     const int host_reps = quick ? 5 : 10;
     time_on_stream(s, 1, h2d);
     add(make_result("memcpy_h2d", host_shape, static_cast<double>(host_bytes), time_on_stream(s, host_reps, h2d)));
@@ -413,7 +401,7 @@ std::vector<GpuKernelResult> gpu_bandwidth_sweep(int device, bool quick, const P
       launches = static_cast<int>(std::clamp(1e-3 / per_launch, 1.0, 2000.0));
       std::vector<double> seconds = time_on_stream(s, reps, batch);
       for (double& t : seconds) t /= launches;
-      results.push_back(make_result("triad", "3 x " + format_bytes(static_cast<double>(n) * sizeof(double)),
+      results.push_back(make_result("triad", "3 x " + binary_size(static_cast<double>(n) * sizeof(double)),
                                     24.0 * static_cast<double>(n), std::move(seconds)));
       if (progress) progress(results.back());
     }

@@ -17,7 +17,7 @@ constexpr int kMaxNestingDepth = 64;
 
 // yaml-cpp recurses once per nesting level; refuse pathological documents before handing them over.
 void check_nesting(const std::string& text, const std::string& file) {
-  int depth = 0, line = 1, column = 1, max_indent = 0;
+  int depth = 0, line = 1, column = 1;
   bool in_quote = false;
   bool in_comment = false;
   char quote = 0;
@@ -42,7 +42,6 @@ void check_nesting(const std::string& text, const std::string& file) {
         continue;
       }
       at_line_start = false;
-      max_indent = std::max(max_indent, line_indent);
       if (line_indent > kMaxNestingDepth * 8)
         throw InputError({file, line, column}, "", "document is nested too deeply (indentation of " +
                                                        std::to_string(line_indent) + " columns)");
