@@ -43,6 +43,37 @@ void emit(const GlobalOptions& g, const std::string& text) {
   }
 }
 
+namespace {
+
+// --fused-kernels on|off style switches (a plain flag could not say "off" to a preset that turns it on).
+void add_switch(CLI::App& app, const std::string& name, std::optional<bool>& into, const std::string& help) {
+  app.add_option_function<std::string>(
+         name,
+         [&into, name](const std::string& v) {
+           if (v == "on" || v == "true" || v == "yes" || v == "1") into = true;
+           else if (v == "off" || v == "false" || v == "no" || v == "0") into = false;
+           else throw InputError({}, name, "'" + v + "' is not one of: on, off");
+         },
+         help + " (on | off; default: the preset's)")
+      ->type_name("on|off");
+}
+
+void add_stack_options(CLI::App& app, WorkloadOptions& w) {
+  app.add_option("--framework", w.framework,
+                 "Training stack preset: hf-trainer | deepspeed | fsdp | torchtune | torchtitan | megatron");
+  app.add_option("--engine", w.engine, "Inference engine preset: hf | vllm | sglang | trtllm | llamacpp | exllama | mlc");
+  app.add_option("--master-weights", w.master_weights, "fp32 master weights in mixed precision, or none (pure bf16)");
+  add_switch(app, "--fused-kernels", w.fused_kernels, "Fused norm / activation / RoPE / loss kernels");
+  add_switch(app, "--cuda-graphs", w.cuda_graphs, "Decode steps replayed as CUDA graphs (no per-kernel host cost)");
+  add_switch(app, "--chunked-loss", w.chunked_loss, "Cross-entropy over vocabulary chunks");
+  add_switch(app, "--optimizer-in-backward", w.optimizer_in_backward, "Optimizer step fused into the backward pass");
+  add_switch(app, "--activation-offload", w.activation_offload, "Activations offloaded to host memory");
+  add_switch(app, "--paged-optimizer", w.paged_optimizer, "Optimizer state in CUDA managed (paged) memory");
+  app.add_option("--memory-metric", w.memory_metric, "Which peak to report: allocated | reserved | device (nvidia-smi)");
+}
+
+}  // namespace
+
 void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_required) {
   app.add_option("--model", w.model, "Model: zoo id (hwplan models list), a YAML path, or a size such as 7B")
       ->required();
@@ -75,6 +106,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--profile", w.profile, "Calibration profile (hwplan calibrate -o FILE)");
   app.add_option("--devices-per-node", w.devices_per_node, "Devices per node (scale-up domain)")->capture_default_str();
   app.add_option("--network-gbps", w.network_gbps, "Inter-node network per device, Gb/s")->capture_default_str();
+  add_stack_options(app, w);
   app.add_flag("--no-sequence-parallel", w.no_sequence_parallel, "Disable sequence parallelism with tp > 1");
   app.add_flag("--no-overlap-grad-reduce", w.no_overlap_grad_reduce,
                "The framework reduces gradients after backward instead of overlapping (Megatron-LM before 2023)");

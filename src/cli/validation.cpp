@@ -34,7 +34,7 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
     WorkloadSpec spec = c.spec;
     const Model* inline_model = c.inline_model ? &*c.inline_model : nullptr;
     // Throughput cases: fix what the source reports, search the rest (micro-batch, ZeRO, recompute).
-    if (c.kind == "train_throughput") {
+    if (c.kind == "train_throughput" || (c.kind == "training" && spec.count > 1 && !spec.batch)) {
       if (!spec.global_batch) {
         // Not reported (NeMo table): assume enough micro-batches per replica to amortise the pipeline bubble.
         long long tp = spec.tp.value_or(1), pp = spec.pp.value_or(1);
@@ -74,6 +74,8 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
         if (c.measured.count("tokens_per_second_per_device")) continue;  // same run, counted once
         double flops = megatron_flops(q.model, static_cast<double>(e.plan.global_batch()), static_cast<double>(q.input.workload.seq));
         add(key, "TFLOP/s", value, flops / e.train.step_seconds / q.input.system.count / kTera);
+      } else if (key == "peak_memory_gib") {
+        add(key, "GiB", value, e.memory.total() / kGiB);
       } else if (key == "decode_tokens_per_second") {
         add(key, "tok/s", value, e.infer.decode_tokens_per_second);
       } else {

@@ -57,6 +57,15 @@ struct Device {
   std::optional<double> llc_bytes;
   std::optional<int> compute_units;
   std::optional<double> boost_clock_mhz;
+  // Base clock: the clock the vendor guarantees at TDP under a heavy load. Sustained clock: a published
+  // measurement of the clock held under sustained dense GEMMs at the power limit, where one exists.
+  std::optional<double> base_clock_mhz;
+  std::optional<double> sustained_clock_mhz;
+  // Architecture family (volta, turing, ampere-ga100, ampere-ga10x, ada, hopper, blackwell, cdna1, cdna2, ...):
+  // keys the per-architecture achievable fractions in estimators/assumptions.
+  std::string architecture_family;
+  // Devices the framework sees per physical package (MI250/MI250X: 2 GCDs). The entry describes one of them.
+  int devices_per_package = 1;
   double tdp_w = 0;
   HostLink host_link;
   Interconnect interconnect;

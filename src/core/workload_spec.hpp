@@ -35,6 +35,17 @@ struct WorkloadSpec {
   double network_gbps = 400;  // per device, Gb/s
   bool no_sequence_parallel = false;
   bool no_overlap_grad_reduce = false;
+  // The software stack (presets of modelled behaviour; see estimators/stack.hpp). Each part is overridable.
+  std::optional<std::string> framework;        // training: hf-trainer | deepspeed | fsdp | torchtune | torchtitan | megatron
+  std::optional<std::string> engine;           // inference: hf | vllm | sglang | trtllm | llamacpp | exllama | mlc
+  std::optional<std::string> master_weights;   // fp32 | none
+  std::optional<bool> fused_kernels;           // fused norm / activation / RoPE / loss kernels
+  std::optional<bool> cuda_graphs;             // decode launched as a CUDA graph (no per-kernel host cost)
+  std::optional<bool> chunked_loss;            // cross-entropy over vocabulary chunks (no full fp32 logits)
+  std::optional<bool> optimizer_in_backward;   // optimizer step fused into backward (gradients freed per layer)
+  std::optional<bool> activation_offload;      // activations kept in host memory between forward and backward
+  std::optional<bool> paged_optimizer;         // optimizer state in CUDA managed memory (outside PyTorch's counters)
+  std::optional<std::string> memory_metric;    // allocated | reserved | device: which peak the stack reports
   // On one device, also search recomputation (recommend does: it looks for the best way to run, not a given one).
   bool search_single_device = false;
 };

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/strings.hpp"
+#include "io/stack_keys.hpp"
 #include "io/yaml_map.hpp"
 
 namespace hwplan::io {
@@ -21,10 +22,12 @@ const std::vector<std::string> kKeys = {
 void apply(YamlMap& m, Scenario& s) {
   WorkloadSpec& w = s.workload;
   RecommendSpec& r = s.recommend;
+  std::vector<std::string> known = kKeys;
+  known.insert(known.end(), stack_keys().begin(), stack_keys().end());
   for (const auto& key : m.keys())
-    if (std::find(kKeys.begin(), kKeys.end(), key) == kKeys.end()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string message = "unknown option";
-      if (auto near = nearest(key, kKeys)) message += " (did you mean '" + *near + "'?)";
+      if (auto near = nearest(key, known)) message += " (did you mean '" + *near + "'?)";
       m.fail(key, message);
     }
   auto text = [&](const char* key, std::string& into) {
@@ -77,6 +80,7 @@ void apply(YamlMap& m, Scenario& s) {
   if (auto v = m.number("network_gbps", false, 0, 1e6)) w.network_gbps = *v;
   if (auto v = m.boolean("sequence_parallel", false)) w.no_sequence_parallel = !*v;
   if (auto v = m.boolean("overlap_grad_reduce", false)) w.no_overlap_grad_reduce = !*v;
+  read_stack_keys(m, w);
   if (auto v = m.number("budget_usd", false, 0, 1e15)) r.budget_usd = *v;
   if (auto v = m.integer("max_count", false, 1, 10'000'000)) r.max_count = *v;
   if (auto v = m.number("max_power_w", false, 0, 1e12)) r.max_power_w = *v;

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/stack_keys.hpp"
 #include "io/yaml_map.hpp"
 
 namespace hwplan::io {
@@ -60,8 +61,8 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     mc.where = location_of(node, file);
     mc.name = *c.str("name", true);
     mc.kind = c.str("kind", false).value_or("step_latency");
-    if (mc.kind != "step_latency" && mc.kind != "train_throughput" && mc.kind != "decode")
-      c.fail("kind", "'" + mc.kind + "' is not one of: step_latency, train_throughput, decode");
+    if (mc.kind != "step_latency" && mc.kind != "train_throughput" && mc.kind != "decode" && mc.kind != "training")
+      c.fail("kind", "'" + mc.kind + "' is not one of: step_latency, train_throughput, decode, training");
     WorkloadSpec& s = mc.spec;
     s.device = *c.str("device", true);
     if (c.node()["model"].IsMap()) {
@@ -104,6 +105,13 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     if (auto sp = c.boolean("sequence_parallel", false)) s.no_sequence_parallel = !*sp;
     if (auto net = c.number("network_gbps", false, 0, 1e6)) s.network_gbps = *net;
     if (auto ov = c.boolean("overlap_grad_reduce", false)) s.no_overlap_grad_reduce = !*ov;
+    if (auto v = c.integer("grad_accum", false, 1, 1'000'000)) s.grad_accum = *v;
+    if (auto v = c.str("optimizer", false)) s.optimizer = *v;
+    if (auto v = c.str("offload", false)) s.offload = *v;
+    if (auto v = c.integer("lora_rank", false, 1, 65536)) s.lora_rank = *v;
+    if (auto v = c.str("lora_targets", false)) s.lora_targets = *v;
+    if (auto v = c.integer("devices_per_node", false, 1, 1'000'000)) s.devices_per_node = *v;
+    read_stack_keys(c, s);
     auto measured = *c.map("measured", true);
     for (const auto& key : measured.keys()) mc.measured[key] = *measured.number(key, true, 0, 1e15);
     mc.confidence = c.str("confidence", false).value_or("");

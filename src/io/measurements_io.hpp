@@ -15,7 +15,7 @@ namespace hwplan::io {
 struct MeasurementCase {
   std::string name;
   SourceLocation where;
-  std::string kind;             // step_latency | train_throughput | decode
+  std::string kind;             // step_latency | train_throughput | decode | training (memory and speed of a recipe)
   WorkloadSpec spec;            // the workload to estimate
   std::optional<Model> inline_model;  // architecture given in the case itself
   std::map<std::string, double> measured;

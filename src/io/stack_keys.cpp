@@ -1,0 +1,32 @@
+#include "io/stack_keys.hpp"
+
+namespace hwplan::io {
+
+const std::vector<std::string>& stack_keys() {
+  static const std::vector<std::string> keys = {"framework",     "engine",           "master_weights",
+                                                "fused_kernels", "cuda_graphs",      "chunked_loss",
+                                                "optimizer_in_backward", "activation_offload", "paged_optimizer",
+                                                "memory_metric"};
+  return keys;
+}
+
+void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
+  auto text = [&](const char* key, std::optional<std::string>& into) {
+    if (auto v = m.str(key, false)) into = *v;
+  };
+  auto flag = [&](const char* key, std::optional<bool>& into) {
+    if (auto v = m.boolean(key, false)) into = *v;
+  };
+  text("framework", w.framework);
+  text("engine", w.engine);
+  text("master_weights", w.master_weights);
+  flag("fused_kernels", w.fused_kernels);
+  flag("cuda_graphs", w.cuda_graphs);
+  flag("chunked_loss", w.chunked_loss);
+  flag("optimizer_in_backward", w.optimizer_in_backward);
+  flag("activation_offload", w.activation_offload);
+  flag("paged_optimizer", w.paged_optimizer);
+  text("memory_metric", w.memory_metric);
+}
+
+}  // namespace hwplan::io
