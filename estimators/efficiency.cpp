@@ -13,6 +13,53 @@ constexpr double kTensorGemmEfficiency = 0.80;
 constexpr double kSimtGemmEfficiency = 0.90;
 constexpr double kBandwidthEfficiency = 0.85;
 
+// Large IEEE-fp32 SGEMM (TF32 off) as a fraction of the spec-sheet FP32 peak, per architecture, at clocks the
+// card holds. Since Ampere GA10x, NVIDIA's FP32 peak counts two FP32 issues per clock per lane, which SGEMM
+// cannot use together with its loads: cuBLAS reaches about two thirds of it. Sources: the crowd-sourced
+// torch.mm benchmark database zzc0721/torch-performance-test-data (database.md; best of 1k-10k squares):
+// P100 0.90-0.93, V100 SXM2 0.92, RTX 2080 0.92, A100 0.90-0.98, RTX 3090 0.69-0.70, A6000 0.60-0.62, RTX 4090
+// 0.66-0.67, H100 SXM 0.78, H200 0.77, RTX 5090 0.64-0.66; siboehm's SGEMM worklog (A6000 cuBLAS 23.25 of 38.7
+// TFLOP/s = 0.60). AMD CDNA runs fp32 GEMM on the matrix cores: rocBLAS 37.9 TFLOP/s on an MI210 at 8192
+// (ROCm/rocm-libraries issue 9453) = 0.84 of its 45.3 matrix peak; MI325X torch.matmul 130.6 of 163.4 = 0.80
+// (ROCm/gpu-operator issue 419), taken for CDNA3.
+struct ArchitectureFraction {
+  const char* family;
+  double fraction;
+};
+constexpr ArchitectureFraction kSgemmFraction[] = {
+    {"pascal", 0.90},       {"volta", 0.92},        {"turing", 0.90},        {"ampere-ga100", 0.94},
+    {"ampere-ga10x", 0.65}, {"ampere-ga10b", 0.65}, {"ada", 0.66},           {"hopper", 0.78},
+    {"blackwell-gb20x", 0.65}, {"blackwell", 0.78}, {"cdna2", 0.84},         {"cdna3", 0.80},
+};
+
+// Devices with no published GEMM measurement: large tensor-core GEMMs at this fraction of peak, below every
+// measured NVIDIA part (A100 PCIe 0.81, A100 SXM 0.87, H100 SXM 0.80 in the catalog's measured_matmul_tflops)
+// and stated in the output as an assumption.
+constexpr double kUnmeasuredTensorGemmEfficiency = 0.70;
+
+}  // namespace
+
+double sgemm_fraction(const Device& d) {
+  for (const auto& a : kSgemmFraction)
+    if (d.architecture_family == a.family) return a.fraction;
+  return kSimtGemmEfficiency;
+}
+
+// The compute clock a device holds under dense GEMMs, as a fraction of the boost clock its peaks assume: a
+// published sustained clock when the catalog has one; else what a published SGEMM measurement of this very
+// device implies against its architecture's unthrottled fraction (T4, L4 at 70 W: the power limit, not the
+// kernels, holds them down); else the boost clock.
+double sustained_clock_fraction(const Device& d) {
+  if (d.sustained_clock_mhz && d.boost_clock_mhz && *d.boost_clock_mhz > 0)
+    return std::clamp(*d.sustained_clock_mhz / *d.boost_clock_mhz, 0.1, 1.0);
+  auto m = d.measured_matmul_flops.find(Precision::kFp32);
+  if (m != d.measured_matmul_flops.end() && !d.fp32_matrix_flops && d.peak(Precision::kFp32) > 0)
+    return std::clamp(m->second / d.peak(Precision::kFp32) / sgemm_fraction(d), 0.1, 1.0);
+  return 1.0;
+}
+
+namespace {
+
 double interpolate_log(const std::vector<CurvePoint>& curve, double size) {
   if (curve.empty()) return 0;
   if (size <= curve.front().size) return curve.front().achieved * (size / curve.front().size);
@@ -63,16 +110,17 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
   r.bandwidth = device.memory_bandwidth_bytes_per_s;
   r.bandwidth_efficiency = kBandwidthEfficiency;
   r.compute_units = device.compute_units.value_or(0);
-  r.simt_flops = device.peak(Precision::kFp32);
+  const double clock = sustained_clock_fraction(device);
+  r.simt_flops = device.peak(Precision::kFp32) * clock;
   if (precision == Precision::kFp32) {
     if (device.fp32_matrix_flops) {
       r.matrix_flops = *device.fp32_matrix_flops;
       r.tensor_cores = true;
-      r.gemm_efficiency = kTensorGemmEfficiency;
+      r.gemm_efficiency = device.architecture_family.rfind("cdna", 0) == 0 ? sgemm_fraction(device) : kTensorGemmEfficiency;
     } else {
       r.matrix_flops = device.peak(Precision::kFp32);
       r.tensor_cores = false;
-      r.gemm_efficiency = kSimtGemmEfficiency;
+      r.gemm_efficiency = sgemm_fraction(device);
     }
   } else {
     // Fall back along the chain a framework would use when a format is missing (bf16 -> fp16 -> fp32).
@@ -85,11 +133,18 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     r.matrix_flops = device.peak(p);
     if (r.matrix_flops <= 0) r.matrix_flops = device.peak(Precision::kInt8);
     r.tensor_cores = p != Precision::kFp32 || device.fp32_matrix_flops.has_value();
-    r.gemm_efficiency = r.tensor_cores ? kTensorGemmEfficiency : kSimtGemmEfficiency;
+    r.gemm_efficiency = r.tensor_cores ? kUnmeasuredTensorGemmEfficiency : sgemm_fraction(device);
+    r.gemm_efficiency_assumed = r.tensor_cores;
   }
   auto measured = device.measured_matmul_flops.find(precision);
-  if (measured != device.measured_matmul_flops.end() && r.matrix_flops > 0)
+  if (measured != device.measured_matmul_flops.end() && r.matrix_flops > 0) {
+    // A measurement already includes the clock the device held while measured.
     r.gemm_efficiency = std::min(1.0, measured->second / r.matrix_flops);
+    r.gemm_efficiency_assumed = false;
+  } else {
+    r.gemm_efficiency *= clock;
+  }
+  r.clock_fraction = clock;
   if (profile) {
     auto it = profile->gemm.find(precision);
     if (it != profile->gemm.end() && !it->second.empty()) r.gemm_curve = &it->second;

@@ -21,7 +21,13 @@ struct DeviceRates {
   const std::vector<CurvePoint>* gemm_curve = nullptr;       // measured, from a profile
   const std::vector<CurvePoint>* bandwidth_curve = nullptr;  // measured, from a profile
   double attention_efficiency = 0.7;  // fused flash-attention kernels vs GEMM efficiency
+  double clock_fraction = 1.0;        // sustained / boost clock under dense GEMMs
+  bool gemm_efficiency_assumed = false;  // no published GEMM measurement: the conservative default was used
 };
+
+// Large-SGEMM fraction of the FP32 peak for the device's architecture, and the sustained clock fraction.
+double sgemm_fraction(const Device& device);
+double sustained_clock_fraction(const Device& device);
 
 // Rates of `device` when computing in `precision`. fp32 uses the non-tensor FP32 units (or IEEE-fp32 matrix
 // units where they exist, AMD CDNA), as PyTorch does by default; fp16/bf16/tf32/fp8 use the matrix units.

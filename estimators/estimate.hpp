@@ -45,6 +45,8 @@ struct InferenceTime {
   double decode_weight_bytes = 0;     // bytes read per decode step per device
   double decode_kv_bytes = 0;
   bool decode_memory_bound = true;
+  bool decode_host_bound = false;     // the host issuing kernels, not the GPU, sets the pace (eager engines)
+  double host_seconds_per_token = 0;  // host time per decode step incl. the engine's per-step overhead
 };
 
 struct Estimate {

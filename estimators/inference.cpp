@@ -57,6 +57,24 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
   return t;
 }
 
+// Kernels one decode step issues per layer. Fused engines: QKV, output, up and down GEMMs, attention (3), two
+// norms, RoPE, KV append, two residual adds and the activation (~15-19). Eager Hugging Face modelling code: RMSNorm
+// as seven ops (twice), RoPE as ten, q/k/v as three GEMMs, KV-cache concatenation and GQA head repetition (two
+// each), the gated activation as two: ~42. Quantised weights in eager code add the library's per-linear
+// glue: bitsandbytes 4-bit (quant-state unpacking, casts, the gemv: ~3 more per linear); LLM.int8() (row/column
+// statistics, outlier split, int8 GEMM, dequantise, fp16 GEMM for outliers, add: ~12 more).
+double decode_kernels_per_layer(const Model& m, const Workload& w) {
+  const bool fused = w.stack.fused_kernels;
+  double kernels = fused ? 4 + 3 + 12 : 42;
+  if (!fused && w.weights) {
+    double linears = m.gated() ? 7 : 6;
+    WeightFormat f = *w.weights;
+    if (f == WeightFormat::kNf4 || f == WeightFormat::kInt4 || f == WeightFormat::kQ4_0) kernels += 3 * linears;
+    if (f == WeightFormat::kInt8) kernels += 12 * linears;
+  }
+  return kernels;
+}
+
 }  // namespace
 
 InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params) {
@@ -103,6 +121,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     s.training = false;
     s.activation_bytes = activation_bytes(w.precision);
     s.weight_bytes = weight_bytes;
+    s.stack = &w.stack;
     Cost layer = layer_cost(s, rates);
     // A plain forward (generate 0) computes logits for every position; serving keeps only the last one.
     Cost head = head_cost(s, rates);
@@ -129,7 +148,14 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Pipeline stages work on different micro-batches in steady state only when there are several;
     // a single stream walks through all stages.
-    out.time_per_output_token_seconds = layers * (layer + tp_comm) + logits + pp_comm;
+    double gpu = layers * (layer + tp_comm) + logits + pp_comm;
+    // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
+    // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
+    const Stack& st = w.stack;
+    double host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
+    out.host_seconds_per_token = host + st.decode_step_overhead_seconds;
+    out.time_per_output_token_seconds = std::max(gpu, host) + st.decode_step_overhead_seconds;
+    out.decode_host_bound = host > gpu;
     out.decode_weight_bytes = layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * weight_bytes;
     out.decode_kv_bytes = layers_per_stage * kv_read;
     double bytes = out.decode_weight_bytes + out.decode_kv_bytes;

@@ -21,15 +21,21 @@ class OpBuilder {
     if (s_.training) {
       op.backward_flops = op.forward_flops;
       op.backward_seconds = gemm_seconds(r_, m, k, n, batch, e, we);
+      op.backward_kernels = 1;
       if (!s_.frozen_weights) {
         op.backward_flops += op.forward_flops;
         op.backward_seconds += gemm_seconds(r_, k, n, m, batch, e);
+        op.backward_kernels = 2;
       }
     }
     if (s_.fp8) {
       // Cast X (read bf16, write fp8 and its transpose) and W; backward casts dY the same way.
       op.forward_seconds += memory_seconds(r_, (m * k + k * n) * batch * (2 + 1 + 1));
-      if (s_.training) op.backward_seconds += memory_seconds(r_, m * n * batch * (2 + 1 + 1));
+      op.forward_kernels += 2;
+      if (s_.training) {
+        op.backward_seconds += memory_seconds(r_, m * n * batch * (2 + 1 + 1));
+        op.backward_kernels += 1;
+      }
     }
     emit(op);
   }
@@ -45,6 +51,7 @@ class OpBuilder {
     if (s_.training) {
       op.backward_flops = 2 * op.forward_flops;
       op.backward_seconds = gemm_seconds(r_, m, k, n, batch, e) + gemm_seconds(r_, k, n, m, batch, e);
+      op.backward_kernels = 2;
     }
     emit(op, true);
   }
@@ -66,6 +73,7 @@ class OpBuilder {
       op.backward_flops = 2.5 * flops;
       op.backward_seconds = std::max(rate > 0 ? 2.5 * flops / rate : 0.0, 2 * bytes / achieved_bandwidth(r_, bytes)) +
                             2 * r_.kernel_overhead_seconds;
+      op.backward_kernels = 2;
     }
     emit(op, true);
   }
@@ -75,8 +83,12 @@ class OpBuilder {
               int kernels = 1) {
     OpRecord op{name, OpKind::kMemory};
     op.forward_bytes = forward_bytes;
+    op.forward_kernels = kernels;
     op.forward_seconds = memory_seconds(r_, forward_bytes) + (kernels - 1) * r_.kernel_overhead_seconds;
-    if (s_.training) op.backward_seconds = memory_seconds(r_, backward_bytes) + (kernels - 1) * r_.kernel_overhead_seconds;
+    if (s_.training) {
+      op.backward_seconds = memory_seconds(r_, backward_bytes) + (kernels - 1) * r_.kernel_overhead_seconds;
+      op.backward_kernels = kernels;
+    }
     emit(op, attention_core);
   }
 
@@ -95,6 +107,8 @@ class OpBuilder {
 }  // namespace
 
 void Cost::add(const OpRecord& op) {
+  forward_kernels += op.forward_kernels;
+  backward_kernels += op.backward_kernels;
   forward_seconds += op.forward_seconds;
   backward_seconds += op.backward_seconds;
   forward_flops += op.forward_flops;
@@ -102,6 +116,28 @@ void Cost::add(const OpRecord& op) {
   if (op.kind == OpKind::kMemory) memory_seconds += op.forward_seconds + op.backward_seconds;
   else gemm_seconds += op.forward_seconds + op.backward_seconds;
 }
+
+double host_forward_seconds(const Cost& c, const Stack* stack) {
+  return stack ? c.forward_kernels * stack->host_seconds_per_kernel : 0.0;
+}
+
+double host_backward_seconds(const Cost& c, const Stack* stack) {
+  return stack ? 0.5 * c.backward_kernels * stack->host_seconds_per_kernel : 0.0;
+}
+
+namespace {
+
+// The GPU runs ahead of nothing: when issuing a pass's kernels takes the host longer than the GPU takes to run
+// them, the pass lasts as long as the host. Applied per layer (the unit the host issues in one go).
+void apply_host_floor(Cost& c, const Stack* stack) {
+  double hf = host_forward_seconds(c, stack), hb = host_backward_seconds(c, stack);
+  double wait_f = std::max(0.0, hf - c.forward_seconds), wait_b = std::max(0.0, hb - c.backward_seconds);
+  c.forward_seconds += wait_f;
+  c.backward_seconds += wait_b;
+  c.host_wait_seconds = wait_f + wait_b;
+}
+
+}  // namespace
 
 Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>* ops) {
   Cost cost;
@@ -120,7 +156,13 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
   const double d = static_cast<double>(m.head_dim);
   const bool dropout = m.dropout && s.training;
   const bool causal = m.family != ModelFamily::kEncoder;
-  const double norm_fwd = 2 * rep_tokens * h * e, norm_bwd = 3 * rep_tokens * h * e;
+  // Fused norm: read x, write y (backward: read x and dy, write dx). Eager RMSNorm (Hugging Face, torchtune
+  // without compile) is seven ops in fp32: upcast, square, mean, rsqrt, scale, downcast, weight multiply.
+  const bool fused = !s.stack || s.stack->fused_kernels;
+  const bool eager_rms = !fused && m.norm == NormKind::kRmsNorm;
+  const double norm_fwd = eager_rms ? rep_tokens * h * (28 + 4 * e) : 2 * rep_tokens * h * e;
+  const double norm_bwd = eager_rms ? 2 * norm_fwd : 3 * rep_tokens * h * e;
+  const int norm_kernels = eager_rms ? 7 : 1;
   const double residual = 3 * rep_tokens * h * e;
   const double drop_fwd = dropout ? 2 * rep_tokens * h * e + rep_tokens * h : 0;
 
@@ -128,10 +170,14 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     double layer_weights = (2 * h * (q + kv) * t + (m.gated() ? 3 : 2) * h * f * t) / t;
     b.memory("dequantize-nf4", layer_weights * (0.53 + 2), layer_weights * (0.53 + 2), false, 7);
   }
-  b.memory("norm-1", norm_fwd, norm_bwd);
+  b.memory("norm-1", norm_fwd, norm_bwd, false, norm_kernels);
   b.linear("qkv-proj", tokens, q + 2 * kv, h);
-  if (m.position_embedding == PositionEmbedding::kRope)
-    b.memory("rope", 2 * tokens * (q + kv) * e, 2 * tokens * (q + kv) * e);
+  // RoPE: fused, read and write q and k once; eager (x cos + rotate_half(x) sin) is five ops per tensor:
+  // negate half, concatenate, two multiplies, add (~11 passes).
+  if (m.position_embedding == PositionEmbedding::kRope) {
+    const double passes = fused ? 2 : 11;
+    b.memory("rope", passes * tokens * (q + kv) * e, passes * tokens * (q + kv) * e, false, fused ? 1 : 10);
+  }
   const double batch_heads = s.micro_batch * heads;
   if (s.attention == Attention::kEager) {
     const double scores = batch_heads * s.seq * s.seq;
@@ -146,15 +192,29 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
   }
   b.linear("out-proj", tokens, h, q);
   b.memory("residual-1", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);
-  if (!m.parallel_attention) b.memory("norm-2", norm_fwd, norm_bwd);
+  if (!m.parallel_attention) b.memory("norm-2", norm_fwd, norm_bwd, false, norm_kernels);
   const double up = m.gated() ? 2 : 1;
+  // Activation: fused, one kernel reading the up projection(s) and writing the product. Eager gated units are
+  // act(gate) then * up (two kernels, five passes); eager tanh-GELU (Hugging Face gelu_new) is eight ops:
+  // cube, scale, add, scale, tanh, add one, halve, multiply (18 passes), and autograd walks back through each.
+  double act_passes = up + 1, act_backward_passes = 2 * up + 1;
+  int act_kernels = 1;
+  if (!fused && m.gated()) {
+    act_passes = 5;
+    act_backward_passes = 8;
+    act_kernels = 2;
+  } else if (!fused && m.ffn_activation == Activation::kGeluTanh) {
+    act_passes = 18;
+    act_backward_passes = 30;
+    act_kernels = 8;
+  }
   if (m.moe) {
     const double experts_local = static_cast<double>(m.moe->experts) / s.ep;
     const double routed = tokens * m.moe->experts_per_token;  // token-expert pairs on this rank (balanced)
     const double per_expert = routed / experts_local;
     b.linear("router", tokens, m.moe->experts, h);
     b.linear("expert-up", per_expert, up * f, h, experts_local);
-    b.memory("expert-act", (up + 1) * routed * f * e, (2 * up + 1) * routed * f * e);
+    b.memory("expert-act", act_passes * routed * f * e, act_backward_passes * routed * f * e, false, act_kernels);
     b.linear("expert-down", per_expert, h, f, experts_local);
     if (m.moe->shared_experts > 0) {
       double shared = m.moe->shared_experts;
@@ -163,7 +223,7 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     }
   } else {
     b.linear("mlp-up", tokens, up * f, h);
-    b.memory("mlp-act", (up + 1) * tokens * f * e, (2 * up + 1) * tokens * f * e);
+    b.memory("mlp-act", act_passes * tokens * f * e, act_backward_passes * tokens * f * e, false, act_kernels);
     b.linear("mlp-down", tokens, h, f);
   }
   b.memory("residual-2", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);
@@ -172,11 +232,15 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     LayerShape trainable = s;
     trainable.frozen_weights = false;
     OpBuilder lb(r, trainable, cost, ops);
+    const double extra = s.stack ? s.stack->adapter_kernels - 2 : 0;
     for (int i = 0; i < s.lora_targets; ++i) {
       lb.linear("lora-a", tokens, s.lora_rank, h);
       lb.linear("lora-b", tokens, h, s.lora_rank);
+      // PEFT's adapter also runs dropout, the alpha/r scale and the add to the base output as separate kernels.
+      if (extra > 0) lb.memory("lora-glue", extra * tokens * h * e, extra * tokens * h * e, false, static_cast<int>(extra));
     }
   }
+  apply_host_floor(cost, s.stack);
   return cost;
 }
 
@@ -199,6 +263,7 @@ Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>*
       b.memory("loss", elems * (e + 4 + 8), elems * (16 + e), false, 3);
     }
   }
+  apply_host_floor(cost, s.stack);
   return cost;
 }
 

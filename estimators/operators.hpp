@@ -35,11 +35,16 @@ struct LayerShape {
   // GEMMs) by memory-bound kernels; attention and elementwise work stay in bf16.
   bool fp8 = false;
   const DeviceRates* attention_rates = nullptr;  // rates for attention-core GEMMs (null: same as the GEMMs)
+  // The software stack: unfused elementwise ops (eager modelling code) cost more passes and kernels; each
+  // kernel costs host time, which bounds the layer when the GPU work is shorter (small batches, decode).
+  const Stack* stack = nullptr;
 };
 
 struct OpRecord {
   const char* name = "";
   OpKind kind = OpKind::kMemory;
+  int forward_kernels = 1;
+  int backward_kernels = 0;
   double forward_flops = 0;
   double forward_bytes = 0;
   double forward_seconds = 0;
@@ -55,8 +60,16 @@ struct Cost {
   double backward_flops = 0;
   double gemm_seconds = 0;    // forward + backward, GEMMs and attention
   double memory_seconds = 0;  // forward + backward, memory-bound ops
+  double forward_kernels = 0;
+  double backward_kernels = 0;
+  double host_wait_seconds = 0;  // GPU idle while the host issues kernels (forward + backward)
   void add(const OpRecord& op);
 };
+
+// Host time to issue the forward / backward kernels of a cost (eager dispatch from Python forward; the C++
+// autograd engine issues the backward ones at about half the cost).
+double host_forward_seconds(const Cost& c, const Stack* stack);
+double host_backward_seconds(const Cost& c, const Stack* stack);
 
 // Cost of one layer (per device, one micro-batch).
 Cost layer_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);

@@ -35,6 +35,7 @@ LayerShape training_shape(const EstimateInput& in) {
   s.activation_bytes = activation_bytes(w.precision);
   s.weight_bytes = s.dequantize ? 2 : weight_bytes_per_param(w);
   s.fp8 = w.precision == Precision::kFp8;
+  s.stack = &in.workload.stack;
   return s;
 }
 

@@ -34,6 +34,17 @@ constexpr std::array<std::pair<WeightFormat, const char*>, 8> kWeightFormats{{
     {WeightFormat::kFp8, "fp8"}, {WeightFormat::kInt8, "int8"}, {WeightFormat::kInt4, "int4"},
     {WeightFormat::kNf4, "nf4"}, {WeightFormat::kQ4_0, "q4_0"},
 }};
+constexpr std::array<std::pair<Framework, const char*>, 6> kFrameworks{{
+    {Framework::kHfTrainer, "hf-trainer"}, {Framework::kDeepspeed, "deepspeed"}, {Framework::kFsdp, "fsdp"},
+    {Framework::kTorchtune, "torchtune"}, {Framework::kTorchtitan, "torchtitan"}, {Framework::kMegatron, "megatron"},
+}};
+constexpr std::array<std::pair<Engine, const char*>, 7> kEngines{{
+    {Engine::kHf, "hf"}, {Engine::kVllm, "vllm"}, {Engine::kSglang, "sglang"}, {Engine::kTrtllm, "trtllm"},
+    {Engine::kLlamacpp, "llamacpp"}, {Engine::kExllama, "exllama"}, {Engine::kMlc, "mlc"},
+}};
+constexpr std::array<std::pair<MemoryMetric, const char*>, 3> kMemoryMetrics{{
+    {MemoryMetric::kAllocated, "allocated"}, {MemoryMetric::kReserved, "reserved"}, {MemoryMetric::kDevice, "device"},
+}};
 constexpr std::array<std::pair<DeviceClass, const char*>, 5> kClasses{{
     {DeviceClass::kConsumer, "consumer"}, {DeviceClass::kWorkstation, "workstation"},
     {DeviceClass::kDatacenter, "datacenter"}, {DeviceClass::kNpu, "npu"}, {DeviceClass::kEdge, "edge"},
@@ -42,9 +53,9 @@ constexpr std::array<std::pair<ModelFamily, const char*>, 4> kFamilies{{
     {ModelFamily::kDecoder, "decoder"}, {ModelFamily::kEncoder, "encoder"},
     {ModelFamily::kEncoderDecoder, "encoder-decoder"}, {ModelFamily::kGeneric, "generic"},
 }};
-constexpr std::array<std::pair<Activation, const char*>, 4> kActivations{{
+constexpr std::array<std::pair<Activation, const char*>, 5> kActivations{{
     {Activation::kGelu, "gelu"}, {Activation::kRelu, "relu"}, {Activation::kSwiglu, "swiglu"},
-    {Activation::kGeglu, "geglu"},
+    {Activation::kGeglu, "geglu"}, {Activation::kGeluTanh, "gelu-tanh"},
 }};
 constexpr std::array<std::pair<PositionEmbedding, const char*>, 4> kPositions{{
     {PositionEmbedding::kLearned, "learned"}, {PositionEmbedding::kRope, "rope"},
@@ -92,6 +103,12 @@ const char* to_string(Recompute r) { return name_of(kRecomputes, r); }
 const char* to_string(Offload o) { return name_of(kOffloads, o); }
 const char* to_string(Attention a) { return name_of(kAttentions, a); }
 const char* to_string(Optimizer o) { return name_of(kOptimizers, o); }
+const char* to_string(Framework f) { return name_of(kFrameworks, f); }
+const char* to_string(Engine e) { return name_of(kEngines, e); }
+const char* to_string(MemoryMetric m) { return name_of(kMemoryMetrics, m); }
+std::optional<Framework> parse_framework(const std::string& s) { return parse_of(kFrameworks, s); }
+std::optional<Engine> parse_engine(const std::string& s) { return parse_of(kEngines, s); }
+std::optional<MemoryMetric> parse_memory_metric(const std::string& s) { return parse_of(kMemoryMetrics, s); }
 std::optional<Task> parse_task(const std::string& s) { return parse_of(kTasks, s); }
 std::optional<Recompute> parse_recompute(const std::string& s) { return parse_of(kRecomputes, s); }
 std::optional<Offload> parse_offload(const std::string& s) { return parse_of(kOffloads, s); }

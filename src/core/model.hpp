@@ -10,7 +10,8 @@
 namespace hwplan {
 
 enum class ModelFamily { kDecoder, kEncoder, kEncoderDecoder, kGeneric };
-enum class Activation { kGelu, kRelu, kSwiglu, kGeglu };
+// kGeluTanh: the tanh approximation (GPT-2/GPT-3; Hugging Face 'gelu_new', written as eight elementwise ops).
+enum class Activation { kGelu, kRelu, kSwiglu, kGeglu, kGeluTanh };
 enum class PositionEmbedding { kLearned, kRope, kAlibi, kRelative };
 enum class NormKind { kLayerNorm, kRmsNorm };
 enum class LinearBias { kAll, kQkv, kNone };

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/precision.hpp"
 
@@ -14,6 +15,11 @@ enum class Recompute { kNone, kSelective, kFull };
 enum class Offload { kNone, kOptimizer, kParams };
 enum class Attention { kEager, kFlash };
 enum class Optimizer { kAdamW, kSgd, kAdafactor, kAdam8bit };
+enum class Framework { kHfTrainer, kDeepspeed, kFsdp, kTorchtune, kTorchtitan, kMegatron };
+enum class Engine { kHf, kVllm, kSglang, kTrtllm, kLlamacpp, kExllama, kMlc };
+// Which peak a stack reports: PyTorch's allocated bytes, the caching allocator's reserved bytes, or the
+// device's used memory as nvidia-smi shows it (reserved + CUDA context).
+enum class MemoryMetric { kAllocated, kReserved, kDevice };
 
 const char* to_string(Task t);
 const char* to_string(Recompute r);
@@ -25,6 +31,31 @@ std::optional<Recompute> parse_recompute(const std::string& s);
 std::optional<Offload> parse_offload(const std::string& s);
 std::optional<Attention> parse_attention(const std::string& s);
 std::optional<Optimizer> parse_optimizer(const std::string& s);
+const char* to_string(Framework f);
+const char* to_string(Engine e);
+const char* to_string(MemoryMetric m);
+std::optional<Framework> parse_framework(const std::string& s);
+std::optional<Engine> parse_engine(const std::string& s);
+std::optional<MemoryMetric> parse_memory_metric(const std::string& s);
+
+// The software stack's behaviour that changes memory and time: a preset (estimators/stack.cpp) with each part
+// overridable. Host costs are CPU time; they are hidden behind GPU work when the GPU is the slower side.
+struct Stack {
+  std::string preset;                   // "fsdp", "vllm", ...: what the parts below came from
+  bool preset_assumed = true;           // the user named no framework / engine: the default was used
+  std::vector<std::string> overridden;  // parts the user set by their own flags
+  bool master_weights_fp32 = true;      // mixed precision keeps an fp32 copy of the trainable weights
+  bool fused_kernels = true;            // norm / activation / RoPE / loss fused (Megatron, torch.compile)
+  bool cuda_graphs = false;             // decode replayed as a CUDA graph
+  bool chunked_loss = false;            // the fp32 logits of the whole batch never exist at once
+  bool optimizer_in_backward = false;   // each gradient is applied and freed as backward produces it
+  bool activation_offload = false;      // saved activations live in host memory between forward and backward
+  bool paged_optimizer = false;         // optimizer state in CUDA managed memory (not in PyTorch's counters)
+  MemoryMetric memory_metric = MemoryMetric::kReserved;
+  double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
+  double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
+  double adapter_kernels = 2;           // kernels per LoRA adapter forward (A and B; PEFT adds dropout, scale, add)
+};
 
 // The parallel layout and memory-saving choices. count = tp * pp * dp.
 struct Plan {
@@ -66,6 +97,7 @@ struct Workload {
   Optimizer optimizer = Optimizer::kAdamW;
   int lora_rank = 16;
   std::string lora_targets = "all-linear";      // or "qv"
+  Stack stack;
   // Inference.
   std::int64_t prompt = 512;
   std::int64_t generate = 256;

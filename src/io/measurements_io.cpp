@@ -33,7 +33,7 @@ Model inline_gpt(YamlMap& m, const std::string& name) {
     if (!v) m.fail(key, "'" + *text + "' is not one of: " + allowed);
     return *v;
   };
-  model.ffn_activation = choice("ffn_activation", parse_activation, Activation::kGelu, "gelu, relu, swiglu, geglu");
+  model.ffn_activation = choice("ffn_activation", parse_activation, Activation::kGelu, "gelu, gelu-tanh, relu, swiglu, geglu");
   model.position_embedding =
       choice("position_embedding", parse_position_embedding, PositionEmbedding::kLearned, "learned, rope, alibi, relative");
   model.norm = choice("norm", parse_norm, NormKind::kLayerNorm, "layernorm, rmsnorm");

@@ -61,7 +61,7 @@ Model parse_model(const std::string& text, const std::string& file) {
     m.fail("kv_heads", std::to_string(model.kv_heads) + " key/value heads do not divide " +
                            std::to_string(model.attention_heads) + " attention heads");
   model.ffn_hidden_size = *m.integer("ffn_hidden_size", true, 1, kMaxDim);
-  model.ffn_activation = parse_enum(m, "ffn_activation", parse_activation, "gelu, relu, swiglu, geglu");
+  model.ffn_activation = parse_enum(m, "ffn_activation", parse_activation, "gelu, gelu-tanh, relu, swiglu, geglu");
   model.vocab_size = *m.integer("vocab_size", true, 0, 100'000'000);
   model.max_sequence_length = *m.integer("max_sequence_length", true, 1, 1'000'000'000);
   model.tied_embeddings = *m.boolean("tied_embeddings", true);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "estimators/stack.hpp"
 #include "io/profile_io.hpp"
 
 namespace hwplan {
@@ -23,6 +24,48 @@ T parse_choice(const std::string& flag, const std::string& value, Parse parse, c
 void check_range(const std::string& flag, long long v, long long lo, long long hi) {
   if (v < lo) bad(flag, "must be at least " + std::to_string(lo) + ", got " + std::to_string(v));
   if (v > hi) bad(flag, "must be at most " + std::to_string(hi) + ", got " + std::to_string(v));
+}
+
+// The software stack: the named (or default) preset, then each part the user set by its own flag.
+Stack resolve_stack(const WorkloadSpec& o, Task task) {
+  Stack s;
+  if (task == Task::kInfer) {
+    if (o.framework) bad("--framework", "applies to training tasks; inference takes --engine");
+    Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm, llamacpp, exllama, mlc")
+                        : default_engine();
+    s = engine_preset(e);
+    s.preset_assumed = !o.engine;
+  } else {
+    if (o.engine) bad("--engine", "applies to --task infer; training takes --framework");
+    Framework f = o.framework ? parse_choice<Framework>("--framework", *o.framework, parse_framework,
+                                                        "hf-trainer, deepspeed, fsdp, torchtune, torchtitan, megatron")
+                              : default_framework(task);
+    s = framework_preset(f);
+    s.preset_assumed = !o.framework;
+  }
+  if (o.master_weights) {
+    if (*o.master_weights != "fp32" && *o.master_weights != "none") bad("--master-weights", "'" + *o.master_weights + "' is not one of: fp32, none");
+    s.master_weights_fp32 = *o.master_weights == "fp32";
+    s.overridden.push_back("master-weights " + *o.master_weights);
+  }
+  auto flag = [&](const std::optional<bool>& v, bool& into, const char* name) {
+    if (!v) return;
+    into = *v;
+    s.overridden.push_back(std::string(name) + (*v ? " on" : " off"));
+  };
+  flag(o.fused_kernels, s.fused_kernels, "fused-kernels");
+  flag(o.cuda_graphs, s.cuda_graphs, "cuda-graphs");
+  flag(o.chunked_loss, s.chunked_loss, "chunked-loss");
+  flag(o.optimizer_in_backward, s.optimizer_in_backward, "optimizer-in-backward");
+  flag(o.activation_offload, s.activation_offload, "activation-offload");
+  flag(o.paged_optimizer, s.paged_optimizer, "paged-optimizer");
+  if (o.memory_metric) {
+    s.memory_metric = parse_choice<MemoryMetric>("--memory-metric", *o.memory_metric, parse_memory_metric, "allocated, reserved, device");
+    s.overridden.push_back("memory-metric " + *o.memory_metric);
+  }
+  // CUDA graphs replay the whole decode step: no per-kernel host cost.
+  if (s.cuda_graphs) s.host_seconds_per_kernel = 0;
+  return s;
 }
 
 }  // namespace
@@ -58,6 +101,7 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   w.seq = o.seq.value_or(q.model.is_transformer() ? std::min<long long>(q.model.max_sequence_length, 2048) : 1);
   if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0)) bad("--tokens", "must be a positive number");
   w.tokens = o.tokens;
+  w.stack = resolve_stack(o, w.task);
   w.attention = parse_choice<Attention>("--attention", o.attention, parse_attention, "eager, flash");
   w.optimizer = parse_choice<Optimizer>("--optimizer", o.optimizer, parse_optimizer, "adamw, sgd, adafactor, adam8bit");
   check_range("--lora-rank", o.lora_rank, 1, 65536);

@@ -1,0 +1,17 @@
+// Software-stack presets: what a training framework or an inference engine does that changes memory and time
+// (fused kernels, CUDA graphs, fp32 master weights, chunked loss, ...). Each preset is data with its source;
+// every part can be overridden by its own flag (resolved in src/recommend/query.cpp).
+#pragma once
+
+#include "core/workload.hpp"
+
+namespace hwplan {
+
+Stack framework_preset(Framework f);
+Stack engine_preset(Engine e);
+// The preset used when the user names none: PyTorch FSDP/DDP for training from scratch, Hugging Face Trainer
+// (+PEFT) for fine-tuning, vLLM for inference. Printed with every estimate.
+Framework default_framework(Task t);
+Engine default_engine();
+
+}  // namespace hwplan
