@@ -4,8 +4,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "cli/validation.hpp"
+#include "io/measurements_io.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;
@@ -43,4 +46,34 @@ TEST_CASE("published training throughput and decode speeds") {
   // reached only about half of HBM bandwidth on A100/H100, which a bandwidth roofline overestimates).
   CHECK(s.median_abs <= 0.12);
   CHECK(s.worst_abs <= 0.65);
+}
+
+TEST_CASE("fine-tuning recipes: hwplan validate runs every case and reports it") {
+  // data/measurements/finetune.yaml (torchtune, PEFT, LLaMA-Factory, NeMo, Megatron-Bridge). The memory and
+  // software-stack estimators are being reworked, so no accuracy tolerance is held here yet: only that the real
+  // binary takes the file, exits 0 and prints one row per measured quantity of every case.
+  const std::string file = test::source_path("data/measurements/finetune.yaml");
+  io::MeasurementSet set = io::load_measurements(file);
+  CHECK(set.cases.size() == 42);
+  std::size_t quantities = 0;
+  for (const auto& c : set.cases) quantities += c.measured.size();
+
+  auto j = test::run_hwplan("validate --measurements " + file + " --format json");
+  REQUIRE(j.exit_code == 0);
+  nlohmann::json doc = nlohmann::json::parse(j.out);
+  std::map<std::string, std::size_t> rows;
+  for (const auto& row : doc["cases"]) ++rows[row["name"].get<std::string>()];
+  CHECK(doc["summary"]["cases"] == quantities);
+  for (const auto& c : set.cases) {
+    CAPTURE(c.name);
+    CHECK(rows[c.name] == c.measured.size());
+  }
+
+  auto table = test::run_hwplan("validate --measurements " + file);
+  REQUIRE(table.exit_code == 0);
+  for (const auto& c : set.cases) {
+    CAPTURE(c.name);
+    CHECK(table.out.find(c.name) != std::string::npos);
+  }
+  CHECK(table.out.find(std::to_string(quantities) + " comparisons: median |error|") != std::string::npos);
 }

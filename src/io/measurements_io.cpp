@@ -98,6 +98,7 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     if (auto v = c.integer("tp", false, 1, 1'000'000)) s.tp = *v;
     if (auto v = c.integer("pp", false, 1, 1'000'000)) s.pp = *v;
     if (auto v = c.integer("vp", false, 1, 1'000'000)) s.vp = *v;
+    if (auto v = c.integer("ep", false, 1, 1'000'000)) s.ep = *v;
     // Context parallelism splits the sequence over ranks; for throughput it behaves like more data parallelism.
     c.integer("cp", false, 1, 1'000'000);
     if (auto r = c.str("recompute", false)) s.recompute = *r;
