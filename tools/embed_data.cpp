@@ -91,7 +91,8 @@ void emit_device(std::ostream& o, const Device& d, int index) {
   o << "static Device device_" << index << "() {\n  {\n    Device d;\n";
   o << "    d.id = " << str(d.id) << ";\n    d.name = " << str(d.name) << ";\n    d.aliases = " << strings(d.aliases) << ";\n";
   o << "    d.vendor = " << str(d.vendor) << ";\n    d.device_class = static_cast<DeviceClass>(" << static_cast<int>(d.device_class) << ");\n";
-  o << "    d.architecture = " << str(d.architecture) << ";\n    d.release_year = " << d.release_year << ";\n";
+  o << "    d.architecture = " << str(d.architecture) << ";\n    d.architecture_family = " << str(d.architecture_family) << ";\n";
+  o << "    d.release_year = " << d.release_year << ";\n";
   o << "    d.memory_bytes = " << num(d.memory_bytes) << ";\n    d.memory_type = " << str(d.memory_type) << ";\n";
   o << "    d.memory_bandwidth_bytes_per_s = " << num(d.memory_bandwidth_bytes_per_s) << ";\n";
   o << "    d.peak_flops = " << precision_map(d.peak_flops) << ";\n";
@@ -99,7 +100,9 @@ void emit_device(std::ostream& o, const Device& d, int index) {
   o << "    d.measured_matmul_flops = " << precision_map(d.measured_matmul_flops) << ";\n";
   o << "    d.vector_flops = " << opt(d.vector_flops) << ";\n    d.llc_bytes = " << opt(d.llc_bytes) << ";\n";
   if (d.compute_units) o << "    d.compute_units = " << *d.compute_units << ";\n";
-  o << "    d.boost_clock_mhz = " << opt(d.boost_clock_mhz) << ";\n    d.tdp_w = " << num(d.tdp_w) << ";\n";
+  o << "    d.boost_clock_mhz = " << opt(d.boost_clock_mhz) << ";\n    d.base_clock_mhz = " << opt(d.base_clock_mhz) << ";\n";
+  o << "    d.sustained_clock_mhz = " << opt(d.sustained_clock_mhz) << ";\n";
+  o << "    d.devices_per_package = " << d.devices_per_package << ";\n    d.tdp_w = " << num(d.tdp_w) << ";\n";
   o << "    d.host_link = HostLink{" << str(d.host_link.type) << ", " << d.host_link.pcie_gen << ", " << d.host_link.pcie_lanes << "};\n";
   o << "    d.interconnect = Interconnect{" << str(d.interconnect.type) << ", " << num(d.interconnect.bidirectional_bytes_per_s)
     << ", " << d.interconnect.domain_size << "};\n";

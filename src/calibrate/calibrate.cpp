@@ -86,7 +86,7 @@ CalibrationRun calibrate_cpu(const CalibrateOptions& o) {
       "# Catalog stub written by hwplan calibrate for a device not in the catalog. Fill in the <fill in> fields with\n"
       "# datasheet figures and their sources, then use it with --catalog DIR.\n"
       "id: local-cpu\nname: {}\naliases: [{}]\nvendor: <fill in>  # one of nvidia, amd, intel, google, huawei, qualcomm, apple\n"
-      "class: workstation\narchitecture: <fill in>\nrelease_year: <fill in>\nmemory_gib: {:.0f}\nmemory_type: <fill in>\n"
+      "class: workstation\narchitecture: <fill in>\narchitecture_family: <fill in>  # lower-case, e.g. zen4, sapphire-rapids\nrelease_year: <fill in>\nmemory_gib: {:.0f}\nmemory_type: <fill in>\n"
       "memory_bandwidth_gb_per_s: {:.1f}  # measured STREAM triad; replace with the datasheet peak\n"
       "peak_tflops: {{fp32: {:.3f}, fp64: {:.3f}}}  # measured; replace with the datasheet peak\n"
       "tdp_w: <fill in>\nhost_link: {{type: soc}}\ninterconnect: {{type: none, bandwidth_bidirectional_gb_per_s: 0, domain_size: 1}}\n"
@@ -152,7 +152,7 @@ CalibrationRun calibrate_gpu(const io::Registry& registry, const cuda::GpuInfo& 
     run.catalog_stub = fmt::format(
         "# Catalog stub written by hwplan calibrate: '{}' is not in the catalog. Fill in the <fill in> fields from the\n"
         "# datasheet (with sources) and use it with --catalog DIR.\nid: <fill in>\nname: {}\naliases: [{}]\nvendor: nvidia\n"
-        "class: <fill in>\narchitecture: <fill in>\nrelease_year: <fill in>\nmemory_gib: {:.0f}\nmemory_type: <fill in>\n"
+        "class: <fill in>\narchitecture: <fill in>\narchitecture_family: <fill in>  # lower-case, e.g. turing, ampere-ga10x, ada, hopper\nrelease_year: <fill in>\nmemory_gib: {:.0f}\nmemory_type: <fill in>\n"
         "memory_bandwidth_gb_per_s: {:.0f}  # theoretical from the memory clock and bus width\n"
         "peak_tflops: {{fp32: <fill in>, bf16: <fill in>}}\nl2_cache_mib: {:.0f}\ncompute_units: {}\nboost_clock_mhz: {:.0f}\n"
         "tdp_w: <fill in>\nhost_link: {{type: pcie, pcie_gen: <fill in>, pcie_lanes: 16}}\ninterconnect: {{type: <fill in>}}\n"

@@ -47,6 +47,8 @@ json device_json(const Device& d) {
             {"vendor", d.vendor},
             {"class", to_string(d.device_class)},
             {"architecture", d.architecture},
+            {"architecture_family", d.architecture_family},
+            {"devices_per_package", d.devices_per_package},
             {"release_year", d.release_year},
             {"memory_bytes", d.memory_bytes},
             {"memory_gib", d.memory_bytes / kGiB},
@@ -71,6 +73,8 @@ json device_json(const Device& d) {
   if (d.llc_bytes) j["l2_cache_mib"] = *d.llc_bytes / kMiB;
   if (d.compute_units) j["compute_units"] = *d.compute_units;
   if (d.boost_clock_mhz) j["boost_clock_mhz"] = *d.boost_clock_mhz;
+  if (d.base_clock_mhz) j["base_clock_mhz"] = *d.base_clock_mhz;
+  if (d.sustained_clock_mhz) j["sustained_clock_mhz"] = *d.sustained_clock_mhz;
   if (d.vector_flops) j["vector_tflops"] = *d.vector_flops / kTera;
   return j;
 }
@@ -147,7 +151,10 @@ int run_show(const CatalogOptions& o) {
   for (const auto& a : d.aliases) aliases += (aliases.empty() ? "" : "; ") + a;
   row("aliases", aliases, "");
   row("vendor / class", d.vendor + " / " + to_string(d.device_class), "");
-  row("architecture", d.architecture, "");
+  row("architecture", d.architecture + " (family: " + d.architecture_family + ")", "");
+  if (d.devices_per_package > 1)
+    row("devices per package", fmt::format("{} (this entry describes one of them)", d.devices_per_package),
+        "devices_per_package");
   row("release_year", std::to_string(d.release_year), "release_year");
   row("memory", fmt::format("{:.0f} GiB {}", d.memory_bytes / kGiB, d.memory_type), "memory_gib");
   row("memory bandwidth", fmt::format("{:.0f} GB/s", d.memory_bandwidth_bytes_per_s / kGB), "memory_bandwidth_gb_per_s");
@@ -165,6 +172,10 @@ int run_show(const CatalogOptions& o) {
         "measured_matmul_tflops");
   if (d.llc_bytes) row("L2 / last-level cache", fmt::format("{:.0f} MiB", *d.llc_bytes / kMiB), "l2_cache_mib");
   if (d.compute_units) row("compute units", std::to_string(*d.compute_units), "compute_units");
+  if (d.boost_clock_mhz) row("boost clock", fmt::format("{:.0f} MHz", *d.boost_clock_mhz), "boost_clock_mhz");
+  if (d.base_clock_mhz) row("base clock", fmt::format("{:.0f} MHz", *d.base_clock_mhz), "base_clock_mhz");
+  if (d.sustained_clock_mhz)
+    row("sustained clock (measured)", fmt::format("{:.0f} MHz", *d.sustained_clock_mhz), "sustained_clock_mhz");
   row("TDP", fmt::format("{:.0f} W", d.tdp_w), "tdp_w");
   row("host link", d.host_link.type == "pcie" ? fmt::format("PCIe {}.0 x{} ({:.1f} GB/s per direction)", d.host_link.pcie_gen,
                                                            d.host_link.pcie_lanes, d.host_link.bytes_per_s() / kGB)

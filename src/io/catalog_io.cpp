@@ -1,6 +1,7 @@
 #include "io/catalog_io.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -14,9 +15,10 @@ namespace hwplan::io {
 namespace {
 
 const std::vector<std::string> kSourcedKeys = {
-    "release_year", "memory_gib",  "memory_type",     "memory_bandwidth_gb_per_s", "peak_tflops",
-    "vector_tflops", "measured_matmul_tflops", "l2_cache_mib", "compute_units", "boost_clock_mhz",           "tdp_w",
-    "host_link",    "interconnect", "price"};
+    "release_year",     "memory_gib",          "memory_type",    "memory_bandwidth_gb_per_s", "peak_tflops",
+    "vector_tflops",    "measured_matmul_tflops", "l2_cache_mib", "compute_units",            "boost_clock_mhz",
+    "base_clock_mhz",   "sustained_clock_mhz", "devices_per_package", "tdp_w",                "host_link",
+    "interconnect",     "price"};
 
 const std::vector<std::string> kInterconnectTypes = {
     "none", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvlink-bridge", "infinity-fabric", "hccs", "roce", "ici"};
@@ -25,6 +27,42 @@ const std::vector<std::string> kVendors = {"nvidia", "amd", "intel", "google", "
 const std::vector<std::string> kSoftware = {"cuda",     "cudnn", "tensorrt", "rocm",    "cann", "mindspore", "synapseai", "xla",
                                             "jax",      "tflite", "coreml",  "snpe",    "qnn",  "jetpack",   "openvino",  "mlx",
                                             "pytorch",  "onnxruntime", "tensorflow", "edgetpu", "litert", "torch-npu"};
+
+// Architecture family: lower-case words joined by single hyphens ("hopper", "ampere-ga100", "tpu-v5e"). It keys the
+// per-architecture assumptions, so it is required even in a user's own file.
+std::string read_architecture_family(YamlMap& m) {
+  static const std::regex kFamily("[a-z0-9]+(-[a-z0-9]+)*");
+  const char* kExpected =
+      "expected a lower-case family name of letters, digits and single hyphens, e.g. volta, turing, ampere-ga100, "
+      "ampere-ga10x, ada, hopper, blackwell, cdna2, cdna3, gaudi2, tpu-v4";
+  std::string family;
+  try {
+    family = *m.str("architecture_family", true);
+  } catch (const InputError& e) {
+    // A typo of the key is reported as such (its key differs); a plain omission says what to write.
+    if (e.key() != "architecture_family" || m.has("architecture_family")) throw;
+    m.fail("architecture_family", std::string("required key is missing: ") + kExpected);
+  }
+  if (!std::regex_match(family, kFamily)) m.fail("architecture_family", "'" + family + "' is not valid: " + kExpected);
+  return family;
+}
+
+// Clocks in MHz: base (guaranteed at TDP) and a published sustained-GEMM measurement, each at most the boost clock.
+void read_clocks(YamlMap& m, Device& d) {
+  if (auto v = m.number("boost_clock_mhz", false, 0, 1e5)) d.boost_clock_mhz = *v;
+  if (auto v = m.number("base_clock_mhz", false, 0, 1e5)) d.base_clock_mhz = *v;
+  if (auto v = m.number("sustained_clock_mhz", false, 0, 1e5)) d.sustained_clock_mhz = *v;
+  auto above_boost = [&](const char* key, double mhz) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%g MHz is above boost_clock_mhz (%g MHz); expected at most the boost clock", mhz,
+                  *d.boost_clock_mhz);
+    m.fail(key, buf);
+  };
+  if (d.boost_clock_mhz && d.base_clock_mhz && *d.base_clock_mhz > *d.boost_clock_mhz)
+    above_boost("base_clock_mhz", *d.base_clock_mhz);
+  if (d.boost_clock_mhz && d.sustained_clock_mhz && *d.sustained_clock_mhz > *d.boost_clock_mhz)
+    above_boost("sustained_clock_mhz", *d.sustained_clock_mhz);
+}
 
 void check_id(YamlMap& m, const std::string& id) {
   static const std::regex kIdPattern("[a-z0-9][a-z0-9.-]*");
@@ -60,6 +98,7 @@ Device parse_device(const std::string& text, const std::string& file) {
   if (!parsed_class) m.fail("class", "'" + cls + "' is not one of: consumer, workstation, datacenter, npu, edge");
   d.device_class = *parsed_class;
   d.architecture = *m.str("architecture", true);
+  d.architecture_family = read_architecture_family(m);
   d.release_year = static_cast<int>(*m.integer("release_year", true, 1990, 2100));
 
   double memory_gib = *m.number("memory_gib", true, 0, 1e6, /*min_exclusive=*/false);
@@ -86,7 +125,8 @@ Device parse_device(const std::string& text, const std::string& file) {
   if (auto v = m.number("vector_tflops", false, 0, 1e6)) d.vector_flops = *v * kTera;
   if (auto v = m.number("l2_cache_mib", false, 0, 1e6)) d.llc_bytes = *v * kMiB;
   if (auto v = m.integer("compute_units", false, 1, 1000000)) d.compute_units = static_cast<int>(*v);
-  if (auto v = m.number("boost_clock_mhz", false, 0, 1e5)) d.boost_clock_mhz = *v;
+  read_clocks(m, d);
+  d.devices_per_package = static_cast<int>(m.integer("devices_per_package", false, 1, 16).value_or(1));
   d.tdp_w = *m.number("tdp_w", true, 0, 1e5);
 
   auto host = *m.map("host_link", true);
