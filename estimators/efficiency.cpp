@@ -116,7 +116,10 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     if (device.fp32_matrix_flops) {
       r.matrix_flops = *device.fp32_matrix_flops;
       r.tensor_cores = true;
-      r.gemm_efficiency = device.architecture_family.rfind("cdna", 0) == 0 ? sgemm_fraction(device) : kTensorGemmEfficiency;
+      // CDNA fp32 GEMMs run on the matrix cores: the published rocBLAS fraction where the table has the family.
+      r.gemm_efficiency = kTensorGemmEfficiency;
+      for (const auto& a : kSgemmFraction)
+        if (device.architecture_family == a.family) r.gemm_efficiency = a.fraction;
     } else {
       r.matrix_flops = device.peak(Precision::kFp32);
       r.tensor_cores = false;

@@ -22,11 +22,15 @@ void add_runtime(MemoryBreakdown& m, const Device& device, bool multi_device) {
   m.runtime_fragmentation = 0.05 * allocated;
 }
 
-double optimizer_bytes_per_param(Optimizer o, bool mixed_precision, double adafactor_factor) {
-  double master = mixed_precision ? 4 : 0;
+// Optimizer state per trainable parameter. Mixed precision with fp32 master weights keeps a 4-byte copy and fp32
+// moments; pure 16-bit training (torchtune's dtype bf16, --master-weights none) keeps neither: the moments take
+// the parameters' dtype (torch.optim creates state like the parameter).
+double optimizer_bytes_per_param(Optimizer o, bool mixed_precision, double adafactor_factor, bool master_fp32 = true) {
+  double master = mixed_precision && master_fp32 ? 4 : 0;
+  const double moment = mixed_precision && !master_fp32 ? 2 : 4;
   switch (o) {
-    case Optimizer::kAdamW: return master + 8;
-    case Optimizer::kSgd: return master + 4;
+    case Optimizer::kAdamW: return master + 2 * moment;
+    case Optimizer::kSgd: return master + moment;
     case Optimizer::kAdam8bit: return master + 2;
     case Optimizer::kAdafactor: return master + 4 * adafactor_factor;
   }
@@ -110,7 +114,8 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   const double trainable = lora ? lora_parameters(model, w.lora_rank, w.lora_targets) / (tp * pp) : stage_params;
   const double weight_bytes = weight_bytes_per_param(w);
   const double grad_bytes = mp ? 2 : 4;
-  const double opt_bytes = optimizer_bytes_per_param(w.optimizer, mp, adafactor_fraction(model));
+  const Stack& st = w.stack;
+  const double opt_bytes = optimizer_bytes_per_param(w.optimizer, mp, adafactor_fraction(model), st.master_weights_fp32);
 
   const double zero_weights = plan.zero >= 3 ? dp : 1;
   const double zero_grads = plan.zero >= 2 ? dp : 1;
@@ -140,6 +145,13 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     m.host_bytes += m.weights;
     m.weights = 2 * per_layer * weight_bytes;
   }
+  // Optimizer step in backward: each parameter's gradient is applied and freed as soon as it is produced, so
+  // about one layer's gradients exist at a time (torchtune optimizer_in_bwd; not with gradient accumulation).
+  if (st.optimizer_in_backward && model.is_transformer()) {
+    double trainable_layer = lora ? trainable / std::max(1.0, layers / pp) : params.layer_total() / tp;
+    m.gradients = std::min(m.gradients, 2 * trainable_layer * grad_bytes);
+  }
+  if (st.paged_optimizer) m.managed_bytes = m.optimizer;
 
   // Activations: the first pipeline stage holds min(pp, micro-batches) micro-batches for its layers (1F1B).
   if (model.is_transformer()) {
@@ -148,6 +160,13 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     double stage_layers = std::ceil(layers / pp);
     double per_layer = layer_activation_bytes(model, w, plan, mb);
     m.activations = per_layer * stage_layers * in_flight;
+    if (st.activation_offload) {
+      // Saved activations stream to host memory as forward proceeds; the device keeps the layer being computed
+      // and the one being copied (torchtune / torchao activation offloading).
+      double kept = std::min(m.activations, 2 * per_layer);
+      m.host_bytes += m.activations - kept;
+      m.activations = kept;
+    }
     if (plan.recompute == Recompute::kFull) {
       // The layer being recomputed holds its full activations during its backward.
       Plan none = plan;
@@ -155,9 +174,11 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
       m.activations += layer_activation_bytes(model, w, none, mb);
     }
     // Logits and the fp32 loss on the last stage: output in compute precision + fp32 softmax copy + its grad.
+    // Chunked cross-entropy upcasts one vocabulary chunk at a time (torchtune: 8 chunks).
     double tokens = mb * static_cast<double>(w.seq);
     double e = activation_bytes(w.precision);
-    m.activations += tokens * static_cast<double>(model.vocab_size) / tp * (e + 4 + 4);
+    double fp32_copies = st.chunked_loss ? 8.0 / 8.0 : 4 + 4;
+    m.activations += tokens * static_cast<double>(model.vocab_size) / tp * (e + fp32_copies);
   } else {
     m.activations = model.activation_bytes_per_sample * static_cast<double>(plan.micro_batch) *
                     (mp ? 0.5 : 1.0);

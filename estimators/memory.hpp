@@ -17,9 +17,18 @@ struct MemoryBreakdown {
   double runtime_context = 0;      // CUDA/ROCm context and loaded kernels
   double runtime_workspace = 0;    // framework workspace (cuBLAS, communication buffers)
   double runtime_fragmentation = 0;  // caching-allocator slack
-  double host_bytes = 0;           // offloaded optimizer / parameters in host memory
+  double host_bytes = 0;           // offloaded optimizer / parameters / activations in host memory
+  double managed_bytes = 0;        // part of `optimizer` in CUDA managed (paged) memory: outside PyTorch's counters
   double runtime() const { return runtime_context + runtime_workspace + runtime_fragmentation; }
   double total() const { return weights + gradients + optimizer + activations + kv_cache + runtime(); }
+  // The peak as the stack reports it: PyTorch's allocated bytes (no allocator slack, no context, no managed
+  // memory), the allocator's reserved bytes (+ slack), or the device's used memory (everything).
+  double reported(MemoryMetric metric) const {
+    double allocated = weights + gradients + optimizer - managed_bytes + activations + kv_cache + runtime_workspace;
+    if (metric == MemoryMetric::kAllocated) return allocated;
+    if (metric == MemoryMetric::kReserved) return allocated + runtime_fragmentation;
+    return total();
+  }
 };
 
 // Bytes per element of stored activations for a compute precision.

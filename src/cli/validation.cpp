@@ -75,7 +75,7 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
         double flops = megatron_flops(q.model, static_cast<double>(e.plan.global_batch()), static_cast<double>(q.input.workload.seq));
         add(key, "TFLOP/s", value, flops / e.train.step_seconds / q.input.system.count / kTera);
       } else if (key == "peak_memory_gib") {
-        add(key, "GiB", value, e.memory.total() / kGiB);
+        add(key, "GiB", value, e.memory.reported(q.input.workload.stack.memory_metric) / kGiB);
       } else if (key == "decode_tokens_per_second") {
         add(key, "tok/s", value, e.infer.decode_tokens_per_second);
       } else {
