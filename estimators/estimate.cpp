@@ -84,6 +84,16 @@ Estimate estimate(const EstimateInput& in) {
   if (!d.supports(compute) && !(compute == Precision::kFp32 && d.fp32_matrix_flops))
     e.warnings.push_back(std::string(d.name) + " has no " + to_string(compute) +
                          " support; the estimate falls back to the nearest precision it has");
+  {
+    DeviceRates r = device_rates(d, compute == Precision::kInt8 || compute == Precision::kInt4 ? Precision::kFp16 : compute, in.profile);
+    if (r.gemm_efficiency_assumed && !in.profile)
+      e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(compute) +
+                           ": large GEMMs assumed to reach " + std::to_string(static_cast<int>(100 * r.gemm_efficiency + 0.5)) +
+                           "% of the dense peak (below every measured device; a calibration profile replaces it)");
+    if (r.clock_fraction < 0.995)
+      e.warnings.push_back(d.id + " holds about " + std::to_string(static_cast<int>(100 * r.clock_fraction + 0.5)) +
+                           "% of its boost clock under dense GEMMs (power limit; from a published measurement)");
+  }
 
   if (e.training) {
     DeviceRates rates = device_rates(d, w.precision, in.profile);

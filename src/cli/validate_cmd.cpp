@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -30,6 +31,29 @@ struct ValidateOptions {
   int device_index = 0;
 };
 
+// Bias (signed mean error) and spread per regime, device and source, and the leave-one-out checks.
+std::string render_groups(const std::vector<ValidationRow>& rows, report::Format format) {
+  std::string out;
+  for (auto [key, title] : {std::pair{&ValidationRow::regime, "regime"}, std::pair{&ValidationRow::device, "device"},
+                            std::pair{&ValidationRow::source, "source"}}) {
+    report::Table t;
+    t.header = {title, "rows", "bias (mean error)", "median |error|", "p80 |error|"};
+    t.right_align = {false, true, true, true, true};
+    for (const auto& g : group_errors(rows, key))
+      t.rows.push_back({g.key, std::to_string(g.count), fmt::format("{:+.1f}%", 100 * g.bias),
+                        fmt::format("{:.1f}%", 100 * g.median_abs), fmt::format("{:.1f}%", 100 * g.p80_abs)});
+    out += "\n" + report::render(t, format);
+  }
+  out += "\n";
+  for (const auto& cv : {cross_validate(rows, &ValidationRow::device, "device"), cross_validate(rows, &ValidationRow::source, "source")})
+    out += fmt::format(
+        "leave-one-{}-out ({} groups): held-out median |error| {:.1f}%, p90 {:.1f}% (nothing is fitted to these sets, so "
+        "held-out = in-sample); the p80 band fitted without the group covers {} of {} held-out rows ({:.0f}%)\n",
+        cv.by, cv.groups, 100 * cv.median_abs, 100 * cv.p90_abs, cv.covered, cv.rows,
+        cv.rows ? 100.0 * cv.covered / cv.rows : 0.0);
+  return out;
+}
+
 int run_measurements(const ValidateOptions& o) {
   io::Registry registry = make_registry(*o.global);
   std::vector<ValidationRow> rows;
@@ -50,6 +74,20 @@ int run_measurements(const ValidateOptions& o) {
                             {"unit", r.unit},
                             {"confidence", r.confidence},
                             {"set", r.set}});
+    auto groups = [&](std::string ValidationRow::*key) {
+      json a = json::array();
+      for (const auto& g : group_errors(rows, key))
+        a.push_back({{"key", g.key}, {"count", g.count}, {"bias", g.bias}, {"median_abs_error", g.median_abs},
+                     {"p80_abs_error", g.p80_abs}});
+      return a;
+    };
+    j["by_regime"] = groups(&ValidationRow::regime);
+    j["by_device"] = groups(&ValidationRow::device);
+    j["by_source"] = groups(&ValidationRow::source);
+    for (const auto& cv : {cross_validate(rows, &ValidationRow::device, "device"), cross_validate(rows, &ValidationRow::source, "source")})
+      j["cross_validation"].push_back({{"leave_one_out_by", cv.by}, {"groups", cv.groups}, {"rows", cv.rows},
+                                       {"held_out_median_abs_error", cv.median_abs}, {"held_out_p90_abs_error", cv.p90_abs},
+                                       {"band_coverage", cv.rows ? static_cast<double>(cv.covered) / cv.rows : 0.0}});
     j["summary"] = {{"cases", summary.count},
                     {"median_abs_error", summary.median_abs},
                     {"mean_abs_error", summary.mean_abs},
@@ -71,6 +109,7 @@ int run_measurements(const ValidateOptions& o) {
       "\n{} comparisons: median |error| {:.1f}%, mean {:.1f}%, worst {:.1f}% ({}); {} within 10%, {} within 35%\n",
       summary.count, 100 * summary.median_abs, 100 * summary.mean_abs, 100 * summary.worst_abs, summary.worst_name,
       summary.within_10, summary.within_35);
+  if (format == report::Format::kTable || format == report::Format::kMarkdown) out += render_groups(rows, format);
   emit(*o.global, out);
   return 0;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "core/units.hpp"
 #include "io/measurements_io.hpp"
@@ -24,7 +25,76 @@ double megatron_flops(const Model& m, double global_batch, double seq) {
   return 96 * global_batch * seq * l * h * h * (1 + seq / (6 * h) + v / (16 * l * h));
 }
 
+std::string regime_of_quantity(const std::string& q) {
+  if (q == "forward_ms" || q == "backward_ms") return "step";
+  if (q == "decode_tokens_per_second") return "decode";
+  if (q == "peak_memory_gib") return "memory";
+  return "throughput";
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 }  // namespace
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double x = p * static_cast<double>(v.size() - 1);
+  std::size_t i = static_cast<std::size_t>(x);
+  if (i + 1 >= v.size()) return v.back();
+  return v[i] + (x - static_cast<double>(i)) * (v[i + 1] - v[i]);
+}
+
+std::vector<GroupError> group_errors(const std::vector<ValidationRow>& rows, std::string ValidationRow::*key) {
+  std::map<std::string, std::vector<double>> by;
+  for (const auto& r : rows) by[r.*key].push_back(r.error);
+  std::vector<GroupError> out;
+  for (const auto& [k, errors] : by) {
+    GroupError g;
+    g.key = k;
+    g.count = static_cast<int>(errors.size());
+    std::vector<double> abs;
+    for (double e : errors) {
+      g.bias += e;
+      abs.push_back(std::fabs(e));
+    }
+    g.bias /= g.count;
+    g.median_abs = median_of(abs);
+    g.p80_abs = percentile(abs, 0.8);
+    out.push_back(g);
+  }
+  return out;
+}
+
+CrossValidation cross_validate(const std::vector<ValidationRow>& rows, std::string ValidationRow::*key, const char* by) {
+  CrossValidation cv;
+  cv.by = by;
+  std::map<std::string, int> groups;
+  for (const auto& r : rows) ++groups[r.*key];
+  cv.groups = static_cast<int>(groups.size());
+  std::vector<double> held_out;
+  for (const auto& [g, n] : groups) {
+    (void)n;
+    std::map<std::string, std::vector<double>> train;  // regime -> |error| without group g
+    for (const auto& r : rows)
+      if (r.*key != g) train[r.regime].push_back(std::fabs(r.error));
+    for (const auto& r : rows) {
+      if (r.*key != g) continue;
+      ++cv.rows;
+      held_out.push_back(std::fabs(r.error));
+      auto it = train.find(r.regime);
+      if (it != train.end() && std::fabs(r.error) <= percentile(it->second, 0.8)) ++cv.covered;
+    }
+  }
+  cv.median_abs = median_of(held_out);
+  cv.p90_abs = percentile(held_out, 0.9);
+  return cv;
+}
 
 std::vector<ValidationRow> validate_measurement_file(const io::Registry& registry, const std::string& path) {
   io::MeasurementSet set = io::load_measurements(path);
@@ -60,6 +130,9 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
       r.predicted = predicted;
       r.error = predicted / measured - 1;
       r.confidence = c.confidence;
+      r.device = q.device->id;
+      r.source = c.source.substr(0, c.source.find_first_of(" ,"));
+      r.regime = regime_of_quantity(quantity);
       rows.push_back(r);
     };
     for (const auto& [key, value] : c.measured) {

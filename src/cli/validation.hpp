@@ -18,6 +18,9 @@ struct ValidationRow {
   double predicted = 0;
   double error = 0;  // predicted / measured - 1
   std::string confidence;
+  std::string device;  // catalog id the case ran on
+  std::string source;  // the publication or project the figure comes from (first word of the case's source)
+  std::string regime;  // step | throughput | decode | memory (see estimators/uncertainty.hpp)
 };
 
 struct ValidationSummary {
@@ -32,6 +35,31 @@ struct ValidationSummary {
 
 std::vector<ValidationRow> validate_measurement_file(const io::Registry& registry, const std::string& path);
 ValidationSummary summarize(const std::vector<ValidationRow>& rows);
+
+// Signed mean error (bias), median |error| and count of the rows sharing a key (device, source or regime).
+struct GroupError {
+  std::string key;
+  int count = 0;
+  double bias = 0;
+  double median_abs = 0;
+  double p80_abs = 0;
+};
+std::vector<GroupError> group_errors(const std::vector<ValidationRow>& rows, std::string ValidationRow::*key);
+
+// Leave-one-group-out check of the uncertainty bands: for each group (a device, or a source), the band of its
+// regime is recomputed from the other groups' rows (the 80th percentile of |error|), and the group's rows are
+// checked against it. Nothing else in the estimators is fitted to the measurement sets, so a held-out group's
+// error is its in-sample error; the band is the one fitted quantity.
+struct CrossValidation {
+  std::string by;          // "device" or "source"
+  int groups = 0;
+  int rows = 0;
+  int covered = 0;         // held-out rows within the band fitted without their group
+  double median_abs = 0;   // held-out |error| (equal to in-sample: nothing else is fitted)
+  double p90_abs = 0;
+};
+CrossValidation cross_validate(const std::vector<ValidationRow>& rows, std::string ValidationRow::*key, const char* by);
+double percentile(std::vector<double> values, double p);
 
 // Microbenchmark mode of `hwplan validate` (src/calibrate runs the kernels).
 int run_local_validation(const GlobalOptions& g, const std::string& backend, int device_index, const std::string& model,

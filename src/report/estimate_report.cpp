@@ -1,6 +1,9 @@
 #include "report/estimate_report.hpp"
 
 #include <fmt/format.h>
+#include <cmath>
+
+#include "estimators/uncertainty.hpp"
 
 #include <cmath>
 
@@ -97,6 +100,28 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                       {"total_seconds", e.infer.total_seconds},
                       {"decode_bytes_per_token", e.infer.decode_weight_bytes + e.infer.decode_kv_bytes}};
   }
+  const Stack& st = w.stack;
+  j["stack"] = {{"preset", st.preset},
+                {"preset_assumed", st.preset_assumed},
+                {"overridden", st.overridden},
+                {"master_weights", st.master_weights_fp32 ? "fp32" : "none"},
+                {"fused_kernels", st.fused_kernels},
+                {"cuda_graphs", st.cuda_graphs},
+                {"chunked_loss", st.chunked_loss},
+                {"optimizer_in_backward", st.optimizer_in_backward},
+                {"activation_offload", st.activation_offload},
+                {"paged_optimizer", st.paged_optimizer},
+                {"memory_metric", to_string(st.memory_metric)},
+                {"host_seconds_per_kernel", st.host_seconds_per_kernel},
+                {"decode_step_overhead_seconds", st.decode_step_overhead_seconds}};
+  j["memory"]["reported_bytes"] = m.reported(st.memory_metric);
+  // Typical error of each figure: the 80th percentile of |predicted/measured - 1| of its regime over the
+  // recorded measurement sets (estimators/uncertainty.hpp).
+  const Band& time_band = band(e.training ? Regime::kThroughput : Regime::kDecode);
+  j["uncertainty"] = {{"time_regime", time_band.name},
+                      {"time_relative_p80", time_band.p80_relative_error},
+                      {"prefill_relative_p80", band(Regime::kStep).p80_relative_error},
+                      {"memory_relative_p80", band(Regime::kMemory).p80_relative_error}};
   j["bound"] = e.bound;
   j["notes"] = e.notes;
   j["warnings"] = e.warnings;
@@ -108,6 +133,26 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   return j;
 }
 
+// "fsdp (assumed; set --framework): unfused kernels, fp32 master weights, memory as reserved".
+std::string stack_summary(const Workload& w) {
+  const Stack& st = w.stack;
+  std::string out = st.preset;
+  if (st.preset_assumed) out += w.task == Task::kInfer ? " (assumed; set --engine)" : " (assumed; set --framework)";
+  out += st.fused_kernels ? ": fused kernels" : ": unfused eager kernels";
+  if (w.task == Task::kInfer) {
+    out += st.cuda_graphs ? ", CUDA graphs" : fmt::format(", {:.0f} us host time per kernel", st.host_seconds_per_kernel * 1e6);
+  } else {
+    out += st.master_weights_fp32 ? ", fp32 master weights" : ", pure 16-bit (no master copy)";
+    if (st.chunked_loss) out += ", chunked loss";
+    if (st.optimizer_in_backward) out += ", optimizer in backward";
+    if (st.activation_offload) out += ", activation offload";
+    if (st.paged_optimizer) out += ", paged optimizer";
+  }
+  out += fmt::format(", memory as {}", to_string(st.memory_metric));
+  for (const auto& o : st.overridden) out += "; " + o + " (set)";
+  return out;
+}
+
 Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   Table t;
   t.header = {"quantity", "value"};
@@ -117,12 +162,17 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                            in.model->moe ? ", " + human_count(e.params.active) + " active" : ""));
   row("device", fmt::format("{} x {}", in.system.count, in.device->name));
   row("task", fmt::format("{} {} seq {}", to_string(in.workload.task), to_string(in.workload.precision), in.workload.seq));
+  row("stack", stack_summary(in.workload));
   row("plan", fmt::format("tp {} pp {} dp {}{} zero {} recompute {} micro-batch {} x {} accum (global {})", p.tp, p.pp,
                           p.dp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, to_string(p.recompute),
                           p.micro_batch, p.grad_accum, p.global_batch()));
   const MemoryBreakdown& m = e.memory;
-  row("memory / device", fmt::format("{} of {} ({})", human_bytes(m.total()), human_bytes(e.capacity_bytes),
-                                     e.fits ? "fits" : "DOES NOT FIT"));
+  row("memory / device", fmt::format("{} of {} ({}; typically within +/-{:.0f}%)", human_bytes(m.total()),
+                                     human_bytes(e.capacity_bytes), e.fits ? "fits" : "DOES NOT FIT",
+                                     100 * band(Regime::kMemory).p80_relative_error));
+  if (std::fabs(m.reported(in.workload.stack.memory_metric) - m.total()) > 0.01 * m.total())
+    row("  as reported", fmt::format("{} ({} by the stack)", human_bytes(m.reported(in.workload.stack.memory_metric)),
+                                     to_string(in.workload.stack.memory_metric)));
   row("  weights", human_bytes(m.weights));
   if (e.training) {
     row("  gradients", human_bytes(m.gradients));
@@ -136,7 +186,8 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   if (m.host_bytes > 0) row("host memory", human_bytes(m.host_bytes));
   if (e.training) {
     const TrainingTime& tt = e.train;
-    row("step time", human_seconds(tt.step_seconds));
+    row("step time", fmt::format("{} (typically within +/-{:.0f}%)", human_seconds(tt.step_seconds),
+                                 100 * band(Regime::kThroughput).p80_relative_error));
     row("  forward", human_seconds(tt.forward_seconds));
     row("  backward", human_seconds(tt.backward_seconds) +
                           (tt.recompute_seconds > 0 ? " (recompute " + human_seconds(tt.recompute_seconds) + ")" : ""));
@@ -149,7 +200,10 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   } else {
     row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds));
     if (in.workload.generate > 0) {
-      row("time per output token", human_seconds(e.infer.time_per_output_token_seconds));
+      row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{})",
+                                               human_seconds(e.infer.time_per_output_token_seconds),
+                                               100 * band(Regime::kDecode).p80_relative_error,
+                                               e.infer.decode_host_bound ? "; host-bound: the engine issues kernels slower than the GPU runs them" : ""));
       row("decode tokens/s", fmt::format("{:.1f} (batch {})", e.infer.decode_tokens_per_second, p.micro_batch));
       row("total", human_seconds(e.infer.total_seconds));
     }

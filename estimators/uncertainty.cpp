@@ -1,0 +1,27 @@
+#include "estimators/uncertainty.hpp"
+
+namespace hwplan {
+namespace {
+
+// From `hwplan validate --measurements data/measurements/step-latency-neusight.yaml --measurements
+// data/measurements/published-throughput.yaml --measurements data/measurements/finetune.yaml`, table "regime",
+// column p80 |error|. step: single-device forward/backward latencies; throughput: training tokens/s and
+// TFLOP/s per device; decode: batch-1 decode speed; memory: peak training memory as the stack reports it.
+constexpr Band kBands[] = {
+    {Regime::kStep, "step", 0.128, 43},
+    {Regime::kThroughput, "throughput", 0.374, 48},
+    {Regime::kDecode, "decode", 0.323, 12},
+    {Regime::kMemory, "memory", 0.233, 35},
+};
+
+}  // namespace
+
+const Band& band(Regime r) {
+  for (const auto& b : kBands)
+    if (b.regime == r) return b;
+  return kBands[0];
+}
+
+const char* to_string(Regime r) { return band(r).name; }
+
+}  // namespace hwplan
