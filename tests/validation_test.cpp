@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/validation.hpp"
+#include "estimators/uncertainty.hpp"
 #include "io/measurements_io.hpp"
 #include "test_util.hpp"
 
@@ -32,11 +33,11 @@ cli::ValidationSummary check_set(const std::string& file) {
 TEST_CASE("fp32 step latencies of real PyTorch models (NeuSight, ASPLOS 2025)") {
   auto s = check_set("data/measurements/step-latency-neusight.yaml");
   CHECK(s.count == 43);
-  // Tolerances: median |error| <= 10%; every case within 50% (the T4 rows are the worst: a 70 W card whose
-  // clocks drop under sustained load, which the boost-clock peak does not capture).
-  CHECK(s.median_abs <= 0.10);
-  CHECK(s.worst_abs <= 0.50);
-  CHECK(s.within_35 >= 38);
+  // Tolerances: median |error| <= 9%; every case within 30% (the MI100 rows are the worst: rocBLAS's fp32 on the
+  // matrix cores, for which no published SGEMM measurement gives the achieved fraction).
+  CHECK(s.median_abs <= 0.09);
+  CHECK(s.worst_abs <= 0.30);
+  CHECK(s.within_35 == s.count);
 }
 
 TEST_CASE("published training throughput and decode speeds") {
@@ -76,4 +77,43 @@ TEST_CASE("fine-tuning recipes: hwplan validate runs every case and reports it")
     CHECK(table.out.find(c.name) != std::string::npos);
   }
   CHECK(table.out.find(std::to_string(quantities) + " comparisons: median |error|") != std::string::npos);
+}
+
+TEST_CASE("fine-tuning recipes: memory and speed within stated tolerances") {
+  auto rows = cli::validate_measurement_file(test::registry(), test::source_path("data/measurements/finetune.yaml"));
+  std::vector<cli::ValidationRow> memory, speed;
+  for (const auto& r : rows) (r.regime == "memory" ? memory : speed).push_back(r);
+  auto m = cli::summarize(memory), s = cli::summarize(speed);
+  std::printf("finetune.yaml memory: median |error| %.1f%%; tokens/s: median |error| %.1f%%\n", 100 * m.median_abs,
+              100 * s.median_abs);
+  // Tolerances: peak memory median <= 10% (the stack's pure bf16, paged and in-backward optimizers, activation
+  // offload and reported metric are modelled); tokens/s median <= 20% (the goal is 15%: not reached; the
+  // LLaMA-Factory Hugging Face rows are predicted 40-100% too fast and the torchtune 8 x A100 rows' per-GPU
+  // figures exceed the A100's peak, see the README's accuracy section).
+  CHECK(m.median_abs <= 0.10);
+  CHECK(s.median_abs <= 0.20);
+}
+
+TEST_CASE("the uncertainty bands are the ones the measurement sets give, and the leave-one-out checks run") {
+  std::vector<cli::ValidationRow> rows;
+  for (const char* f : {"data/measurements/step-latency-neusight.yaml", "data/measurements/published-throughput.yaml",
+                        "data/measurements/finetune.yaml"}) {
+    auto r = cli::validate_measurement_file(test::registry(), test::source_path(f));
+    rows.insert(rows.end(), r.begin(), r.end());
+  }
+  for (const auto& g : cli::group_errors(rows, &cli::ValidationRow::regime)) {
+    CAPTURE(g.key);
+    Regime r = g.key == "step" ? Regime::kStep : g.key == "decode" ? Regime::kDecode : g.key == "memory" ? Regime::kMemory : Regime::kThroughput;
+    // estimators/uncertainty.cpp holds these figures; they must track the current estimators (1.5 points).
+    CHECK(std::fabs(g.p80_abs - band(r).p80_relative_error) <= 0.015);
+    CHECK(g.count == band(r).rows);
+  }
+  auto by_device = cli::cross_validate(rows, &cli::ValidationRow::device, "device");
+  CHECK(by_device.rows == static_cast<int>(rows.size()));
+  CHECK(by_device.groups >= 10);
+  // The band fitted without a device covers most of that device's rows (it is a p80 band: about 80% expected).
+  CHECK(by_device.covered >= static_cast<int>(0.65 * by_device.rows));
+  std::printf("leave-one-device-out: band coverage %d of %d; leave-one-source-out: %d of %d\n", by_device.covered,
+              by_device.rows, cli::cross_validate(rows, &cli::ValidationRow::source, "source").covered,
+              static_cast<int>(rows.size()));
 }
