@@ -23,15 +23,10 @@ Stack framework_preset(Framework f) {
   s.preset = to_string(f);
   switch (f) {
     case Framework::kHfTrainer:
-      // transformers' eager modelling code (RMSNorm, RoPE and SwiGLU as separate ops), torch.amp with fp32
-      // master weights, PEFT LoRA adapters as dropout + A + B + scale + add; reports allocated memory when it
-      // logs it, users read nvidia-smi: reserved is the neutral choice.
-      s.fused_kernels = false;
-      s.host_seconds_per_kernel = kEagerHostSecondsPerKernel;
-      s.adapter_kernels = 5;
-      break;
     case Framework::kDeepspeed:
-      // Same model code as hf-trainer under ZeRO; fused Adam (DeepSpeed FusedAdam).
+      // transformers' eager modelling code (RMSNorm, RoPE and SwiGLU as separate ops), torch.amp with fp32
+      // master weights, PEFT LoRA adapters as dropout + A + B + scale + add. DeepSpeed runs the same model code
+      // under ZeRO (with its fused Adam, which the optimizer's memory-bound pass already assumes).
       s.fused_kernels = false;
       s.host_seconds_per_kernel = kEagerHostSecondsPerKernel;
       s.adapter_kernels = 5;
