@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace hwplan {
 namespace {
@@ -37,13 +38,16 @@ constexpr ArchitectureFraction kSgemmFraction[] = {
 // and stated in the output as an assumption.
 constexpr double kUnmeasuredTensorGemmEfficiency = 0.70;
 
-}  // namespace
-
-double sgemm_fraction(const Device& d) {
+// The published fraction for the device's architecture family, if the table has it.
+std::optional<double> table_sgemm_fraction(const Device& d) {
   for (const auto& a : kSgemmFraction)
     if (d.architecture_family == a.family) return a.fraction;
-  return kSimtGemmEfficiency;
+  return std::nullopt;
 }
+
+}  // namespace
+
+double sgemm_fraction(const Device& d) { return table_sgemm_fraction(d).value_or(kSimtGemmEfficiency); }
 
 // The compute clock a device holds under dense GEMMs, as a fraction of the boost clock its peaks assume: a
 // published sustained clock when the catalog has one; else what a published SGEMM measurement of this very
@@ -117,9 +121,7 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
       r.matrix_flops = *device.fp32_matrix_flops;
       r.tensor_cores = true;
       // CDNA fp32 GEMMs run on the matrix cores: the published rocBLAS fraction where the table has the family.
-      r.gemm_efficiency = kTensorGemmEfficiency;
-      for (const auto& a : kSgemmFraction)
-        if (device.architecture_family == a.family) r.gemm_efficiency = a.fraction;
+      r.gemm_efficiency = table_sgemm_fraction(device).value_or(kTensorGemmEfficiency);
     } else {
       r.matrix_flops = device.peak(Precision::kFp32);
       r.tensor_cores = false;

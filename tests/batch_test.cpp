@@ -21,7 +21,7 @@ TEST_CASE("the example batch file runs every scenario") {
   CHECK(j["scenarios"][4]["command"] == "recommend");
 }
 
-TEST_CASE("bad scenarios fail alone, naming file:line and the key; the exit code says some failed") {
+TEST_CASE("bad scenarios fail alone, naming file:line and the key, and the exit code says some failed") {
   namespace fs = std::filesystem;
   fs::path file = fs::temp_directory_path() / ("hwplan_batch_" + std::to_string(::getpid()) + ".yaml");
   std::ofstream(file) << "defaults: {seq: 1024}\n"

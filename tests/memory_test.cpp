@@ -102,7 +102,7 @@ TEST_CASE("KV cache sizes") {
   CHECK(kv("llama-3-8b") == 0.5 * kGiB);
 }
 
-TEST_CASE("QLoRA: 65B fine-tuning fits one 48 GB GPU; 16-bit full fine-tuning needs more than 780 GB") {
+TEST_CASE("QLoRA: 65B fine-tuning fits one 48 GB GPU, and 16-bit full fine-tuning needs more than 780 GB") {
   // Dettmers et al. 2023 (QLoRA), abstract and Sec. 1. Setting as in the paper: rank 64 on all linear layers,
   // gradient checkpointing, micro-batch 1, sequence 512, paged AdamW.
   Model m = test::registry().model("llama-65b");

@@ -83,12 +83,14 @@ CrossValidation cross_validate(const std::vector<ValidationRow>& rows, std::stri
     std::map<std::string, std::vector<double>> train;  // regime -> |error| without group g
     for (const auto& r : rows)
       if (r.*key != g) train[r.regime].push_back(std::fabs(r.error));
+    std::map<std::string, double> bands;  // regime -> p80 band fitted without group g
+    for (const auto& [regime, errors] : train) bands[regime] = percentile(errors, 0.8);
     for (const auto& r : rows) {
       if (r.*key != g) continue;
       ++cv.rows;
       held_out.push_back(std::fabs(r.error));
-      auto it = train.find(r.regime);
-      if (it != train.end() && std::fabs(r.error) <= percentile(it->second, 0.8)) ++cv.covered;
+      auto it = bands.find(r.regime);
+      if (it != bands.end() && std::fabs(r.error) <= it->second) ++cv.covered;
     }
   }
   cv.median_abs = median_of(held_out);
