@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace hwplan {
 namespace {
@@ -13,11 +14,34 @@ constexpr double kPcieEfficiency = 0.70;
 constexpr double kNetworkEfficiency = 0.85;
 }  // namespace
 
+namespace {
+// Whether some group of `size` ranks `stride` apart straddles a boundary of `block` consecutive ranks (a node or a
+// scale-up domain), in a system of `count` ranks. Ranks are numbered tensor-parallel innermost, then pipeline,
+// then data-parallel (Megatron's order); group g at offset o holds base + i * stride, base = g * size * stride + o.
+// The pattern repeats every lcm(size * stride, block) ranks, so checking one period (at most `count`) suffices.
+bool some_group_straddles(long long size, long long stride, long long block, long long count) {
+  if (size <= 1) return false;
+  const long long group_span = size * stride;
+  const long long period = std::lcm(group_span, block);
+  const long long limit = std::min(count, period);
+  for (long long start = 0; start < limit; start += group_span)
+    for (long long o = 0; o < stride && start + o < limit; ++o) {
+      long long first = start + o, last = first + (size - 1) * stride;
+      if (last >= count) continue;  // a partial group does not exist
+      if (first / block != last / block) return true;
+    }
+  return false;
+}
+}  // namespace
+
 GroupLink group_link(const Device& device, const System& system, int size, int stride) {
   GroupLink link;
-  const int node = std::max(1, system.devices_per_node);
+  const long long node = std::max(1, system.devices_per_node);
   const long long span = static_cast<long long>(size - 1) * stride + 1;
-  if (span > node) {
+  // The slowest group sets the pace: a group whose ranks sit on two nodes talks over the network even when it
+  // is small enough for one node (tp 7 on 8-GPU nodes: the second group spans ranks 7-13).
+  const long long count = std::max<long long>(system.count, static_cast<long long>(size) * stride);
+  if (span > node || some_group_straddles(size, stride, node, count)) {
     link.crosses_nodes = true;
     link.bytes_per_s = system.network_bytes_per_s * kNetworkEfficiency;
     link.latency_s = 10e-6;
@@ -25,7 +49,11 @@ GroupLink group_link(const Device& device, const System& system, int size, int s
     return link;
   }
   const Interconnect& ic = device.interconnect;
-  if (ic.pools_memory() && span <= ic.domain_size) {
+  // Inside a node, a fabric smaller than the node (PCIe cards bridged in pairs) forms node-aligned domains.
+  const bool within_domain = ic.domain_size >= node ||
+                             (span <= ic.domain_size && node % ic.domain_size == 0 &&
+                              !some_group_straddles(size, stride, ic.domain_size, count));
+  if (ic.pools_memory() && within_domain) {
     link.bytes_per_s = ic.bidirectional_bytes_per_s / 2 * kFabricEfficiency;
     link.latency_s = 3e-6;
     link.medium = "scale-up fabric";

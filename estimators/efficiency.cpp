@@ -109,6 +109,66 @@ double shape_efficiency(const DeviceRates& r, double m, double n, double k, doub
 
 }  // namespace
 
+namespace {
+bool has_rate(const Device& d, Precision p) {
+  return d.peak(p) > 0 || (p == Precision::kFp32 && d.fp32_matrix_flops.has_value());
+}
+}  // namespace
+
+PrecisionChoice effective_precision(const Device& d, Precision requested) {
+  PrecisionChoice c;
+  c.requested = c.effective = requested;
+  if (has_rate(d, requested)) return c;
+  auto pick = [&](std::initializer_list<Precision> chain, const std::string& why) {
+    for (Precision p : chain)
+      if (has_rate(d, p)) {
+        c.effective = p;
+        c.reason = std::string(to_string(requested)) + " is not supported by " + d.name + ": runs in " + to_string(p) +
+                   " (" + why + ")";
+        return true;
+      }
+    return false;
+  };
+  switch (requested) {
+    case Precision::kFp16:
+      if (pick({Precision::kBf16}, "the 16-bit format it has; bf16 needs no loss scaling")) return c;
+      break;
+    case Precision::kBf16:
+      if (pick({Precision::kFp16}, "the 16-bit format it has; fp16 needs loss scaling")) return c;
+      break;
+    case Precision::kTf32:
+      if (pick({Precision::kFp32}, "no TF32 matrix mode")) return c;
+      break;
+    case Precision::kFp8:
+      if (pick({Precision::kBf16, Precision::kFp16}, "no fp8 matrix units: 16-bit GEMMs")) return c;
+      break;
+    case Precision::kInt8:
+    case Precision::kInt4:
+    case Precision::kFp4:
+      if (pick({Precision::kFp16, Precision::kBf16, Precision::kInt8}, "no such integer GEMMs: weights dequantised"))
+        return c;
+      break;
+    default:
+      break;
+  }
+  if (requested == Precision::kFp32 || requested == Precision::kTf32 || requested == Precision::kFp64) {
+    // Split-bf16 emulation: each fp32 operand is a sum of bf16 parts; 3 products keep fp32-like accuracy for
+    // deep learning (XLA precision=HIGH on TPU; JAX documents DEFAULT 1 pass, HIGH 3, HIGHEST 6 passes).
+    if (pick({Precision::kBf16}, "no fp32 units: emulated with three bf16 passes")) {
+      c.passes = 3;
+      return c;
+    }
+    // fp16-only engines (the Apple Neural Engine) cannot emulate fp32: Core ML casts the model to fp16.
+    if (pick({Precision::kFp16}, "no fp32 units: the model is cast to fp16")) return c;
+  }
+  // Nothing of the kind: a 16-bit format if any, else the integer units (int8-only accelerators such as the
+  // Edge TPU or a phone NPU run only models quantised to int8).
+  if (pick({Precision::kBf16, Precision::kFp16, Precision::kFp32}, "nearest format it has")) return c;
+  if (pick({Precision::kInt8, Precision::kInt4}, "integer-only accelerator: the model must be quantised to int8")) return c;
+  c.reason = d.name + " lists no compute rate at all";
+  return c;
+}
+
 DeviceRates device_rates(const Device& device, Precision precision, const Profile* profile) {
   DeviceRates r;
   r.bandwidth = device.memory_bandwidth_bytes_per_s;
@@ -116,7 +176,8 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
   r.compute_units = device.compute_units.value_or(0);
   const double clock = sustained_clock_fraction(device);
   r.simt_flops = device.peak(Precision::kFp32) * clock;
-  if (precision == Precision::kFp32) {
+  const PrecisionChoice choice = effective_precision(device, precision);
+  if (choice.effective == Precision::kFp32) {
     if (device.fp32_matrix_flops) {
       r.matrix_flops = *device.fp32_matrix_flops;
       r.tensor_cores = true;
@@ -128,20 +189,13 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
       r.gemm_efficiency = sgemm_fraction(device);
     }
   } else {
-    // Fall back along the chain a framework would use when a format is missing (bf16 -> fp16 -> fp32).
-    Precision p = precision;
-    if (!device.supports(p) && p == Precision::kTf32) p = Precision::kFp32;
-    if (!device.supports(p) && p == Precision::kFp8) p = Precision::kBf16;
-    if (!device.supports(p) && p == Precision::kBf16) p = Precision::kFp16;
-    if (!device.supports(p) && p == Precision::kFp16) p = Precision::kFp32;
-    if (!device.supports(p) && (p == Precision::kInt8 || p == Precision::kInt4)) p = Precision::kFp16;
-    r.matrix_flops = device.peak(p);
-    if (r.matrix_flops <= 0) r.matrix_flops = device.peak(Precision::kInt8);
-    r.tensor_cores = p != Precision::kFp32 || device.fp32_matrix_flops.has_value();
-    r.gemm_efficiency = r.tensor_cores ? kUnmeasuredTensorGemmEfficiency : sgemm_fraction(device);
-    r.gemm_efficiency_assumed = r.tensor_cores;
+    // Matrix units in the effective format (a fallback or an emulation divides the peak by its passes).
+    r.matrix_flops = device.peak(choice.effective) / choice.passes;
+    r.tensor_cores = true;
+    r.gemm_efficiency = kUnmeasuredTensorGemmEfficiency;
+    r.gemm_efficiency_assumed = true;
   }
-  auto measured = device.measured_matmul_flops.find(precision);
+  auto measured = choice.passes == 1 ? device.measured_matmul_flops.find(choice.effective) : device.measured_matmul_flops.end();
   if (measured != device.measured_matmul_flops.end() && r.matrix_flops > 0) {
     // A measurement already includes the clock the device held while measured.
     r.gemm_efficiency = std::min(1.0, measured->second / r.matrix_flops);

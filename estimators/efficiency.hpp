@@ -3,6 +3,8 @@
 // given, replaces the default curves with measured ones.
 #pragma once
 
+#include <string>
+
 #include "core/device.hpp"
 #include "core/precision.hpp"
 #include "core/profile.hpp"
@@ -24,6 +26,20 @@ struct DeviceRates {
   double clock_fraction = 1.0;        // sustained / boost clock under dense GEMMs
   bool gemm_efficiency_assumed = false;  // no published GEMM measurement: the conservative default was used
 };
+
+// The format a device actually computes a requested precision in. A device that lacks the format runs the
+// nearest real format of the same width (fp16 <-> bf16), tf32 as fp32, fp8 in 16 bits, int8/int4 GEMMs in 16
+// bits (weights dequantised); fp32 without fp32 units runs as three passes of the 16-bit format (split-bf16,
+// what XLA's precision=HIGH does on TPU); a device that has only integer units runs int8 (the model must be
+// quantised to run at all). `passes` divides the peak; `reason` is empty when nothing was substituted.
+struct PrecisionChoice {
+  Precision requested = Precision::kBf16;
+  Precision effective = Precision::kBf16;
+  double passes = 1;
+  std::string reason;
+  bool substituted() const { return !reason.empty(); }
+};
+PrecisionChoice effective_precision(const Device& device, Precision requested);
 
 // Large-SGEMM fraction of the FP32 peak for the device's architecture, and the sustained clock fraction.
 double sgemm_fraction(const Device& device);

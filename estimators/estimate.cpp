@@ -65,7 +65,8 @@ Estimate estimate(const EstimateInput& in) {
   e.training = is_training(w.task);
   e.memory = estimate_memory(in, e.params);
   e.capacity_bytes = d.memory_bytes;
-  e.fits = e.memory.total() <= e.capacity_bytes;
+  e.usable_bytes = in.system.usable_bytes(d.memory_bytes);
+  e.fits = e.memory.total() <= e.usable_bytes;
 
   if (e.training && !d.training)
     e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
@@ -79,15 +80,16 @@ Estimate estimate(const EstimateInput& in) {
   if (in.profile && !in.profile->catalog_id.empty() && in.profile->catalog_id != d.id)
     e.warnings.push_back("the profile was measured on " + in.profile->device_name + " (" + in.profile->catalog_id +
                          "), not on " + d.id + ": its curves may not apply");
-  Precision compute = w.precision;
-  if (w.task == Task::kInfer && w.weights) compute = compute_precision(*w.weights);
-  if (!d.supports(compute) && !(compute == Precision::kFp32 && d.fp32_matrix_flops))
-    e.warnings.push_back(std::string(d.name) + " has no " + to_string(compute) +
-                         " support; the estimate falls back to the nearest precision it has");
+  const Precision compute = e.training ? w.precision : inference_compute_precision(w);
+  const PrecisionChoice choice = effective_precision(d, compute);
+  e.requested_precision = compute;
+  e.effective_precision = choice.effective;
+  e.precision_passes = choice.passes;
+  if (choice.substituted()) e.warnings.push_back(choice.reason);
   {
-    DeviceRates r = device_rates(d, compute == Precision::kInt8 || compute == Precision::kInt4 ? Precision::kFp16 : compute, in.profile);
+    DeviceRates r = device_rates(d, compute, in.profile);
     if (r.gemm_efficiency_assumed && !in.profile)
-      e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(compute) +
+      e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(choice.effective) +
                            ": large GEMMs assumed to reach " + std::to_string(static_cast<int>(100 * r.gemm_efficiency + 0.5)) +
                            "% of the dense peak (below every measured device; a calibration profile replaces it)");
     if (r.clock_fraction < 0.995)
@@ -133,8 +135,9 @@ Estimate estimate(const EstimateInput& in) {
   e.notes.push_back(std::string(top->name) + (plural ? " dominate" : " dominates") + " memory: " + human_bytes(top->bytes) + " of " +
                     human_bytes(mem.total()) + " per device");
   if (e.fits) {
-    e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - mem.total()) + " headroom of " +
-                      human_bytes(e.capacity_bytes));
+    e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - mem.total()) + " free of " +
+                      human_bytes(e.capacity_bytes) + " (plans keep at least " + pct(in.system.memory_headroom_fraction) +
+                      " free: --headroom)");
   } else {
     std::string hint;
     if (e.training) {
@@ -150,8 +153,17 @@ Estimate estimate(const EstimateInput& in) {
       hint = mem.kv_cache > mem.weights ? "a smaller batch or context, or an 8-bit KV cache"
                                         : "quantised weights (int8 / int4) or more devices with tensor parallelism";
     }
-    e.notes.push_back("does not fit: needs " + human_bytes(mem.total()) + ", device has " +
-                      human_bytes(e.capacity_bytes) + "; try " + hint);
+    const bool only_headroom = mem.total() <= e.capacity_bytes;
+    e.notes.push_back("does not fit: needs " + human_bytes(mem.total()) + ", device has " + human_bytes(e.capacity_bytes) +
+                      (in.system.memory_headroom_fraction > 0
+                           ? " of which " + human_bytes(e.usable_bytes) + " are usable (" + pct(in.system.memory_headroom_fraction) +
+                                 " kept free: --headroom)"
+                           : std::string()) +
+                      (only_headroom ? "; it would fill the device to " + pct(mem.total() / e.capacity_bytes) +
+                                           ", where allocator variance makes runs fail"
+                                     : std::string()) +
+                      "; try " + hint);
+    e.fit_hint = e.notes.back();
   }
   if (e.training) {
     const TrainingTime& t = e.train;
@@ -159,7 +171,9 @@ Estimate estimate(const EstimateInput& in) {
                       human_seconds(t.memory_bound_seconds) + ", exposed communication " +
                       human_seconds(t.communication_seconds()) + ", pipeline bubble " + human_seconds(t.bubble_seconds) +
                       ", optimizer " + human_seconds(t.optimizer_seconds));
-    if (e.bound == "communication")
+    if (!e.fits)
+      ;  // speed-up hints are for a configuration that runs; the memory hint above comes first
+    else if (e.bound == "communication")
       e.notes.push_back("to speed it up: keep tensor parallelism inside one NVLink domain, raise gradient accumulation "
                         "so the reduction is amortised, or use a faster network (--network-gbps)");
     else if (e.bound == "memory")
@@ -171,7 +185,10 @@ Estimate estimate(const EstimateInput& in) {
       e.notes.push_back("eager attention materialises the s x s scores; flash attention would cut memory and time");
     if (e.bound == "memory" && (w.precision == Precision::kFp32))
       e.notes.push_back("fp32 runs on the non-tensor units; bf16 mixed precision uses the tensor cores");
-    if (t.mfu > 0) e.notes.push_back("MFU " + pct(t.mfu) + " of " + to_string(w.precision) + " dense peak");
+    if (t.mfu > 0)
+      e.notes.push_back("MFU " + pct(t.mfu) + " of " + to_string(e.effective_precision) +
+                        (e.precision_passes > 1 ? " dense peak / " + std::to_string(static_cast<int>(e.precision_passes)) + " passes"
+                                                : std::string(" dense peak")));
   } else if (w.generate > 0) {
     e.notes.push_back(std::string("decode is ") + (e.infer.decode_memory_bound ? "memory-bound" : "compute-bound") +
                       ": each token reads " + human_bytes(e.infer.decode_weight_bytes) + " of weights and " +

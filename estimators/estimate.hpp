@@ -40,7 +40,9 @@ struct TrainingTime {
 struct InferenceTime {
   double prefill_seconds = 0;         // time to first token
   double time_per_output_token_seconds = 0;
-  double decode_tokens_per_second = 0;  // across the batch
+  double decode_tokens_per_second = 0;  // one replica, across its batch
+  int replicas = 1;                     // data-parallel copies of the model (plan.dp), each serving its own batch
+  double total_decode_tokens_per_second() const { return decode_tokens_per_second * replicas; }
   double total_seconds = 0;           // prefill + generate x tpot
   double decode_weight_bytes = 0;     // bytes read per decode step per device
   double decode_kv_bytes = 0;
@@ -54,12 +56,17 @@ struct Estimate {
   Plan plan;
   MemoryBreakdown memory;
   double capacity_bytes = 0;
+  double usable_bytes = 0;    // capacity less the headroom a plan must leave free (System::memory_headroom_fraction)
   bool fits = false;
   bool training = true;
   TrainingTime train;
   InferenceTime infer;
   double total_seconds = -1;  // for --tokens; -1 when not asked
   std::string bound;          // "compute", "memory", "communication"
+  Precision requested_precision = Precision::kBf16;  // what the GEMMs were asked to run in
+  Precision effective_precision = Precision::kBf16;  // what the device runs them in (see effective_precision)
+  double precision_passes = 1;                        // > 1: emulated with several passes of effective_precision
+  std::string fit_hint;       // when it does not fit: the change most likely to make it fit, in words
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // the explanation, in words
 };

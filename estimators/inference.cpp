@@ -77,14 +77,18 @@ double decode_kernels_per_layer(const Model& m, const Workload& w) {
 
 }  // namespace
 
+Precision inference_compute_precision(const Workload& w) {
+  if (w.precision == Precision::kFp32) return Precision::kFp32;
+  return w.weights ? compute_precision(*w.weights) : w.precision;
+}
+
 InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params) {
   InferenceTime out;
+  out.replicas = std::max(1, in.plan.dp);
   const Model& m = *in.model;
   const Workload& w = in.workload;
   const Plan& plan = in.plan;
-  Precision compute = w.weights ? compute_precision(*w.weights) : w.precision;
-  if (compute == Precision::kInt8 && !in.device->supports(Precision::kInt8)) compute = Precision::kFp16;
-  if (w.precision == Precision::kFp32) compute = Precision::kFp32;
+  const Precision compute = inference_compute_precision(w);
   DeviceRates rates = device_rates(*in.device, compute, in.profile);
   const double weight_bytes = weight_bytes_per_param(w);
   const double batch = static_cast<double>(plan.micro_batch);

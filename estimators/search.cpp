@@ -67,7 +67,7 @@ SearchResult search_inference(const EstimateInput& base, const SearchSpace& spac
       Candidate c;
       c.plan = in.plan;
       c.memory = mem;
-      if (mem > in.device->memory_bytes) {
+      if (mem > in.system.usable_bytes(in.device->memory_bytes)) {
         if (mem < nearest.memory) nearest = c;
         continue;
       }
@@ -143,7 +143,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                 Candidate c;
                 c.plan = in.plan;
                 c.memory = estimate_memory(in, params).total();
-                bool fits = c.memory <= base.device->memory_bytes;
+                bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
                 if (!fits) {
                   if (c.memory < nearest.memory) nearest = c;
                   if (space.prune) break;

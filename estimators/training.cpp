@@ -59,12 +59,17 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
   if (in.plan.tp > 1) {
     // Two all-reduces (or reduce-scatter + all-gather with sequence parallelism, same volume) of the
     // activations per layer forward, two backward, two more when the forward is recomputed.
-    GroupLink link = group_link(*in.device, in.system, in.plan.tp, 1);
-    double bytes = s.micro_batch * s.seq * static_cast<double>(in.model->hidden_size) * s.activation_bytes;
-    double one = allreduce_seconds(bytes, in.plan.tp, link);
-    double count = in.plan.recompute == Recompute::kFull ? 6 : 4;
-    c.tp_comm_per_layer = count * one;
-    c.tp_comm_head = 2 * allreduce_seconds(s.micro_batch * s.seq * 4, in.plan.tp, link);
+    c.tp_allreduce_bytes_layer = s.micro_batch * s.seq * static_cast<double>(in.model->hidden_size) * s.activation_bytes;
+    c.tp_allreduces_per_layer = in.plan.recompute == Recompute::kFull ? 6 : 4;
+    c.tp_allreduce_bytes_head = s.micro_batch * s.seq * 4;
+  }
+  if (in.plan.ep > 1 && in.model->moe) {
+    // Each token's hidden state goes to experts_per_token experts (GShard / Megatron-core token dispatcher);
+    // with sequence parallelism a tensor-parallel rank dispatches its own share of the tokens.
+    const double tokens = s.micro_batch * s.seq / (in.plan.sequence_parallel && in.plan.tp > 1 ? in.plan.tp : 1);
+    c.ep_alltoall_bytes_layer = tokens * in.model->moe->experts_per_token * static_cast<double>(in.model->hidden_size) *
+                                s.activation_bytes;
+    c.ep_alltoalls_per_layer = in.plan.recompute == Recompute::kFull ? 6 : 4;
   }
   return c;
 }
@@ -86,7 +91,17 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // The slowest stage holds the model head (logits + loss) in addition to its layers.
   double fwd_mb = stage_layers * c.layer.forward_seconds + c.head.forward_seconds;
   double bwd_mb = stage_layers * (c.layer.backward_seconds + recompute) + c.head.backward_seconds;
-  double tp_mb = stage_layers * c.tp_comm_per_layer + c.tp_comm_head;
+  double tp_mb = 0;
+  if (plan.tp > 1) {
+    GroupLink link = group_link(*in.device, in.system, plan.tp, 1);
+    tp_mb = stage_layers * c.tp_allreduces_per_layer * allreduce_seconds(c.tp_allreduce_bytes_layer, plan.tp, link) +
+            2 * allreduce_seconds(c.tp_allreduce_bytes_head, plan.tp, link);
+  }
+  if (plan.ep > 1 && c.ep_alltoall_bytes_layer > 0) {
+    // Expert-parallel ranks are data-parallel ranks (stride tp x pp); the all-to-all is not overlapped.
+    GroupLink link = group_link(*in.device, in.system, plan.ep, plan.tp * plan.pp);
+    tp_mb += stage_layers * c.ep_alltoalls_per_layer * alltoall_seconds(c.ep_alltoall_bytes_layer, plan.ep, link);
+  }
   double pp_mb = 0;
   if (plan.pp > 1) {
     GroupLink link = group_link(*in.device, in.system, 2, plan.tp);
@@ -112,7 +127,12 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // Data parallelism: gradients (trainable parameters of this stage) are reduced once per optimizer step.
   const bool lora = w.task == Task::kLora || w.task == Task::kQlora;
   const double stage_params = params.total / (plan.tp * plan.pp);
-  const double trainable = lora ? c.lora_parameters / (plan.tp * plan.pp) : stage_params;
+  // With expert parallelism each rank holds 1/ep of the experts: their gradients are reduced over the dp / ep
+  // ranks that hold the same experts, the rest over all dp ranks.
+  const int ep = m.moe && !lora ? std::max(1, plan.ep) : 1;
+  const double expert_params = ep > 1 ? params.mlp_per_layer * static_cast<double>(m.total_layers()) / (plan.tp * plan.pp) : 0;
+  const double trainable = lora ? c.lora_parameters / (plan.tp * plan.pp) : stage_params - expert_params;
+  const double trainable_experts = expert_params / ep;
   // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads); ZeRO /
   // FSDP reduce-scatter them in the 16-bit training dtype.
   const double grad_bytes = plan.zero >= 1 ? activation_bytes(w.precision) : 4;
@@ -120,6 +140,10 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     GroupLink link = group_link(*in.device, in.system, plan.dp, plan.tp * plan.pp);
     double grads = trainable * grad_bytes;
     double reduce = allreduce_seconds(grads, plan.dp, link);  // = reduce-scatter + all-gather for ZeRO-1/2
+    if (trainable_experts > 0 && plan.dp / ep > 1) {
+      GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, plan.tp * plan.pp * ep);
+      reduce += allreduce_seconds(trainable_experts * grad_bytes, plan.dp / ep, expert_link);
+    }
     double gathers = 0;
     if (plan.zero >= 3) {
       // Parameters are gathered before each micro-batch's forward and again for its backward.
@@ -138,16 +162,18 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // Optimizer step: memory-bound pass over the (sharded) trainable parameters. AdamW reads the fp32 master
   // weights, gradients and both moments and writes weights, moments and the low-precision copy: 28 bytes.
   double shard = plan.zero >= 1 ? plan.dp : 1;
+  // Parameters this rank updates: its shard of the dense ones and of the experts it holds.
+  const double updated = trainable / shard + trainable_experts / (plan.zero >= 1 ? std::max(1, plan.dp / ep) : 1);
   double opt_bytes_per_param = w.optimizer == Optimizer::kSgd ? 20 : w.optimizer == Optimizer::kAdam8bit ? 16 : 28;
   const DeviceRates& mem_rates = c.memory_rates;
   if (plan.offload == Offload::kNone) {
-    t.optimizer_seconds = memory_seconds(mem_rates, trainable / shard * opt_bytes_per_param) + 20 * mem_rates.kernel_overhead_seconds;
+    t.optimizer_seconds = memory_seconds(mem_rates, updated * opt_bytes_per_param) + 20 * mem_rates.kernel_overhead_seconds;
   } else {
     // ZeRO-Offload: gradients go down and updated weights come back over PCIe; CPU Adam updates about
     // 1e9 parameters/s on a many-core host (Ren et al. 2021, ZeRO-Offload, Sec. 5).
     double pcie = std::max(1e9, in.device->host_link.bytes_per_s() * 0.8);
-    double transfer = trainable / shard * (grad_bytes + weight_bytes_per_param(w)) / pcie;
-    t.optimizer_seconds = trainable / shard / 1e9;
+    double transfer = updated * (grad_bytes + weight_bytes_per_param(w)) / pcie;
+    t.optimizer_seconds = updated / 1e9;
     t.offload_seconds = transfer;
     if (plan.offload == Offload::kParams)
       t.offload_seconds += std::max(0.0, 2 * stage_params * weight_bytes_per_param(w) / pcie * micro_batches -

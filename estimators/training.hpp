@@ -10,8 +10,14 @@ namespace hwplan {
 struct MicroBatchCost {
   Cost layer;
   Cost head;
-  double tp_comm_per_layer = 0;  // forward + backward (+ recompute) collectives of one layer
-  double tp_comm_head = 0;
+  // Tensor-parallel collectives (their time depends on where the group sits, so training_time prices them):
+  double tp_allreduce_bytes_layer = 0;  // one all-reduce of a layer's activations
+  double tp_allreduces_per_layer = 0;   // 2 forward + 2 backward (+ 2 recomputed forward)
+  double tp_allreduce_bytes_head = 0;   // the loss's fp32 reductions (two)
+  // Expert parallelism: one all-to-all moves each token's hidden state to its top-k experts' ranks (dispatch)
+  // and back (combine), in the forward, again in the backward, and again when the forward is recomputed.
+  double ep_alltoall_bytes_layer = 0;   // per device, one all-to-all of one MoE layer
+  double ep_alltoalls_per_layer = 0;
   DeviceRates memory_rates;      // for the memory-bound optimizer step
   double lora_parameters = 0;    // trainable adapter parameters of the whole model (LoRA / QLoRA)
 };

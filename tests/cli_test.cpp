@@ -106,7 +106,8 @@ TEST_CASE("estimate searches the layout on several devices and reports the searc
   REQUIRE(r.exit_code == 0);
   json j = json::parse(r.out);
   CHECK(j["search"]["layouts_evaluated"].get<long long>() > 10);
-  CHECK(j["search"]["seconds"].get<double>() >= 0);
+  // Wall-clock time is not part of the output (output is identical whatever the machine or thread count).
+  CHECK_FALSE(j["search"].contains("seconds"));
   CHECK(j["plan"]["tp"].get<int>() * j["plan"]["pp"].get<int>() * j["plan"]["dp"].get<int>() == 16);
   CHECK(j["memory"]["fits"] == true);
 }

@@ -53,7 +53,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
         rate = fmt::format("{:.0f} tok/s", e.train.tokens_per_second);
       } else {
         time = human_seconds(e.infer.prefill_seconds) + " TTFT";
-        rate = fmt::format("{:.1f} tok/s", e.infer.decode_tokens_per_second);
+        rate = fmt::format("{:.1f} tok/s", e.infer.total_decode_tokens_per_second());
       }
       r.row = {s.name, s.command, q.device->id, std::to_string(q.input.system.count), e.fits ? "yes" : "no",
                human_bytes(e.memory.total()), time, rate, e.notes.empty() ? "" : e.notes.front()};

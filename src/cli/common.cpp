@@ -106,6 +106,9 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--profile", w.profile, "Calibration profile (hwplan calibrate -o FILE)");
   app.add_option("--devices-per-node", w.devices_per_node, "Devices per node (scale-up domain)")->capture_default_str();
   app.add_option("--network-gbps", w.network_gbps, "Inter-node network per device, Gb/s")->capture_default_str();
+  app.add_option("--headroom", w.headroom,
+                 "Fraction of device memory every plan leaves free (allocator variance); 0 plans to the last byte")
+      ->capture_default_str();
   add_stack_options(app, w);
   app.add_flag("--no-sequence-parallel", w.no_sequence_parallel, "Disable sequence parallelism with tp > 1");
   app.add_flag("--no-overlap-grad-reduce", w.no_overlap_grad_reduce,

@@ -1,8 +1,10 @@
 // hwplan estimate: memory and time of one workload on one device type (x count), with the layout searched
 // when it is not given.
+#include <cstdio>
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "core/strings.hpp"
 #include "report/estimate_report.hpp"
 
 namespace hwplan::cli {
@@ -21,6 +23,12 @@ int run_estimate(EstimateOptions& o) {
   if (out.search && out.search->layouts_evaluated == 0)
     throw InputError({}, "count", "no parallel layout of " + std::to_string(q.input.system.count) +
                                       " devices matches the fixed --tp/--pp/--dp for " + q.model.id);
+  if (out.search && !out.search->found && out.estimate.params.total <= 0)
+    throw Infeasible("no layout of " + std::to_string(q.input.system.count) + " x " + q.device->id + " can run " +
+                     q.model.id + ": " + std::to_string(out.search->layouts_evaluated) + " layouts evaluated, none has a finite time");
+  if (out.search)
+    std::fprintf(stderr, "hwplan: layout search: %lld layouts in %s (wall clock; not part of the output)\n",
+                 out.search->layouts_evaluated, human_seconds(out.search->seconds).c_str());
   emit(*o.global, report::estimate_text(q.input, out.estimate, out.search ? &*out.search : nullptr, format_of(*o.global)));
   return 0;
 }

@@ -58,6 +58,9 @@ int main(int argc, char** argv) {
   } catch (const hwplan::InputError& e) {
     std::fprintf(stderr, "hwplan: error: %s\n", e.what());
     return hwplan::kExitBadInput;
+  } catch (const hwplan::Infeasible& e) {
+    std::fprintf(stderr, "hwplan: nothing feasible: %s\n", e.what());
+    return hwplan::kExitNothingFeasible;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hwplan: internal error: %s\n", e.what());
     return hwplan::kExitInternal;

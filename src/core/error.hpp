@@ -50,4 +50,10 @@ class InputError : public std::runtime_error {
   std::string detail_;
 };
 
+// Valid input for which nothing can run (no layout, no device meets the constraints). Maps to exit code 3.
+class Infeasible : public std::runtime_error {
+ public:
+  explicit Infeasible(const std::string& message) : std::runtime_error(message) {}
+};
+
 }  // namespace hwplan

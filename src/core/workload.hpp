@@ -83,6 +83,10 @@ struct System {
   // Whether the framework overlaps the data-parallel gradient reduction with the backward pass (PyTorch DDP,
   // FSDP, DeepSpeed, Megatron-core with overlap_grad_reduce); Megatron-LM before 2023 reduced after backward.
   bool overlap_grad_reduce = true;
+  // Share of device memory a plan must leave free: a run planned at 99% of memory fails on allocator variance
+  // (caching-allocator block rounding, NCCL buffers that grow, the peak of one unlucky batch).
+  double memory_headroom_fraction = 0.05;
+  double usable_bytes(double capacity_bytes) const { return capacity_bytes * (1 - memory_headroom_fraction); }
 };
 
 struct Workload {

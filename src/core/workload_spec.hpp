@@ -33,6 +33,7 @@ struct WorkloadSpec {
   std::optional<std::string> profile;
   long long devices_per_node = 8;
   double network_gbps = 400;  // per device, Gb/s
+  double headroom = 0.05;     // fraction of device memory a plan leaves free
   bool no_sequence_parallel = false;
   bool no_overlap_grad_reduce = false;
   // The software stack (presets of modelled behaviour; see estimators/stack.hpp). Each part is overridable.

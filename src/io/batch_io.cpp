@@ -14,7 +14,7 @@ namespace {
 const std::vector<std::string> kKeys = {
     "name", "command", "model", "device", "count", "task", "precision", "weights", "batch", "seq", "grad_accum",
     "global_batch", "tokens", "tp", "pp", "dp", "ep", "vp", "zero", "recompute", "offload", "attention", "optimizer",
-    "lora_rank", "lora_targets", "prompt", "generate", "kv_cache", "profile", "devices_per_node", "network_gbps",
+    "lora_rank", "lora_targets", "prompt", "generate", "kv_cache", "profile", "devices_per_node", "network_gbps", "headroom",
     "sequence_parallel", "overlap_grad_reduce", "budget_usd", "max_count", "max_power_w", "deadline", "buy", "rent",
     "class", "vendor", "exclude", "require_interconnect", "top", "optimize", "porting_cost_usd", "min_decode_tps"};
 
@@ -78,6 +78,7 @@ void apply(YamlMap& m, Scenario& s) {
   opt_text("profile", w.profile);
   if (auto v = m.integer("devices_per_node", false, 1)) w.devices_per_node = *v;
   if (auto v = m.number("network_gbps", false, 0, 1e6)) w.network_gbps = *v;
+  if (auto v = m.number("headroom", false, 0, 0.9)) w.headroom = *v;
   if (auto v = m.boolean("sequence_parallel", false)) w.no_sequence_parallel = !*v;
   if (auto v = m.boolean("overlap_grad_reduce", false)) w.no_overlap_grad_reduce = !*v;
   read_stack_keys(m, w);

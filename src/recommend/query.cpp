@@ -120,6 +120,8 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   s.devices_per_node = static_cast<int>(o.devices_per_node);
   if (!(o.network_gbps > 0) || !std::isfinite(o.network_gbps)) bad("--network-gbps", "must be a positive number");
   s.network_bytes_per_s = o.network_gbps * 1e9 / 8;
+  if (!(o.headroom >= 0 && o.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
+  s.memory_headroom_fraction = o.headroom;
   s.overlap_grad_reduce = !o.no_overlap_grad_reduce;
 
   Plan& p = q.input.plan;

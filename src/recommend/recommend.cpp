@@ -108,12 +108,12 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     if (o.search) out.layouts += o.search->layouts_evaluated;
     const Estimate& e = o.estimate;
     if (!e.fits) {
-      double ratio = e.memory.total() / std::max(1.0, e.capacity_bytes);
+      double ratio = e.memory.total() / std::max(1.0, e.usable_bytes);
       if (ratio < best_miss_ratio) {
         best_miss_ratio = ratio;
-        last_reason = fmt::format("does not fit: needs {} per device, has {} (x{})", human_bytes(e.memory.total()),
-                                  human_bytes(e.capacity_bytes), count);
-        last_fix = e.notes.size() > 1 ? e.notes[1] : "";
+        last_reason = fmt::format("does not fit: needs {} per device, has {} usable of {} (x{})", human_bytes(e.memory.total()),
+                                  human_bytes(e.usable_bytes), human_bytes(e.capacity_bytes), count);
+        last_fix = e.fit_hint;
       }
       continue;
     }
@@ -126,7 +126,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     if (inference) {
       double replicas = std::max(1, q.input.plan.dp);
       c.step_seconds = e.infer.time_per_output_token_seconds;
-      c.tokens_per_second = e.infer.decode_tokens_per_second * replicas;
+      c.tokens_per_second = e.infer.total_decode_tokens_per_second();
       if (w.generate == 0) c.tokens_per_second = static_cast<double>(q.input.plan.micro_batch * w.prompt) / e.infer.prefill_seconds * replicas;
       c.total_seconds = job_tokens / std::max(1e-9, c.tokens_per_second);
       if (spec.min_decode_tokens_per_second && e.infer.time_per_output_token_seconds > 0 &&
@@ -157,7 +157,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     }
     // Reasons in words.
     const MemoryBreakdown& m = e.memory;
-    c.reasons.push_back(fmt::format("fits with {} headroom per device", human_bytes(e.capacity_bytes - m.total())));
+    c.reasons.push_back(fmt::format("fits with {} free per device", human_bytes(e.capacity_bytes - m.total())));
     if (inference) {
       c.reasons.push_back(fmt::format("decode is {}-bound: {:.1f} tokens/s per stream", e.infer.decode_memory_bound ? "memory" : "compute",
                                       e.infer.time_per_output_token_seconds > 0 ? 1.0 / e.infer.time_per_output_token_seconds : 0.0));

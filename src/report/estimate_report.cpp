@@ -54,9 +54,14 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   }
   if (w.task == Task::kLora || w.task == Task::kQlora) j["workload"]["lora_rank"] = w.lora_rank;
   j["plan"] = plan_json(e.plan);
+  j["plan"]["requested_precision"] = to_string(e.requested_precision);
+  j["plan"]["effective_precision"] = to_string(e.effective_precision);
+  j["plan"]["precision_passes"] = e.precision_passes;
   j["memory"] = {{"per_device_bytes", m.total()},
                  {"capacity_bytes", e.capacity_bytes},
                  {"headroom_bytes", e.capacity_bytes - m.total()},
+                 {"usable_bytes", e.usable_bytes},
+                 {"required_headroom_fraction", in.system.memory_headroom_fraction},
                  {"fits", e.fits},
                  {"host_bytes", m.host_bytes},
                  {"breakdown",
@@ -95,7 +100,9 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
     j["time"] = nullptr;
     j["inference"] = {{"prefill_seconds", e.infer.prefill_seconds},
                       {"time_to_first_token_seconds", e.infer.prefill_seconds},
-                      {"decode_tokens_per_second", e.infer.decode_tokens_per_second},
+                      {"replicas", e.infer.replicas},
+                      {"decode_tokens_per_second", e.infer.total_decode_tokens_per_second()},
+                      {"decode_tokens_per_second_per_replica", e.infer.decode_tokens_per_second},
                       {"time_per_output_token_seconds", e.infer.time_per_output_token_seconds},
                       {"total_seconds", e.infer.total_seconds},
                       {"decode_bytes_per_token", e.infer.decode_weight_bytes + e.infer.decode_kv_bytes}};
@@ -128,7 +135,6 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   if (search)
     j["search"] = {{"layouts_evaluated", search->layouts_evaluated},
                    {"layouts_feasible", search->layouts_feasible},
-                   {"seconds", search->seconds},
                    {"found", search->found}};
   return j;
 }
@@ -161,7 +167,16 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   row("model", fmt::format("{} ({} parameters{})", in.model->id, human_count(e.params.total),
                            in.model->moe ? ", " + human_count(e.params.active) + " active" : ""));
   row("device", fmt::format("{} x {}", in.system.count, in.device->name));
-  row("task", fmt::format("{} {} seq {}", to_string(in.workload.task), to_string(in.workload.precision), in.workload.seq));
+  const Workload& w = in.workload;
+  std::string task = w.task == Task::kInfer
+                         ? fmt::format("{} {} prompt {} generate {} weights {} kv-cache {}", to_string(w.task),
+                                       to_string(w.precision), w.prompt, w.generate,
+                                       w.weights ? to_string(*w.weights) : to_string(w.precision), to_string(w.kv_cache))
+                         : fmt::format("{} {} seq {}", to_string(w.task), to_string(w.precision), w.seq);
+  if (e.effective_precision != e.requested_precision || e.precision_passes > 1)
+    task += fmt::format(" (GEMMs run in {}{})", to_string(e.effective_precision),
+                        e.precision_passes > 1 ? fmt::format(", {:.0f} passes", e.precision_passes) : "");
+  row("task", task);
   row("stack", stack_summary(in.workload));
   row("plan", fmt::format("tp {} pp {} dp {}{} zero {} recompute {} micro-batch {} x {} accum (global {})", p.tp, p.pp,
                           p.dp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, to_string(p.recompute),
@@ -186,8 +201,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   if (m.host_bytes > 0) row("host memory", human_bytes(m.host_bytes));
   if (e.training) {
     const TrainingTime& tt = e.train;
-    row("step time", fmt::format("{} (typically within +/-{:.0f}%)", human_seconds(tt.step_seconds),
-                                 100 * band(Regime::kThroughput).p80_relative_error));
+    row("step time", fmt::format("{} (typically within +/-{:.0f}%){}", human_seconds(tt.step_seconds),
+                                 100 * band(Regime::kThroughput).p80_relative_error,
+                                 e.fits ? "" : "; would be, if it fit: it does not"));
     row("  forward", human_seconds(tt.forward_seconds));
     row("  backward", human_seconds(tt.backward_seconds) +
                           (tt.recompute_seconds > 0 ? " (recompute " + human_seconds(tt.recompute_seconds) + ")" : ""));
@@ -196,15 +212,20 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
     row("tokens/s", fmt::format("{:.0f} ({:.0f} per device)", tt.tokens_per_second, tt.tokens_per_second / in.system.count));
     row("MFU", fmt::format("{:.1f}%", 100 * tt.mfu));
-    if (e.total_seconds >= 0) row("total time", human_seconds(e.total_seconds));
+    if (e.total_seconds >= 0) row("total time", human_seconds(e.total_seconds) + (e.fits ? "" : " (does not fit: not runnable as given)"));
   } else {
-    row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds));
+    row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? "" : " (would be, if it fit: it does not)"));
     if (in.workload.generate > 0) {
       row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{})",
                                                human_seconds(e.infer.time_per_output_token_seconds),
                                                100 * band(Regime::kDecode).p80_relative_error,
                                                e.infer.decode_host_bound ? "; host-bound: the engine issues kernels slower than the GPU runs them" : ""));
-      row("decode tokens/s", fmt::format("{:.1f} (batch {})", e.infer.decode_tokens_per_second, p.micro_batch));
+      if (e.infer.replicas > 1)
+        row("decode tokens/s", fmt::format("{:.1f} total ({:.1f} per replica x {} replicas, batch {} each)",
+                                           e.infer.total_decode_tokens_per_second(), e.infer.decode_tokens_per_second,
+                                           e.infer.replicas, p.micro_batch));
+      else
+        row("decode tokens/s", fmt::format("{:.1f} (batch {})", e.infer.decode_tokens_per_second, p.micro_batch));
       row("total", human_seconds(e.infer.total_seconds));
     }
   }
@@ -215,8 +236,8 @@ std::string estimate_text(const EstimateInput& in, const Estimate& e, const Sear
   if (format == Format::kJson) return estimate_json(in, e, search).dump(2) + "\n";
   Table t = estimate_summary_table(in, e);
   if (search)
-    t.rows.push_back({"layout search", fmt::format("{} layouts ({} fit) in {}", search->layouts_evaluated,
-                                                   search->layouts_feasible, human_seconds(search->seconds))});
+    t.rows.push_back({"layout search", fmt::format("{} layouts ({} fit)", search->layouts_evaluated,
+                                                   search->layouts_feasible)});
   std::string out = render(t, format);
   if (format == Format::kTable) {
     out += "\n";

@@ -1,0 +1,195 @@
+// Answers a user acts on: no silent precision fallbacks, communication for every kind of parallelism, one
+// definition of inference throughput, and plans that leave memory free (issue 12).
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "estimators/comm.hpp"
+#include "estimators/efficiency.hpp"
+#include "estimators/estimate.hpp"
+#include "recommend/query.hpp"
+#include "test_util.hpp"
+
+using namespace hwplan;
+using nlohmann::json;
+
+namespace {
+Estimate run(WorkloadSpec w) {
+  Query q = resolve_query(test::registry(), w);
+  return run_query(q).estimate;
+}
+}  // namespace
+
+TEST_CASE("every device gives a finite, positive rate in every precision it is asked for") {
+  // Property over the whole catalog: a precision the device lacks falls back to a real format (named in the
+  // warnings), never to 0 FLOP/s, an integer rate for a float format, or an infinite time.
+  for (const Device& d : test::registry().devices()) {
+    for (const char* precision : {"fp32", "tf32", "fp16", "bf16", "fp8"}) {
+      CAPTURE(d.id);
+      CAPTURE(precision);
+      Precision p = *parse_precision(precision);
+      PrecisionChoice c = effective_precision(d, p);
+      DeviceRates r = device_rates(d, p);
+      CHECK(r.matrix_flops > 0);
+      CHECK(std::isfinite(r.matrix_flops));
+      if (c.substituted()) {
+        CHECK(c.effective != p);
+        CHECK(c.reason.find(d.name) != std::string::npos);
+      }
+      // A float format never runs at an integer rate unless the device has no float units at all.
+      const bool has_float = d.peak(Precision::kFp16) > 0 || d.peak(Precision::kBf16) > 0 || d.peak(Precision::kFp32) > 0;
+      if (has_float) CHECK(c.effective != Precision::kInt8);
+      // Same width first: fp16 <-> bf16 where the other one exists.
+      if (p == Precision::kFp16 && !d.supports(Precision::kFp16) && d.supports(Precision::kBf16))
+        CHECK(c.effective == Precision::kBf16);
+      if (p == Precision::kBf16 && !d.supports(Precision::kBf16) && d.supports(Precision::kFp16))
+        CHECK(c.effective == Precision::kFp16);
+    }
+  }
+}
+
+TEST_CASE("fp16 on a bf16-only device is as fast as bf16 and says so") {
+  for (const char* device : {"gaudi2", "tpu-v5e"}) {
+    CAPTURE(device);
+    WorkloadSpec w;
+    w.model = "llama-2-7b";
+    w.device = device;
+    w.task = "lora";
+    w.batch = 1;
+    w.seq = 1024;
+    w.precision = "bf16";
+    Estimate bf16 = run(w);
+    w.precision = "fp16";
+    Estimate fp16 = run(w);
+    CHECK(fp16.train.step_seconds == doctest::Approx(bf16.train.step_seconds).epsilon(1e-9));
+    CHECK(fp16.train.mfu > 0);
+    CHECK(fp16.effective_precision == Precision::kBf16);
+    bool named = false;
+    for (const auto& s : fp16.warnings) named = named || s.find("runs in bf16") != std::string::npos;
+    CHECK(named);
+  }
+}
+
+TEST_CASE("quantised weights and fp32 inference give a finite decode on every device") {
+  for (const Device& d : test::registry().devices()) {
+    for (const char* weights : {"int8", "int4", "nf4", "q4_0", "fp32"}) {
+      CAPTURE(d.id);
+      CAPTURE(weights);
+      WorkloadSpec w;
+      w.model = "llama-2-7b";
+      w.device = d.id;
+      w.task = "infer";
+      w.weights = weights;
+      if (std::string(weights) == "fp32") w.precision = "fp32";
+      Estimate e = run(w);
+      CHECK(std::isfinite(e.infer.time_per_output_token_seconds));
+      CHECK(e.infer.time_per_output_token_seconds > 0);
+      CHECK(e.infer.decode_tokens_per_second > 0);
+    }
+  }
+}
+
+TEST_CASE("expert parallelism pays for its all-to-all") {
+  WorkloadSpec w;
+  w.model = "mixtral-8x7b";
+  w.device = "h100-sxm";
+  w.count = 8;
+  w.tp = 1;
+  w.pp = 1;
+  w.dp = 8;
+  w.zero = 1;
+  w.batch = 1;
+  w.seq = 4096;
+  w.global_batch = 8;
+  w.ep = 1;
+  Estimate ep1 = run(w);
+  w.ep = 8;
+  Estimate ep8 = run(w);
+  CHECK(ep8.memory.total() < ep1.memory.total());
+  // Tokens travel to their experts and back in the forward and the backward: the per-step time includes it.
+  CHECK(ep8.train.tp_comm_seconds > ep1.train.tp_comm_seconds);
+  // Expected all-to-all volume: 4 per layer x 32 layers, each tokens x top-2 x hidden x 2 bytes.
+  const double bytes = 4096.0 * 2 * 4096 * 2;
+  GroupLink link = group_link(test::registry().device("h100-sxm"), System{8, 8}, 8, 1);
+  const double expected = 32 * 4 * alltoall_seconds(bytes, 8, link);
+  CHECK(ep8.train.tp_comm_seconds - ep1.train.tp_comm_seconds == doctest::Approx(expected).epsilon(0.01));
+}
+
+TEST_CASE("a group that straddles two nodes talks over the network") {
+  const Device& h100 = test::registry().device("h100-sxm");
+  System s;
+  s.devices_per_node = 8;
+  s.count = 56;
+  // Property: for every group size, the link is the network exactly when some group of the layout straddles a
+  // node boundary (checked against a brute-force enumeration of the groups).
+  for (int size = 1; size <= 8; ++size) {
+    if (s.count % size != 0) continue;
+    GroupLink link = group_link(h100, s, size, 1);
+    bool straddles = false;
+    for (int g = 0; g < s.count / size; ++g)
+      straddles = straddles || (g * size) / 8 != (g * size + size - 1) / 8;
+    CAPTURE(size);
+    CHECK(link.crosses_nodes == straddles);
+  }
+  // A 7-way tensor-parallel layout costs more on 8-device nodes than on 7-device nodes.
+  WorkloadSpec w;
+  w.model = "qwen2.5-7b";
+  w.device = "h100-sxm";
+  w.count = 56;
+  w.tp = 7;
+  w.pp = 1;
+  w.dp = 8;
+  w.zero = 0;
+  w.batch = 1;
+  w.global_batch = 64;
+  w.devices_per_node = 8;
+  Estimate straddling = run(w);
+  w.devices_per_node = 7;
+  Estimate aligned = run(w);
+  CHECK(straddling.train.tp_comm_seconds > 2 * aligned.train.tp_comm_seconds);
+}
+
+TEST_CASE("inference throughput is per replica and in total, named so, and recommend uses the total") {
+  auto r = test::run_hwplan(
+      "estimate --model llama-2-7b --device a100-80gb-sxm --task infer --batch 8 --count 2 --tp 1 --pp 1 --dp 2 --format json");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  const json& inf = j["inference"];
+  CHECK(inf["replicas"].get<int>() == 2);
+  CHECK(inf["decode_tokens_per_second"].get<double>() ==
+        doctest::Approx(2 * inf["decode_tokens_per_second_per_replica"].get<double>()));
+}
+
+TEST_CASE("plans leave the headroom free") {
+  // Property over devices and batches: whatever fits leaves at least the headroom free, and with --headroom 0
+  // the same plan fits whenever its memory is within capacity.
+  for (const char* device : {"rtx-4090", "a100-80gb-sxm", "rtx-3060-12gb", "mi300x"}) {
+    for (long long batch : {1, 2, 4, 8, 16}) {
+      WorkloadSpec w;
+      w.model = "llama-2-7b";
+      w.device = device;
+      w.task = "lora";
+      w.batch = batch;
+      w.seq = 2048;
+      Estimate e = run(w);
+      CAPTURE(device);
+      CAPTURE(batch);
+      if (e.fits) CHECK(e.memory.total() <= 0.95 * e.capacity_bytes + 1);
+      w.headroom = 0;
+      Estimate full = run(w);
+      CHECK(full.fits == (full.memory.total() <= full.capacity_bytes));
+    }
+  }
+  auto r = test::run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task lora --headroom 2");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--headroom") != std::string::npos);
+}
+
+TEST_CASE("a search that finds nothing runnable is an error, not an empty answer") {
+  auto r = test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --task infer --count 4 --batch 8 --format json");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["model"]["parameters"].get<double>() > 1e9);
+  CHECK(j["inference"]["time_per_output_token_seconds"].get<double>() > 0);
+}
