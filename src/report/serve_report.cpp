@@ -58,7 +58,9 @@ std::string binding_words(const ServeReport& r) {
   const serve::CapacityResult& c = o->capacity;
   std::string first = c.missed != Metric::kNone ? fmt::format("the {} target is the first missed above {:.3g} {}; ", metric_name(c.missed),
                                                               c.max_load.value_or(0), load_unit(r))
-                                                : "";
+                      : c.saturated ? fmt::format("the replica saturates above {:.3g} {} (the queue grows without bound); ",
+                                                  c.max_load.value_or(0), load_unit(r))
+                                    : "";
   switch (c.binding) {
     case Binding::kNone: return "none searched (no latency target given): the figures describe the given load";
     case Binding::kKvCapacity:

@@ -47,6 +47,14 @@ Binding binding_of(const Replica& rep, const SimResult& r, Metric missed) {
   return decode_bandwidth_bound(rep, r.mean_batch) ? Binding::kDecodeBandwidth : Binding::kDecodeCompute;
 }
 
+// What caps a saturated replica's throughput: prompt compute, or the number of sequences decoding together (set by
+// the KV cache or by the engine's cap).
+Binding saturation_binding(const Replica& rep, const SimResult& r) {
+  if (r.prefill_time_fraction > 0.5) return Binding::kPrefillCompute;
+  if (!rep.unlimited_kv && rep.kv.max_sequences < rep.engine.max_sequences) return Binding::kKvCapacity;
+  return Binding::kMaxSequences;
+}
+
 }  // namespace
 
 Metric missed_target(const SimResult& r, const Targets& t) {
@@ -91,50 +99,66 @@ SimResult simulate_replica(const Replica& r, const Traffic& traffic, Load load) 
 CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const Targets& targets, bool closed) {
   CapacityResult out;
   if (!targets.any()) return out;
-  auto run = [&](double x) {
+  // Open loop: a rate above what the replica completes when saturated is not sustainable, whatever a finite
+  // simulation's percentiles say (the queue grows without bound; a short run may not have seen it yet). The
+  // saturated throughput comes from a closed loop that keeps the batch full.
+  double saturated = INFINITY;
+  SimResult saturation;
+  if (!closed) {
+    double clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences),
+                                                          static_cast<double>(rep.kv.max_sequences)));
+    if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences);
+    saturation = simulate_replica(rep, traffic, {true, clients});
     ++out.simulations;
-    return simulate_replica(rep, traffic, {closed, x});
+    if (saturation.unservable) {
+      out.max_load = 0;
+      out.binding = Binding::kRequestTooLong;
+      return out;
+    }
+    saturated = saturation.requests_per_second;
+  }
+  bool over_saturation = false;
+  auto pass = [&](double x, SimResult* failed) {
+    if (x > saturated) {
+      *failed = saturation;
+      over_saturation = true;
+      return false;
+    }
+    ++out.simulations;
+    SimResult r = simulate_replica(rep, traffic, {closed, x});
+    if (meets(r, targets)) return true;
+    *failed = std::move(r);
+    over_saturation = false;
+    return false;
   };
   // Seed: one request at a time (open loop: the rate at which one request is in flight on average).
   StepModel model(step_rates(*rep.input), rep.overhead_seconds);
-  double prompt = traffic.arrival == ArrivalKind::kTrace ? 512 : traffic.prompt.average();
-  double output = traffic.arrival == ArrivalKind::kTrace ? 128 : traffic.output.average();
-  double single = model.decode_step_seconds(1, prompt) * std::max(1.0, output) +
-                  model.time({static_cast<long long>(std::min<double>(prompt, static_cast<double>(rep.engine.max_batched_tokens))), 1, 0,
-                              prompt * prompt / 2, prompt, static_cast<long long>(prompt)}).seconds;
-  double lo = 0, hi = closed ? 1 : 1 / std::max(1e-6, single);
+  const double prompt = traffic.prompt.average(), output = traffic.output.average();
+  const long long first_chunk = static_cast<long long>(std::min<double>(prompt, static_cast<double>(rep.engine.max_batched_tokens)));
+  const double single = model.decode_step_seconds(1, prompt) * std::max(1.0, output) +
+                        model.time({first_chunk, 1, 0, prompt * prompt / 2, prompt, first_chunk}).seconds;
+  double lo = 0, hi = closed ? 1 : std::min(saturated, 1 / std::max(1e-6, single));
   SimResult fail;
-  SimResult at = run(hi);
-  if (at.unservable) {
-    out.max_load = 0;
-    out.binding = Binding::kRequestTooLong;
-    return out;
-  }
-  if (meets(at, targets)) {
+  if (pass(hi, &fail)) {
     lo = hi;
     for (int i = 0; i < 40; ++i) {
       hi = lo * 2;
-      at = run(hi);
-      if (!meets(at, targets)) break;
+      if (!pass(hi, &fail)) break;
       lo = hi;
     }
-    fail = at;
   } else {
-    fail = at;
     for (int i = 0; i < 12 && !closed; ++i) {
       double x = hi / 2;
-      at = run(x);
-      if (meets(at, targets)) {
+      if (pass(x, &fail)) {
         lo = x;
         break;
       }
       hi = x;
-      fail = at;
     }
     if (lo == 0) {
       out.max_load = 0;
-      out.missed = missed_target(fail, targets);
-      out.binding = Binding::kUnloaded;
+      out.missed = fail.unservable ? Metric::kNone : missed_target(fail, targets);
+      out.binding = fail.unservable ? Binding::kRequestTooLong : Binding::kUnloaded;
       return out;
     }
   }
@@ -142,16 +166,13 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
   for (int i = 0; i < 14; ++i) {
     if (closed ? hi - lo <= 1 : hi / lo < 1.01) break;
     double mid = closed ? std::floor((lo + hi) / 2) : std::sqrt(lo * hi);
-    at = run(mid);
-    if (meets(at, targets)) lo = mid;
-    else {
-      hi = mid;
-      fail = at;
-    }
+    if (pass(mid, &fail)) lo = mid;
+    else hi = mid;
   }
   out.max_load = lo;
-  out.missed = missed_target(fail, targets);
-  out.binding = binding_of(rep, fail, out.missed);
+  out.saturated = over_saturation;
+  out.missed = over_saturation ? Metric::kNone : missed_target(fail, targets);
+  out.binding = over_saturation ? saturation_binding(rep, saturation) : binding_of(rep, fail, out.missed);
   return out;
 }
 
