@@ -213,12 +213,15 @@ int run_serve(ServeOptions& o) {
   if (q.overhead_seconds < 0) q.overhead_seconds = layouts.front()->workload.stack.decode_step_overhead_seconds;
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   serve::ServeAnswer a = serve::plan_serving(layouts, q, threads);
+  if (a.chosen && a.at_load.unservable)
+    warnings.push_back(fmt::format("a request of {} tokens does not fit the KV cache of {} tokens: nothing was simulated",
+                                   a.at_load.longest_request_tokens, a.layouts[*a.chosen].kv.tokens));
   if (!device.price.cloud_usd_per_hour)
     warnings.push_back("the catalog has no cloud price for " + device.name + ": no cost per million tokens");
 
   report::ServeReport r{&model, &device, &q, &a, traffic_words, warnings};
   emit(*o.global, report::serve_text(r, format_of(*o.global)));
-  return a.chosen ? kExitOk : kExitNothingFeasible;
+  return a.chosen && !a.at_load.unservable ? kExitOk : kExitNothingFeasible;
 }
 
 }  // namespace
