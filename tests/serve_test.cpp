@@ -350,3 +350,26 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
   // contain); the error is printed above and reported in the README.
   CHECK(serve::percentile(low_load_ttft_errors, 1.0) <= 0.35);
 }
+
+TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and the knee") {
+  auto path = std::filesystem::temp_directory_path() / ("hwplan_serve_plot_" + std::to_string(::getpid()) + ".svg");
+  auto r = run_hwplan("plot serve --model llama-3-8b --devices h100-sxm,l40s --prompt 1000 --generate 200 --rate 10 "
+                      "--ttft-p95 1 --tpot-p95 0.05 --requests 300 -o " + path.string());
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string svg = ss.str();
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t p = svg.find(needle); p != std::string::npos; p = svg.find(needle, p + 1)) ++n;
+    return n;
+  };
+  CHECK(count("class=\"series\"") == 4);  // two devices x two panels
+  CHECK(count("class=\"target\"") == 2);
+  CHECK(count("class=\"knee\"") == 4);
+  CHECK(svg.find("nan") == std::string::npos);
+  CHECK(svg.find("inf") == std::string::npos);
+  std::filesystem::remove(path);
+  CHECK(run_hwplan("plot serve --model llama-3-8b --rate 5 -o /tmp/x.svg").exit_code == 2);  // no device
+}
