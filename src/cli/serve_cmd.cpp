@@ -56,7 +56,7 @@ Command serve_command() {
 Traffic: --rate (Poisson; --burstiness CV for gamma arrivals), --concurrency (closed loop: each client sends its
 next request when the previous one ends), or --trace FILE (CSV or JSONL: TIMESTAMP/ContextTokens/GeneratedTokens
 of the Azure LLM inference traces, or prompt_tokens|input_len and output_tokens|output_len; a vLLM benchmark
-result JSON gives lengths only). --requests defaults to 2000 (the trace's rows with --trace); the first 10% are
+result JSON gives lengths only). --requests defaults to 2000 (the trace's rows, at most 20,000, with --trace); the first 10% are
 warm-up and left out of the statistics. With targets, the rate (or concurrency) per replica is searched and the
 replicas needed for the asked load follow; without targets the figures describe --count devices at that load.
 Engine defaults (overridable): vllm block 16, KV 0.90 of the memory left after weights and activations,

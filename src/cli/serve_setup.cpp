@@ -11,6 +11,7 @@ namespace hwplan::cli {
 namespace {
 
 constexpr long long kDefaultRequests = 2000;
+constexpr long long kMaxDefaultTraceRequests = 20000;
 
 [[noreturn]] void bad(const std::string& flag, const std::string& message) { throw InputError({}, flag, message); }
 
@@ -80,7 +81,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o) {
   a.add_option("--burstiness", o.burstiness, "Coefficient of variation of the inter-arrival times (gamma arrivals; 1 = Poisson)");
   a.add_option("--concurrency", o.concurrency, "Concurrent clients (closed loop, all replicas)");
   a.add_option("--trace", o.trace, "Request trace, CSV or JSONL")->type_name("FILE");
-  a.add_option("--requests", o.requests, "Requests to simulate (default 2000)");
+  a.add_option("--requests", o.requests, "Requests to simulate (default 2000; with --trace its rows, at most 20,000)");
   a.add_option("--seed", o.seed, "Random seed (arrivals and lengths)")->capture_default_str();
   a.add_option("--prompt-dist", o.prompt_dist, "Prompt lengths: uniform:MIN:MAX | lognormal:MEAN:SIGMA | file:PATH");
   a.add_option("--generate-dist", o.generate_dist, "Output lengths: uniform:MIN:MAX | lognormal:MEAN:SIGMA | file:PATH");
@@ -153,8 +154,11 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
     t.burstiness_cv = o.burstiness.value_or(1);
   }
   if (o.concurrency && (o.burstiness || o.arrival == "gamma")) bad("--burstiness", "applies to open-loop --rate traffic");
-  long long requests = o.requests.value_or(o.trace ? static_cast<long long>(t.trace.size()) : kDefaultRequests);
-  if (requests < 10 || requests > 10'000'000) bad("--requests", "must be 10 to 10,000,000");
+  // A trace's rows, up to 20,000 (a week of Azure traffic has millions: give --requests to simulate more).
+  long long requests = o.requests.value_or(o.trace ? std::min<long long>(static_cast<long long>(t.trace.size()), kMaxDefaultTraceRequests)
+                                                   : kDefaultRequests);
+  // Each simulated request holds about 150 bytes: a million is the most one run may ask for.
+  if (requests < 10 || requests > 1'000'000) bad("--requests", "must be 10 to 1,000,000");
   t.requests = requests;
   q.load = o.concurrency ? serve::Load{true, static_cast<double>(*o.concurrency)} : serve::Load{false, *o.rate};
   if (o.trace) traffic_words = "trace " + *o.trace + (o.concurrency ? "" : ",");
