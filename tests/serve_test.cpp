@@ -373,3 +373,33 @@ TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and th
   std::filesystem::remove(path);
   CHECK(run_hwplan("plot serve --model llama-3-8b --rate 5 -o /tmp/x.svg").exit_code == 2);  // no device
 }
+
+TEST_CASE("recommend --task serve ranks the devices that meet the targets by cost per million output tokens") {
+  auto r = run_hwplan("recommend --model llama-3-8b --task serve --rate 20 --prompt 1000 --generate 200 --ttft-p95 1 "
+                      "--tpot-p95 0.05 --vendor nvidia --class datacenter --requests 200 --format json --threads 2");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["task"] == "serve");
+  REQUIRE(j["candidates"].size() >= 2);
+  double last = 0;
+  for (const auto& c : j["candidates"]) {
+    if (c["usd_per_million_output_tokens"].is_null()) continue;
+    double usd = c["usd_per_million_output_tokens"].get<double>();
+    CHECK(usd >= last);
+    last = usd;
+    CHECK(c["tpot_p95_seconds"].get<double>() <= 0.05);
+    CHECK(c["ttft_p95_seconds"].get<double>() <= 1.0);
+  }
+  // The same answer as hwplan serve for the top device (same requests and seed).
+  std::string top = j["candidates"][0]["device"];
+  auto s = run_hwplan("serve --model llama-3-8b --device " + top + " --rate 20 --prompt 1000 --generate 200 --ttft-p95 1 "
+                      "--tpot-p95 0.05 --requests 200 --format json");
+  REQUIRE(s.exit_code == 0);
+  json sj = json::parse(s.out);
+  CHECK(sj["serve"]["devices_total"] == j["candidates"][0]["devices_total"]);
+  CHECK(sj["cost"]["usd_per_million_output_tokens"].get<double>() ==
+        doctest::Approx(j["candidates"][0]["usd_per_million_output_tokens"].get<double>()));
+  // Serving flags on another task are an error, not ignored.
+  CHECK(run_hwplan("recommend --model llama-2-7b --task lora --rate 5").exit_code == 2);
+}

@@ -74,7 +74,7 @@ std::vector<int> tp_candidates(const ServeOptions& o, const Model& m, const Devi
 
 }  // namespace
 
-void add_serve_options(CLI::App& a, ServeOptions& o) {
+void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   o.workload.task = "infer";
   a.add_option("--rate", o.rate, "Requests per second (open loop, all replicas)");
   a.add_option("--arrival", o.arrival, "Arrival process with --rate: poisson | gamma")->capture_default_str();
@@ -98,7 +98,13 @@ void add_serve_options(CLI::App& a, ServeOptions& o) {
   a.add_option("--max-sequences", o.max_sequences, "Most sequences batched in one step");
   a.add_option("--chunked-prefill", o.chunked_prefill, "Split long prompts over steps (on | off; default on)")->type_name("on|off");
   a.add_option("--step-overhead-ms", o.step_overhead_ms, "Engine overhead per step, ms (default: the engine preset's)");
-  a.add_option("--threads", o.threads, "Worker threads for the layout search (default: all cores); output does not depend on it");
+  if (threads_flag) a.add_option("--threads", o.threads, "Worker threads for the layout search (default: all cores); output does not depend on it");
+}
+
+bool serve_flags_given(const ServeOptions& o) {
+  return o.rate || o.concurrency || o.trace || o.requests || o.prompt_dist || o.generate_dist || o.burstiness ||
+         o.targets.any() || o.block_size || o.max_batched_tokens || o.max_sequences || o.kv_memory_fraction ||
+         o.step_overhead_ms || o.chunked_prefill || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
 }
 
 int threads_of(const ServeOptions& o) {

@@ -29,7 +29,10 @@ struct ServeOptions {
   int threads = 0;
 };
 
-void add_serve_options(CLI::App& app, ServeOptions& o);
+// `threads_flag`: also register --threads (recommend has its own).
+void add_serve_options(CLI::App& app, ServeOptions& o, bool threads_flag = true);
+// Any flag that only serving reads was given (other tasks reject them).
+bool serve_flags_given(const ServeOptions& o);
 
 // A resolved serving question: the model, the device, the candidate layouts (each a validated query) and the
 // traffic, targets and engine. Owns what the layouts point at.
@@ -45,5 +48,9 @@ struct ServeSetup {
 // Validates every flag (exit-2 errors name the flag or the trace's file:line). `device_override` replaces --device.
 ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const Device* device_override = nullptr);
 int threads_of(const ServeOptions& o);
+// recommend --task serve: the catalog ranked by cost (or devices, or energy) per million output tokens among the
+// devices that meet the targets.
+int run_recommend_serve(const GlobalOptions& g, const WorkloadOptions& w, const ServeOptions& serve_flags,
+                        const RecommendSpec& spec, int threads);
 
 }  // namespace hwplan::cli

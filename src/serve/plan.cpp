@@ -56,28 +56,39 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
     a.layouts.push_back(o);
     replicas.push_back(r);
   }
-  // Each layout's capacity search is independent: the workers take layouts by index and write only their own.
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < a.layouts.size(); i = next++) {
-      LayoutOption& o = a.layouts[i];
-      if (o.fits && q.targets.any()) {
-        o.capacity = search_capacity(replicas[i], q.traffic, q.targets, q.load.closed_loop);
-        if (o.capacity.max_load && *o.capacity.max_load > 0) {
-          o.replicas = replicas_needed(q.load.value, *o.capacity.max_load);
-          o.devices = o.replicas * o.tp * o.pp;
-        }
-      } else if (o.fits && q.devices && *q.devices % (o.tp * o.pp) == 0) {
-        o.replicas = *q.devices / (o.tp * o.pp);
-        o.devices = *q.devices;
+  auto evaluate = [&](size_t i) {
+    LayoutOption& o = a.layouts[i];
+    if (o.fits && q.targets.any()) {
+      o.capacity = search_capacity(replicas[i], q.traffic, q.targets, q.load.closed_loop);
+      if (o.capacity.max_load && *o.capacity.max_load > 0) {
+        o.replicas = replicas_needed(q.load.value, *o.capacity.max_load);
+        o.devices = o.replicas * o.tp * o.pp;
       }
+    } else if (o.fits && q.devices && *q.devices % (o.tp * o.pp) == 0) {
+      o.replicas = *q.devices / (o.tp * o.pp);
+      o.devices = *q.devices;
     }
   };
-  std::vector<std::future<void>> workers;
-  const int n = std::max(1, std::min<int>(threads, static_cast<int>(a.layouts.size())));
-  for (int i = 1; i < n; ++i) workers.push_back(std::async(std::launch::async, work));
-  work();
-  for (auto& f : workers) f.get();
+  if (q.prune_layouts) {
+    long long best = 0;
+    for (size_t i = 0; i < a.layouts.size(); ++i) {
+      LayoutOption& o = a.layouts[i];
+      if (best > 0 && static_cast<long long>(o.tp) * o.pp > best) continue;
+      evaluate(i);
+      if (o.devices > 0 && (best == 0 || o.devices < best)) best = o.devices;
+    }
+  } else {
+    // Each layout's capacity search is independent: the workers take layouts by index and write only their own.
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < a.layouts.size(); i = next++) evaluate(i);
+    };
+    std::vector<std::future<void>> workers;
+    const int n = std::max(1, std::min<int>(threads, static_cast<int>(a.layouts.size())));
+    for (int i = 1; i < n; ++i) workers.push_back(std::async(std::launch::async, work));
+    work();
+    for (auto& f : workers) f.get();
+  }
   // Fewest devices; then the most headroom per replica; then the smaller layout (the order given).
   for (size_t i = 0; i < a.layouts.size(); ++i) {
     const LayoutOption& o = a.layouts[i];

@@ -16,6 +16,9 @@ struct ServeQuestion {
   EngineConfig engine;
   double overhead_seconds = -1;
   std::optional<long long> devices; // without targets: the devices given (--count); replicas = devices / tp
+  // Skip a layout whose single replica already holds more devices than an earlier (smaller) layout needs: it
+  // cannot win. Layouts are then searched one after another; the chosen layout is the same, the table shorter.
+  bool prune_layouts = false;
 };
 
 struct LayoutOption {
