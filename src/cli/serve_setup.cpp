@@ -168,7 +168,7 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
   t.requests = requests;
   q.load = o.concurrency ? serve::Load{true, static_cast<double>(*o.concurrency)} : serve::Load{false, *o.rate};
   if (o.trace) traffic_words = "trace " + *o.trace + (o.concurrency ? "" : ",");
-  if (o.concurrency) traffic_words += fmt::format("{}closed loop of {} clients", o.trace ? ", " : "", *o.concurrency);
+  if (o.concurrency) traffic_words += fmt::format("{}closed loop of {} client(s)", o.trace ? ", " : "", *o.concurrency);
   else traffic_words += fmt::format(" {} {:.4g} requests/s", t.arrival == serve::ArrivalKind::kGamma ? fmt::format("gamma (CV {:g})", t.burstiness_cv) : o.trace ? "at" : "Poisson", *o.rate);
   if (!o.trace) traffic_words += fmt::format(", prompt {} / output {} tokens", o.prompt_dist.value_or(std::to_string(w.prompt)),
                                              o.generate_dist.value_or(std::to_string(w.generate)));

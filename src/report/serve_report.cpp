@@ -195,13 +195,15 @@ std::string serve_text(const ServeReport& r, Format format) {
       out += fmt::format("Capacity: {:.3g} {} per replica within the targets\n", *o->capacity.max_load, load_unit(r));
     out += "Binding constraint: " + binding_words(r) + "\n";
   }
-  Table t;
-  t.header = {"", "p50", "p95", "p99"};
-  t.right_align = {false, true, true, true};
-  t.rows.push_back({"TTFT (ms)", ms(s.ttft.p50), ms(s.ttft.p95), ms(s.ttft.p99)});
-  t.rows.push_back({"TPOT (ms)", ms(s.tpot.p50), ms(s.tpot.p95), ms(s.tpot.p99)});
-  t.rows.push_back({"E2E (s)", num(s.e2e.p50, 2), num(s.e2e.p95, 2), num(s.e2e.p99, 2)});
-  out += "\n" + render(t, Format::kTable);
+  if (o) {
+    Table t;
+    t.header = {"", "p50", "p95", "p99"};
+    t.right_align = {false, true, true, true};
+    t.rows.push_back({"TTFT (ms)", ms(s.ttft.p50), ms(s.ttft.p95), ms(s.ttft.p99)});
+    t.rows.push_back({"TPOT (ms)", ms(s.tpot.p50), ms(s.tpot.p95), ms(s.tpot.p99)});
+    t.rows.push_back({"E2E (s)", num(s.e2e.p50, 2), num(s.e2e.p95, 2), num(s.e2e.p99, 2)});
+    out += "\n" + render(t, Format::kTable);
+  }
   if (o) {
     out += fmt::format("\nThroughput: {:.2f} requests/s, {:.0f} output tokens/s, {:.0f} total tokens/s (all replicas)\n",
                        s.requests_per_second * reps, s.output_tokens_per_second * reps, s.total_tokens_per_second * reps);
