@@ -10,6 +10,8 @@ cmake --build --preset default -j"$(nproc)" >/dev/null
 out=$(mktemp -d)
 taskset -c 0 ./build/hwplan_bench --benchmark_format=json --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
   >"$out/bench.json"
+taskset -c 0 ./build/hwplan_serve_bench --benchmark_format=json --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+  >"$out/serve.json"
 
 # End to end: the estimate process (start-up, built-in catalog, output), median of 50 runs on one core.
 python3 - "$out" <<'PY'
@@ -33,7 +35,8 @@ with open(os.path.join(out, "batch.yaml"), "w") as f:
 batch1 = run(["taskset", "-c", "0", "./build/hwplan", "batch", os.path.join(out, "batch.yaml"), "--format", "csv", "--threads", "1"], 3)
 batch2 = run(["./build/hwplan", "batch", os.path.join(out, "batch.yaml"), "--format", "csv"], 3)
 rec = run(["taskset", "-c", "0", "./build/hwplan", "recommend", "--model", "llama-2-7b", "--task", "lora", "--threads", "1"], 5)
-b = {x["run_name"]: x for x in json.load(open(os.path.join(out, "bench.json")))["benchmarks"] if x.get("aggregate_name") == "median"}
+b = {x["run_name"]: x for f in ("bench.json", "serve.json")
+     for x in json.load(open(os.path.join(out, f)))["benchmarks"] if x.get("aggregate_name") == "median"}
 def t(name, unit_scale):
     x = b[name]
     scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}[x["time_unit"]]
@@ -49,6 +52,8 @@ rows = [
     ("10,000-scenario batch (whole process, 1 thread)", f"{batch1:.2f} s", "< 2 s"),
     ("10,000-scenario batch (whole process, all cores)", f"{batch2:.2f} s", ""),
     ("hwplan estimate process (median of 50)", f"{est*1e3:.1f} ms", "< 20 ms"),
+    ("serve: 100,000 requests simulated (llama-3-8b, H100)", f"{t('BM_Simulate100k', 1e-3):.0f} ms", "<= 500 ms"),
+    ("serve: one device's capacity search (tp 1-8)", f"{t('BM_CapacitySearchOneDevice', 1e-3):.0f} ms", "<= 1 s"),
 ]
 w = max(len(r[0]) for r in rows)
 print(f"{'benchmark':<{w}}  {'measured':<36}  target")

@@ -11,12 +11,12 @@
 namespace hwplan {
 namespace {
 
-// One decode step of one layer for `batch` sequences at `context` tokens of KV cache, per device.
-// Each projection is a skinny GEMM (M = batch) that reads the whole weight matrix: memory-bound until the
-// batch reaches the device's ridge point. Attention reads the KV cache. The small elementwise kernels
-// (norms, RoPE, KV append, residuals, activation) cost mostly their launch.
-double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, double context, int tp,
-                            double weight_bytes, double kv_bytes, double* weight_read, double* kv_read) {
+// The token-wise part of one layer for `batch` new tokens (decode: one per sequence), per device: each projection
+// is a skinny GEMM (M = tokens) that reads the whole weight matrix, memory-bound until the token count reaches the
+// device's ridge point; the small elementwise kernels (norms, RoPE, KV append, residuals, activation) cost mostly
+// their launch.
+double token_layer_seconds(const Model& m, const DeviceRates& r, double batch, int tp, double weight_bytes,
+                           double* weight_read) {
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.attention_heads * m.head_dim) / tp;
   const double kv = std::max(static_cast<double>(m.head_dim), static_cast<double>(m.kv_heads * m.head_dim) / tp);
@@ -44,17 +44,31 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
     proj((m.gated() ? 2 : 1) * f, h);
     proj(h, f);
   }
-  // Attention over the cache: read K and V for every cached position; 4 a d c FLOPs per sequence.
-  const double cache = 2 * kv * context * batch * kv_bytes;
-  const double attn_flops = 4 * q * context * batch;
-  t += std::max(cache / achieved_bandwidth(r, cache), attn_flops / (r.matrix_flops * 0.3)) + 3 * r.kernel_overhead_seconds;
   // Elementwise kernels: 2 norms (2 kernels each in eager frameworks), RoPE (2), KV append (2), 2 residual adds,
   // activation (+ gate multiply).
   const double small = batch * h * e * 3;
   t += 12 * memory_seconds(r, small);
-  *weight_read += weights;
-  *kv_read += cache;
+  if (weight_read) *weight_read += weights;
   return t;
+}
+
+// Decode attention of one layer over `context_tokens` cached positions in total (summed over the sequences), per
+// device: read K and V for every cached position; 4 a d c FLOPs per sequence.
+double decode_attention_layer_seconds(const Model& m, const DeviceRates& r, double context_tokens, int tp,
+                                      double kv_bytes, double* kv_read) {
+  const double q = static_cast<double>(m.attention_heads * m.head_dim) / tp;
+  const double kv = std::max(static_cast<double>(m.head_dim), static_cast<double>(m.kv_heads * m.head_dim) / tp);
+  const double cache = 2 * kv * context_tokens * kv_bytes;
+  const double attn_flops = 4 * q * context_tokens;
+  if (kv_read) *kv_read += cache;
+  return std::max(cache / achieved_bandwidth(r, cache), attn_flops / (r.matrix_flops * 0.3)) + 3 * r.kernel_overhead_seconds;
+}
+
+// One decode step of one layer for `batch` sequences at `context` tokens of KV cache, per device.
+double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, double context, int tp,
+                            double weight_bytes, double kv_bytes, double* weight_read, double* kv_read) {
+  return token_layer_seconds(m, r, batch, tp, weight_bytes, weight_read) +
+         decode_attention_layer_seconds(m, r, context * batch, tp, kv_bytes, kv_read);
 }
 
 // Kernels one decode step issues per layer. Fused engines: QKV, output, up and down GEMMs, attention (3), two
@@ -169,6 +183,71 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
   }
   out.total_seconds = out.prefill_seconds + static_cast<double>(w.generate) * out.time_per_output_token_seconds;
   return out;
+}
+
+StepRates step_rates(const EstimateInput& in) {
+  StepRates s;
+  const Model& m = *in.model;
+  const Workload& w = in.workload;
+  Precision compute = w.weights ? compute_precision(*w.weights) : w.precision;
+  if (compute == Precision::kInt8 && !in.device->supports(Precision::kInt8)) compute = Precision::kFp16;
+  if (w.precision == Precision::kFp32) compute = Precision::kFp32;
+  s.model = &m;
+  s.rates = device_rates(*in.device, compute, in.profile);
+  s.tp = in.plan.tp;
+  s.pp = in.plan.pp;
+  s.tp_link = group_link(*in.device, in.system, in.plan.tp, 1);
+  s.pp_link = group_link(*in.device, in.system, 2, in.plan.tp);
+  s.layers = static_cast<double>(m.total_layers());
+  s.weight_bytes = weight_bytes_per_param(w);
+  s.kv_bytes = bytes_per_element(w.kv_cache);
+  // A chunk of a few hundred tokens against its heads: the flash-attention rate of that tile shape.
+  const double heads = static_cast<double>(m.attention_heads) / s.tp;
+  s.prefill_attention_flops_per_s = s.rates.matrix_flops * s.rates.attention_efficiency *
+                                    gemm_efficiency(s.rates, 512, 512, static_cast<double>(m.head_dim), heads);
+  const Stack& st = w.stack;
+  s.host_seconds = st.cuda_graphs ? 0.0 : (s.layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
+  s.step_overhead_seconds = st.decode_step_overhead_seconds;
+  return s;
+}
+
+double step_tokens_seconds(const StepRates& s, double tokens) {
+  if (tokens <= 0) return 0;
+  const Model& m = *s.model;
+  double layer = token_layer_seconds(m, s.rates, tokens, s.tp, s.weight_bytes, nullptr);
+  double tp_comm = s.tp > 1 ? 2 * allreduce_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.tp, s.tp_link) : 0;
+  double pp_comm = s.pp > 1 ? (s.pp - 1) * p2p_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.pp_link) : 0;
+  return s.layers * (layer + tp_comm) + pp_comm;
+}
+
+double step_logits_seconds(const StepRates& s, double sequences) {
+  if (sequences <= 0) return 0;
+  const Model& m = *s.model;
+  return gemm_seconds(s.rates, sequences, static_cast<double>(m.vocab_size) / s.tp, static_cast<double>(m.hidden_size),
+                      1, 2, s.weight_bytes) + 4 * s.rates.kernel_overhead_seconds;
+}
+
+double step_decode_attention_seconds(const StepRates& s, double context_tokens) {
+  if (context_tokens <= 0) return 0;
+  return s.layers * decode_attention_layer_seconds(*s.model, s.rates, context_tokens, s.tp, s.kv_bytes, nullptr);
+}
+
+double step_prefill_attention_seconds(const StepRates& s, double score_tokens, double kv_tokens) {
+  if (score_tokens <= 0) return 0;
+  const Model& m = *s.model;
+  const double heads = static_cast<double>(m.attention_heads) / s.tp;
+  const double kv_heads = std::max(1.0, static_cast<double>(m.kv_heads) / s.tp);
+  const double d = static_cast<double>(m.head_dim);
+  double flops = 4 * heads * d * score_tokens;
+  double bytes = 2 * kv_heads * d * kv_tokens * s.kv_bytes;
+  double t = std::max(flops / std::max(1.0, s.prefill_attention_flops_per_s), bytes / achieved_bandwidth(s.rates, bytes));
+  return s.layers * (t + s.rates.kernel_overhead_seconds);
+}
+
+double kv_bytes_per_token(const Model& m, const Workload& w, const Plan& plan) {
+  const double layers = std::ceil(static_cast<double>(m.total_layers()) / plan.pp);
+  const double kv_heads_local = std::max(1.0, static_cast<double>(m.kv_heads) / plan.tp);
+  return 2 * layers * kv_heads_local * static_cast<double>(m.head_dim) * bytes_per_element(w.kv_cache);
 }
 
 }  // namespace hwplan

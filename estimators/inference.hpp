@@ -1,6 +1,8 @@
 // Inference: prefill (time to first token) and decode (time per output token) on a layout.
 #pragma once
 
+#include "estimators/comm.hpp"
+#include "estimators/efficiency.hpp"
 #include "estimators/estimate.hpp"
 
 namespace hwplan {
@@ -9,5 +11,36 @@ namespace hwplan {
 // int8 GEMMs), and fp32 activations keep everything in fp32. The device may substitute (effective_precision).
 Precision inference_compute_precision(const Workload& w);
 InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params);
+
+// One engine iteration that batches prefill chunks and decode tokens together (continuous batching, as src/serve
+// simulates it), split into the pieces that depend on different counts. The same physics as inference_time's
+// decode step: a decode step of b sequences at context c costs
+//   step_tokens_seconds(b) + step_logits_seconds(b) + step_decode_attention_seconds(b c) (+ host and overhead).
+struct StepRates {
+  const Model* model = nullptr;
+  DeviceRates rates;
+  int tp = 1;
+  int pp = 1;
+  GroupLink tp_link;
+  GroupLink pp_link;
+  double layers = 0;                // all layers (pipeline stages run one after another for one step)
+  double weight_bytes = 2;          // per parameter as the GEMMs read them
+  double kv_bytes = 2;              // per KV-cache element
+  double prefill_attention_flops_per_s = 0;  // flash attention over a prefill chunk
+  double host_seconds = 0;          // host time to issue one step's kernels (0 with CUDA graphs)
+  double step_overhead_seconds = 0; // the engine's scheduler, sampler, detokeniser, once per step
+};
+StepRates step_rates(const EstimateInput& in);
+// GEMMs, elementwise kernels and the tensor-parallel all-reduces of all layers for `tokens` new tokens.
+double step_tokens_seconds(const StepRates& s, double tokens);
+// The final norm and the logits GEMM for the `sequences` that sample a token this step.
+double step_logits_seconds(const StepRates& s, double sequences);
+// Decode attention over `context_tokens` cached positions, summed over the decoding sequences, all layers.
+double step_decode_attention_seconds(const StepRates& s, double context_tokens);
+// Prefill attention: `score_tokens` = sum over chunks of chunk x (tokens before the chunk + chunk / 2), the
+// causal score count; `kv_tokens` = positions of K and V the chunks read.
+double step_prefill_attention_seconds(const StepRates& s, double score_tokens, double kv_tokens);
+// Bytes of KV cache one token takes per device (K and V, all layers of one pipeline stage).
+double kv_bytes_per_token(const Model& m, const Workload& w, const Plan& plan);
 
 }  // namespace hwplan

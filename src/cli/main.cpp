@@ -17,6 +17,7 @@ Examples:
   hwplan estimate --model llama-3-8b --device h100-sxm --count 8 --seq 8192 --global-batch 128
   hwplan estimate --model llama-2-70b --device a100-80gb-sxm --task infer --weights int4 --batch 8
   hwplan fit --model llama-2-13b --device rtx-4090 --task finetune
+  hwplan serve --model llama-3-8b --device h100-sxm --rate 20 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05
   hwplan catalog list --class consumer
   hwplan models show mixtral-8x7b --format json
   hwplan validate --measurements data/measurements/step-latency-neusight.yaml

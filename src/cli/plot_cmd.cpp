@@ -1,4 +1,4 @@
-// hwplan plot roofline | memory: SVG pictures of where a workload sits on a device's roofline, and of its memory
+// hwplan plot roofline | memory | serve: SVG pictures of where a workload sits on a device's roofline, and of its memory
 // breakdown on the devices compared.
 #include <fmt/format.h>
 
@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/serve_setup.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "estimators/efficiency.hpp"
@@ -23,7 +24,9 @@ struct PlotOptions {
   GlobalOptions* global = nullptr;
   CLI::App* roofline = nullptr;
   CLI::App* memory = nullptr;
+  CLI::App* serve = nullptr;
   WorkloadOptions workload;
+  ServeOptions serve_options;
   std::vector<std::string> devices;
   std::string output;
 };
@@ -114,6 +117,56 @@ int run_memory(const PlotOptions& o) {
   return 0;
 }
 
+// p95 TTFT and TPOT of one replica against its load, per device: the chosen layout (with targets: the one that
+// serves the asked load on the fewest devices, its highest load within the targets marked as the knee).
+int run_serve_plot(PlotOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  std::vector<std::string> ids = o.devices;
+  if (ids.empty() && !o.serve_options.workload.device.empty()) ids.push_back(o.serve_options.workload.device);
+  if (ids.empty()) throw InputError({}, "--device", "give --device or --devices");
+  report::LatencyChart chart;
+  for (const auto& id : ids) {
+    const Device& d = registry.device(id);
+    ServeSetup setup = prepare_serve(registry, o.serve_options, &d);
+    const serve::ServeQuestion& q = setup.question;
+    serve::ServeAnswer a = serve::plan_serving(setup.layouts, q, threads_of(o.serve_options));
+    std::optional<size_t> pick = a.chosen;
+    for (size_t i = 0; !pick && i < a.layouts.size(); ++i)
+      if (a.layouts[i].fits) pick = i;
+    if (!pick) throw InputError({}, "--device", q.engine.preset + ": " + setup.model.id + " does not fit " + d.id);
+    const serve::LayoutOption& l = a.layouts[*pick];
+    serve::Replica r{setup.layouts[*pick], q.engine, l.kv, q.overhead_seconds};
+    const bool closed = q.load.closed_loop;
+    // The sweep ends past the knee, or past the saturated throughput when no targets were given.
+    double top = l.capacity.max_load.value_or(0) * 1.6;
+    if (!(top > 0)) {
+      double clients = std::max<double>(1, std::min<double>(static_cast<double>(q.engine.max_sequences), static_cast<double>(l.kv.max_sequences)));
+      top = closed ? 2 * clients : 1.3 * serve::simulate_replica(r, q.traffic, {true, clients}).requests_per_second;
+    }
+    if (!(top > 0)) top = closed ? 8 : 1;
+    report::LatencySeries s;
+    s.label = fmt::format("{} tp={}", d.id, l.tp);
+    s.knee_load = l.capacity.max_load.value_or(0);
+    constexpr int kPoints = 16;
+    for (int i = 1; i <= kPoints; ++i) {
+      double load = top * i / kPoints;
+      if (closed) load = std::max(1.0, std::round(load));
+      serve::SimResult sim = serve::simulate_replica(r, q.traffic, {closed, load});
+      if (sim.unservable) continue;
+      s.points.push_back({load, sim.ttft.p95, sim.tpot.p95});
+    }
+    chart.series.push_back(std::move(s));
+    if (chart.title.empty())
+      chart.title = fmt::format("{} ({}): p95 latency against load per replica", setup.model.id, q.engine.preset);
+    if (closed) chart.load_label = "Concurrent clients per replica";
+  }
+  const serve::Targets& t = o.serve_options.targets;
+  chart.ttft_target_seconds = t.ttft_p95.value_or(0);
+  chart.tpot_target_seconds = t.tpot_p95.value_or(0);
+  write(o, report::render_latency_svg(chart));
+  return 0;
+}
+
 }  // namespace
 
 Command plot_command() {
@@ -121,7 +174,7 @@ Command plot_command() {
   Command c;
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
-    auto* plot = app.add_subcommand("plot", "SVG pictures: roofline of a device with the workload's operators; memory breakdown");
+    auto* plot = app.add_subcommand("plot", "SVG pictures: roofline of a device with the workload's operators; memory breakdown; serving latency against load");
     plot->require_subcommand(1);
     o->roofline = plot->add_subcommand("roofline", "Log-log roofline with the workload's operators as points.")->footer(R"(Example:
   hwplan plot roofline --device h100-sxm --model llama-2-7b --seq 4096 -o roofline.svg)");
@@ -133,9 +186,17 @@ Command plot_command() {
     add_workload_options(*o->memory, o->workload, /*device_required=*/false);
     o->memory->add_option("--devices", o->devices, "Devices to compare (comma-separated)")->delimiter(',');
     o->memory->add_option("-o,--output", o->output, "SVG file to write")->required();
+    o->serve = plot->add_subcommand("serve", "p95 TTFT and TPOT against request rate per device, targets drawn, knee marked.")->footer(R"(Examples:
+  hwplan plot serve --model llama-3-8b --devices h100-sxm,l40s --prompt 2000 --generate 300 --rate 20 --ttft-p95 1 --tpot-p95 0.05 -o serve.svg
+  hwplan plot serve --model llama-3-8b --device rtx-4090 --concurrency 16 --prompt 512 --generate 256 -o knee.svg)");
+    o->serve_options.workload.task = "infer";
+    add_workload_options(*o->serve, o->serve_options.workload, /*device_required=*/false);
+    add_serve_options(*o->serve, o->serve_options);
+    o->serve->add_option("--devices", o->devices, "Devices to compare (comma-separated)")->delimiter(',');
+    o->serve->add_option("-o,--output", o->output, "SVG file to write")->required();
   };
-  c.parsed = [o] { return o->roofline->parsed() || o->memory->parsed(); };
-  c.run = [o] { return o->roofline->parsed() ? run_roofline(*o) : run_memory(*o); };
+  c.parsed = [o] { return o->roofline->parsed() || o->memory->parsed() || o->serve->parsed(); };
+  c.run = [o] { return o->roofline->parsed() ? run_roofline(*o) : o->memory->parsed() ? run_memory(*o) : run_serve_plot(*o); };
   return c;
 }
 

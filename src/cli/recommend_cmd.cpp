@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/recommend_report.hpp"
+#include "cli/serve_setup.hpp"
 #include "core/strings.hpp"
 
 namespace hwplan::cli {
@@ -20,6 +21,7 @@ struct RecommendOptions {
   bool buy = false;
   bool rent = false;
   int threads = 0;
+  ServeOptions serve;  // --task serve: traffic, targets, engine scheduler
 };
 
 int run_recommend(RecommendOptions& o) {
@@ -29,6 +31,8 @@ int run_recommend(RecommendOptions& o) {
   if (o.spec.top < 1) throw InputError({}, "--top", "must be at least 1");
   if (o.spec.budget_usd && !(*o.spec.budget_usd > 0)) throw InputError({}, "--budget-usd", "must be positive");
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (o.workload.task == "serve") return run_recommend_serve(*o.global, o.workload, o.serve, o.spec, threads);
+  if (serve_flags_given(o.serve)) throw InputError({}, "--rate", "traffic, latency targets and scheduler flags apply to --task serve");
   Recommendation r = recommend(registry, o.workload, o.spec, threads);
   emit(*o.global, render_recommendation(r, o.workload, o.spec, format_of(*o.global)));
   return r.candidates.empty() ? kExitNothingFeasible : kExitOk;
@@ -45,7 +49,8 @@ Command recommend_command() {
   hwplan recommend --model llama-2-7b --task lora --budget-usd 3000 --buy
   hwplan recommend --model llama-3-70b --task infer --batch 8 --min-decode-tps 20 --rent
   hwplan recommend --model 1b --tokens 2e10 --deadline 7d --optimize cost
-  hwplan recommend --model 3b --task infer --weights int4 --class edge --max-power-w 15)");
+  hwplan recommend --model 3b --task infer --weights int4 --class edge --max-power-w 15
+  hwplan recommend --model llama-3-8b --task serve --rate 50 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05)");
     add_workload_options(*o->app, o->workload, /*device_required=*/false);
     o->app->add_option("--budget-usd", o->spec.budget_usd, "Total budget (purchase, or rental for the job)");
     o->app->add_option("--max-count", o->spec.max_count, "Most devices to consider")->capture_default_str();
@@ -63,6 +68,7 @@ Command recommend_command() {
         ->capture_default_str();
     o->app->add_option("--min-decode-tps", o->spec.min_decode_tokens_per_second, "Inference: decode tokens/s per stream");
     o->app->add_option("--threads", o->threads, "Worker threads (default: all cores); results do not depend on it");
+    add_serve_options(*o->app, o->serve, /*threads_flag=*/false);
     add_format_option(*o->app, g);
   };
   c.parsed = [o] { return o->app->parsed(); };

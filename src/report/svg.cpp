@@ -780,4 +780,87 @@ std::string render_memory_svg(const MemoryChart& chart) {
   return std::move(svg).finish();
 }
 
+// ---------------------------------------------------------------------------------------------------------
+// Serving latency against load
+
+std::string render_latency_svg(const LatencyChart& chart) {
+  double max_load = 0, ttft_lo = INFINITY, ttft_hi = 0, tpot_lo = INFINITY, tpot_hi = 0;
+  for (const auto& s : chart.series)
+    for (const auto& p : s.points) {
+      if (!positive(p.load)) continue;
+      max_load = std::max(max_load, p.load);
+      if (positive(p.ttft_p95_seconds)) ttft_lo = std::min(ttft_lo, p.ttft_p95_seconds), ttft_hi = std::max(ttft_hi, p.ttft_p95_seconds);
+      if (positive(p.tpot_p95_seconds)) tpot_lo = std::min(tpot_lo, p.tpot_p95_seconds), tpot_hi = std::max(tpot_hi, p.tpot_p95_seconds);
+    }
+  if (!positive(max_load) || !positive(ttft_hi) || !positive(tpot_hi)) return no_data_svg(chart.title);
+  if (positive(chart.ttft_target_seconds)) ttft_lo = std::min(ttft_lo, chart.ttft_target_seconds), ttft_hi = std::max(ttft_hi, chart.ttft_target_seconds);
+  if (positive(chart.tpot_target_seconds)) tpot_lo = std::min(tpot_lo, chart.tpot_target_seconds), tpot_hi = std::max(tpot_hi, chart.tpot_target_seconds);
+
+  const double left = 80, plot_w = 560, right = left + plot_w, top = 56, panel_h = 220, gap = 56, font = 11;
+  double legend_w = 0;
+  for (const auto& s : chart.series) legend_w = std::max(legend_w, text_width(truncate(s.label, 28), font));
+  const double width = std::ceil(std::max(right + 40 + legend_w + 40, std::min(1200.0, text_width(chart.title, 15) + 40)));
+  const double height = top + 2 * panel_h + gap + 60;
+  const double step = nice_step(max_load * 1.05, 6);
+  const double x_top = std::ceil(max_load * 1.05 / step - 1e-9) * step;
+  auto x_of = [&](double v) { return left + v / x_top * plot_w; };
+
+  Svg svg(width, height, chart.title);
+  struct Panel {
+    const char* metric;
+    const char* title;
+    double lo, hi, target, scale;  // scale: seconds -> axis unit
+  };
+  const Panel panels[2] = {{"ttft", "p95 TTFT (s)", ttft_lo, ttft_hi, chart.ttft_target_seconds, 1},
+                           {"tpot", "p95 TPOT (ms)", tpot_lo * 1000, tpot_hi * 1000, chart.tpot_target_seconds, 1000}};
+  for (int k = 0; k < 2; ++k) {
+    const Panel& pn = panels[k];
+    const double ptop = top + k * (panel_h + gap), pbottom = ptop + panel_h;
+    auto [lo_log, hi_log] = log_range(pn.lo, pn.hi, 0.1, 0.1);
+    LogScale y{lo_log, hi_log, pbottom, ptop};
+    draw_log_axis(svg, y, false, 0, left, right);
+    svg.line(left, ptop, left, pbottom, "stroke=\"#888888\"");
+    svg.line(left, pbottom, right, pbottom, "stroke=\"#888888\"");
+    for (int i = 0; i * step <= x_top + step * 1e-9; ++i) {
+      double v = i * step, x = x_of(v);
+      svg.line(x, pbottom, x, pbottom + 4, "stroke=\"#888888\"");
+      svg.text(x, pbottom + 16, fmt::format("{:g}", v), "class=\"tick\" text-anchor=\"middle\"");
+    }
+    const double title_x = left - 56, mid = (ptop + pbottom) / 2;
+    svg.text(title_x, mid, pn.title,
+             fmt::format("class=\"axis-title\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 {} {})\"", px(title_x), px(mid)));
+    if (positive(pn.target)) {
+      double ty = y(pn.target * pn.scale);
+      svg.line(left, ty, right, ty, fmt::format("class=\"target\" data-metric=\"{}\" stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"", pn.metric, kOverColour));
+      svg.boxed_text(right - 4, ty - 5, fmt::format("target {}", sig3(pn.target * pn.scale)), 10, "end", fmt::format("fill=\"{}\"", kOverColour));
+    }
+    for (std::size_t i = 0; i < chart.series.size(); ++i) {
+      const LatencySeries& s = chart.series[i];
+      std::string_view colour = kPalette[i % kPalette.size()];
+      std::string points;
+      for (const auto& p : s.points) {
+        double v = (k == 0 ? p.ttft_p95_seconds : p.tpot_p95_seconds) * pn.scale;
+        if (!positive(p.load) || !positive(v)) continue;
+        v = std::clamp(v, y.lo(), y.hi());
+        points += fmt::format("{},{} ", px(x_of(p.load)), px(y(v)));
+      }
+      svg.raw(fmt::format("<polyline class=\"series\" data-label=\"{}\" data-metric=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>\n",
+                          xml_escape(s.label), pn.metric, points, colour));
+      if (positive(s.knee_load) && s.knee_load <= x_top) {
+        double kx = x_of(s.knee_load);
+        svg.line(kx, ptop, kx, pbottom, fmt::format("class=\"knee\" data-label=\"{}\" stroke=\"{}\" stroke-dasharray=\"2 3\"", xml_escape(s.label), colour));
+        if (k == 0) svg.boxed_text(kx + 4, ptop + 14 + 14 * static_cast<double>(i), fmt::format("knee {}", sig3(s.knee_load)), 10, "start", fmt::format("fill=\"{}\"", colour));
+      }
+    }
+  }
+  const double bottom = top + 2 * panel_h + gap;
+  svg.text((left + right) / 2, bottom + 40, chart.load_label, "class=\"axis-title\" text-anchor=\"middle\" font-size=\"13\"");
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    double ly = top + 10 + 20 * static_cast<double>(i);
+    svg.line(right + 28, ly, right + 48, ly, fmt::format("stroke=\"{}\" stroke-width=\"2\"", kPalette[i % kPalette.size()]));
+    svg.text(right + 54, ly + 4, truncate(chart.series[i].label, 28));
+  }
+  return std::move(svg).finish();
+}
+
 }  // namespace hwplan::report

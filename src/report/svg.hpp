@@ -54,6 +54,31 @@ struct MemoryChart {
 
 std::string render_memory_svg(const MemoryChart& chart);
 
+// p95 TTFT and TPOT against load, one line per device (serving): two panels over a shared linear x axis, log y.
+// Classes: class="series" (a polyline per device and panel, data-label, data-metric), class="target"
+// (data-metric), class="knee" (the highest load within the targets, data-label).
+struct LatencyPoint {
+  double load;           // requests/s (or clients)
+  double ttft_p95_seconds;
+  double tpot_p95_seconds;
+};
+
+struct LatencySeries {
+  std::string label;
+  std::vector<LatencyPoint> points;
+  double knee_load = 0;  // 0 = none
+};
+
+struct LatencyChart {
+  std::string title;
+  std::string load_label = "Request rate per replica (requests/s)";
+  std::vector<LatencySeries> series;
+  double ttft_target_seconds = 0;  // 0 = none
+  double tpot_target_seconds = 0;
+};
+
+std::string render_latency_svg(const LatencyChart& chart);
+
 // Text safe for XML character data and quoted attribute values: & < > " ' become entities and control
 // characters that XML 1.0 forbids (everything below U+0020 except tab, newline, carriage return) become '?'.
 std::string xml_escape(const std::string& s);

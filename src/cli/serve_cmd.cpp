@@ -1,0 +1,75 @@
+// hwplan serve: how many devices serve this traffic within these latency targets, from a discrete-event simulation
+// of the engine's scheduler (src/serve) over the estimators' step model.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/serve_setup.hpp"
+#include "report/serve_report.hpp"
+
+namespace hwplan::cli {
+namespace {
+
+struct ServeCommand {
+  GlobalOptions* global = nullptr;
+  CLI::App* app = nullptr;
+  ServeOptions options;
+};
+
+int run_serve(ServeCommand& c) {
+  ServeOptions& o = c.options;
+  io::Registry registry = make_registry(*c.global);
+  ServeSetup setup = prepare_serve(registry, o);
+  serve::ServeQuestion& q = setup.question;
+  std::vector<std::string>& warnings = setup.warnings;
+  const Device& device = *setup.device;
+  const Model& model = setup.model;
+  const std::vector<const EstimateInput*>& layouts = setup.layouts;
+  int threads = threads_of(o);
+  serve::ServeAnswer a = serve::plan_serving(layouts, q, threads);
+  if (a.chosen && a.at_load.unservable)
+    warnings.push_back(fmt::format("a request of {} tokens does not fit the KV cache of {} tokens: nothing was simulated",
+                                   a.at_load.longest_request_tokens, a.layouts[*a.chosen].kv.tokens));
+  if (!device.price.cloud_usd_per_hour)
+    warnings.push_back("the catalog has no cloud price for " + device.name + ": no cost per million tokens");
+
+  report::ServeReport r{&model, &device, &q, &a, setup.traffic, warnings};
+  emit(*c.global, report::serve_text(r, format_of(*c.global)));
+  return a.chosen && !a.at_load.unservable ? kExitOk : kExitNothingFeasible;
+}
+
+}  // namespace
+
+Command serve_command() {
+  auto o = std::make_shared<ServeCommand>();
+  Command c;
+  c.setup = [o](CLI::App& app, GlobalOptions& g) {
+    o->global = &g;
+    o->options.workload.task = "infer";
+    o->app = app.add_subcommand("serve", "Serving capacity: devices needed for a traffic within latency targets (simulated).")
+                 ->footer(R"(Examples:
+  hwplan serve --model llama-3-8b --device h100-sxm --rate 20 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05
+  hwplan serve --model llama-3-70b --device mi300x --concurrency 64 --prompt 1000 --generate 500 --format json
+  hwplan serve --model llama-2-7b --device l40s --trace azure_conv.csv --ttft-p95 2 --engine sglang
+
+Traffic: --rate (Poisson; --burstiness CV for gamma arrivals), --concurrency (closed loop: each client sends its
+next request when the previous one ends), or --trace FILE (CSV or JSONL: TIMESTAMP/ContextTokens/GeneratedTokens
+of the Azure LLM inference traces, or prompt_tokens|input_len and output_tokens|output_len; a vLLM benchmark
+result JSON gives lengths only). --requests defaults to 2000 (the trace's rows, at most 20,000, with --trace); the first 10% are
+warm-up and left out of the statistics. With targets, the rate (or concurrency) per replica is searched and the
+replicas needed for the asked load follow; without targets the figures describe --count devices at that load.
+Engine defaults (overridable): vllm block 16, KV 0.90 of the memory left after weights and activations,
+8192 batched tokens and 1024 sequences on >= 70 GiB devices (2048 and 256 below); sglang page 1, 0.88, 8192
+tokens; trtllm block 32, 0.90, 8192 tokens, 2048 sequences; llamacpp 4 slots, 2048 tokens.
+Exit codes: 0 ok, 2 bad input (trace rows: file:line), 3 no layout serves the load within the targets.)");
+    add_workload_options(*o->app, o->options.workload);
+    add_serve_options(*o->app, o->options);
+    add_format_option(*o->app, g);
+  };
+  c.parsed = [o] { return o->app->parsed(); };
+  c.run = [o] { return run_serve(*o); };
+  return c;
+}
+
+}  // namespace hwplan::cli

@@ -1,0 +1,168 @@
+// recommend --task serve: every catalog device (within --class / --vendor / --exclude) gets the serving plan of
+// hwplan serve for the same traffic and targets; those that meet them are ranked by cost per million output tokens
+// (--optimize energy: energy per million tokens; time: fewest devices).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+
+#include "cli/serve_setup.hpp"
+#include "core/strings.hpp"
+#include "report/serve_report.hpp"
+
+namespace hwplan::cli {
+namespace {
+
+constexpr long long kRecommendRequests = 500;
+
+struct ServeCandidate {
+  const Device* device = nullptr;
+  bool ok = false;
+  std::string reason;  // why not, when !ok
+  serve::LayoutOption layout;
+  serve::SimResult at_load;
+  std::optional<double> usd;
+  double kwh = 0;
+  std::string binding;
+};
+
+bool listed(const std::vector<std::string>& list, const std::string& value) {
+  if (list.empty()) return true;
+  for (const auto& x : list)
+    if (to_lower(x) == to_lower(value)) return true;
+  return false;
+}
+
+ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Device& d, const RecommendSpec& spec) {
+  ServeCandidate c;
+  c.device = &d;
+  try {
+    ServeSetup setup = prepare_serve(registry, s, &d);
+    setup.question.prune_layouts = true;
+    serve::ServeAnswer a = serve::plan_serving(setup.layouts, setup.question, 1);
+    if (!a.chosen) {
+      c.reason = "no layout meets the targets";
+      return c;
+    }
+    c.layout = a.layouts[*a.chosen];
+    c.at_load = a.at_load;
+    c.usd = a.usd_per_million_output_tokens;
+    c.kwh = a.kwh_per_million_output_tokens;
+    report::ServeReport r{&setup.model, &d, &setup.question, &a, setup.traffic, {}};
+    c.binding = report::binding_words(r);
+    if (a.at_load.unservable) c.reason = "a request does not fit the KV cache";
+    else if (!a.meets_targets) c.reason = "misses the targets at the asked load";
+    else if (c.layout.devices > spec.max_count) c.reason = fmt::format("needs {} devices (--max-count {})", c.layout.devices, spec.max_count);
+    else if (spec.max_power_w && d.tdp_w * static_cast<double>(c.layout.devices) > *spec.max_power_w)
+      c.reason = "over --max-power-w";
+    else c.ok = true;
+  } catch (const InputError& e) {
+    c.reason = e.detail();
+  }
+  return c;
+}
+
+}  // namespace
+
+int run_recommend_serve(const GlobalOptions& g, const WorkloadOptions& w, const ServeOptions& serve_flags,
+                        const RecommendSpec& spec, int threads) {
+  io::Registry registry = make_registry(g);
+  if (spec.optimize != "cost" && spec.optimize != "time" && spec.optimize != "energy" && spec.optimize != "balanced")
+    throw InputError({}, "--optimize", "'" + spec.optimize + "' is not one of: cost, time, energy, balanced");
+  for (const auto& x : spec.exclude) registry.device(x);
+  ServeOptions s = serve_flags;
+  s.workload = w;
+  s.workload.task = "infer";
+  // Ranking the catalog simulates every device: 500 requests per simulation unless --requests says otherwise
+  // (hwplan serve on the chosen device, with its default 2000, tells the latencies more precisely).
+  const bool requests_assumed = !s.requests;
+  if (requests_assumed) s.requests = kRecommendRequests;
+  std::vector<const Device*> devices;
+  for (const auto& d : registry.devices()) {
+    if (!listed(spec.classes, to_string(d.device_class)) || !listed(spec.vendors, d.vendor)) continue;
+    bool excluded = false;
+    for (const auto& x : spec.exclude)
+      if (registry.find_device(x) == &d) excluded = true;
+    if (!excluded) devices.push_back(&d);
+  }
+  // Flags are checked once, on the first device, so that a bad flag is an error rather than a skipped device.
+  if (!devices.empty()) (void)prepare_serve(registry, s, devices.front());
+  std::vector<ServeCandidate> results(devices.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < devices.size(); i = next++) results[i] = evaluate(registry, s, *devices[i], spec);
+  };
+  std::vector<std::future<void>> workers;
+  for (int t = 1; t < std::max(1, threads); ++t) workers.push_back(std::async(std::launch::async, work));
+  work();
+  for (auto& f : workers) f.get();
+
+  std::vector<const ServeCandidate*> ranked;
+  for (const auto& c : results)
+    if (c.ok) ranked.push_back(&c);
+  auto key = [&](const ServeCandidate* c) {
+    if (spec.optimize == "energy") return c->kwh;
+    if (spec.optimize == "time") return static_cast<double>(c->layout.devices);
+    return c->usd.value_or(INFINITY);  // unpriced devices after the priced ones
+  };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const ServeCandidate* a, const ServeCandidate* b) {
+    double ka = key(a), kb = key(b);
+    if (ka != kb) return ka < kb;
+    if (a->layout.devices != b->layout.devices) return a->layout.devices < b->layout.devices;
+    return a->device->id < b->device->id;
+  });
+  if (static_cast<long long>(ranked.size()) > spec.top) ranked.resize(static_cast<size_t>(spec.top));
+
+  report::Format format = format_of(g);
+  std::string out;
+  if (format == report::Format::kJson) {
+    nlohmann::json j = {{"schema_version", 1},     {"task", "serve"},
+                        {"optimize", spec.optimize}, {"simulation_requests", *s.requests},
+                        {"candidates", nlohmann::json::array()}};
+    for (const auto* c : ranked)
+      j["candidates"].push_back({{"device", c->device->id},
+                                 {"layout", {{"tp", c->layout.tp}, {"pp", c->layout.pp}}},
+                                 {"replicas", c->layout.replicas},
+                                 {"devices_total", c->layout.devices},
+                                 {"max_rate_per_replica", c->layout.capacity.max_load ? nlohmann::json(*c->layout.capacity.max_load) : nlohmann::json(nullptr)},
+                                 {"ttft_p95_seconds", c->at_load.ttft.p95},
+                                 {"tpot_p95_seconds", c->at_load.tpot.p95},
+                                 {"usd_per_million_output_tokens", c->usd ? nlohmann::json(*c->usd) : nlohmann::json(nullptr)},
+                                 {"kwh_per_million_output_tokens", c->kwh},
+                                 {"binding_constraint", c->binding}});
+    nlohmann::json left = nlohmann::json::array();
+    for (const auto& c : results)
+      if (!c.ok) left.push_back({{"device", c.device->id}, {"reason", c.reason}});
+    j["excluded"] = left;
+    out = j.dump(2) + "\n";
+  } else {
+    report::Table t;
+    t.header = {"#", "device", "tp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms", "$/M out tokens",
+                "kWh/M out tokens"};
+    t.right_align = {true, false, true, true, true, true, true, true, true, true};
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      const ServeCandidate& c = *ranked[i];
+      t.rows.push_back({std::to_string(i + 1), c.device->id, std::to_string(c.layout.tp), std::to_string(c.layout.replicas),
+                        std::to_string(c.layout.devices),
+                        c.layout.capacity.max_load ? fmt::format("{:.3g}", *c.layout.capacity.max_load) : "-",
+                        report::num(c.at_load.ttft.p95 * 1000, 1), report::num(c.at_load.tpot.p95 * 1000, 1),
+                        c.usd ? fmt::format("{:.3f}", *c.usd) : "-", fmt::format("{:.3f}", c.kwh)});
+    }
+    out = render(t, format);
+    if (format == report::Format::kTable) {
+      size_t left = 0;
+      for (const auto& c : results) left += !c.ok;
+      out += fmt::format("{} of {} devices meet the targets; {} left out (--format json lists why).\n",
+                         results.size() - left, results.size(), left);
+      if (!ranked.empty()) out += "Binding constraint of #1: " + ranked.front()->binding + "\n";
+      out += fmt::format("Each simulation: {} requests{}; check the pick with hwplan serve.\n", *s.requests,
+                         requests_assumed ? " (recommend's default; --requests to change)" : "");
+    }
+  }
+  emit(g, out);
+  return ranked.empty() ? kExitNothingFeasible : kExitOk;
+}
+
+}  // namespace hwplan::cli

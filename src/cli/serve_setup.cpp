@@ -1,0 +1,237 @@
+#include "cli/serve_setup.hpp"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "estimators/stack.hpp"
+#include "io/trace_io.hpp"
+
+namespace hwplan::cli {
+namespace {
+
+constexpr long long kDefaultRequests = 2000;
+constexpr long long kMaxDefaultTraceRequests = 20000;
+
+[[noreturn]] void bad(const std::string& flag, const std::string& message) { throw InputError({}, flag, message); }
+
+void positive(const std::string& flag, const std::optional<double>& v, double hi) {
+  if (v && (!std::isfinite(*v) || *v <= 0 || *v > hi)) bad(flag, fmt::format("must be a positive number up to {:g}", hi));
+}
+
+serve::LengthDist length_dist(const std::string& flag, const std::optional<std::string>& spec, long long fixed) {
+  serve::LengthDist d;
+  if (!spec) {
+    d.fixed = fixed;
+    return d;
+  }
+  if (spec->rfind("file:", 0) == 0) {
+    d.kind = serve::LengthKind::kEmpirical;
+    d.values = io::load_lengths(spec->substr(5));
+    return d;
+  }
+  return serve::parse_length_dist(flag, *spec);
+}
+
+serve::EngineConfig engine_config(const ServeOptions& o, Engine engine, const Device& device) {
+  serve::EngineConfig e = serve::engine_config(engine, device.memory_bytes);
+  if (o.block_size) {
+    if (*o.block_size < 1 || *o.block_size > 4096) bad("--block-size", "must be 1 to 4096 tokens");
+    e.block_tokens = static_cast<int>(*o.block_size);
+  }
+  if (o.kv_memory_fraction) {
+    if (!(*o.kv_memory_fraction > 0 && *o.kv_memory_fraction <= 1)) bad("--kv-memory-fraction", "must be in (0, 1]");
+    e.kv_memory_fraction = *o.kv_memory_fraction;
+  }
+  if (o.max_batched_tokens) {
+    if (*o.max_batched_tokens < 1 || *o.max_batched_tokens > 10'000'000) bad("--max-batched-tokens", "must be 1 to 10,000,000");
+    e.max_batched_tokens = *o.max_batched_tokens;
+  }
+  if (o.max_sequences) {
+    if (*o.max_sequences < 1 || *o.max_sequences > 1'000'000) bad("--max-sequences", "must be 1 to 1,000,000");
+    e.max_sequences = *o.max_sequences;
+  }
+  if (o.chunked_prefill) {
+    if (*o.chunked_prefill != "on" && *o.chunked_prefill != "off") bad("--chunked-prefill", "'" + *o.chunked_prefill + "' is not one of: on, off");
+    e.chunked_prefill = *o.chunked_prefill == "on";
+  }
+  return e;
+}
+
+// Tensor-parallel sizes to try: the one given, or powers of two within a node that divide the heads (and the
+// given device count when there are no targets to search with).
+std::vector<int> tp_candidates(const ServeOptions& o, const Model& m, const Device& d, bool search) {
+  if (o.workload.tp) return {static_cast<int>(*o.workload.tp)};
+  if (d.host_link.type == "soc" || d.host_link.type == "usb3") return {1};
+  std::vector<int> out;
+  for (int tp = 1; tp <= std::min<long long>(o.workload.devices_per_node, 64); tp *= 2) {
+    if (m.is_transformer() && m.attention_heads % tp != 0) break;
+    if (!search && o.workload.count % tp != 0) continue;
+    out.push_back(tp);
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
+  o.workload.task = "infer";
+  a.add_option("--rate", o.rate, "Requests per second (open loop, all replicas)");
+  a.add_option("--arrival", o.arrival, "Arrival process with --rate: poisson | gamma")->capture_default_str();
+  a.add_option("--burstiness", o.burstiness, "Coefficient of variation of the inter-arrival times (gamma arrivals; 1 = Poisson)");
+  a.add_option("--concurrency", o.concurrency, "Concurrent clients (closed loop, all replicas)");
+  a.add_option("--trace", o.trace, "Request trace, CSV or JSONL")->type_name("FILE");
+  a.add_option("--requests", o.requests, "Requests to simulate (default 2000; with --trace its rows, at most 20,000)");
+  a.add_option("--seed", o.seed, "Random seed (arrivals and lengths)")->capture_default_str();
+  a.add_option("--prompt-dist", o.prompt_dist, "Prompt lengths: uniform:MIN:MAX | lognormal:MEAN:SIGMA | file:PATH");
+  a.add_option("--generate-dist", o.generate_dist, "Output lengths: uniform:MIN:MAX | lognormal:MEAN:SIGMA | file:PATH");
+  a.add_option("--prefix-cache-hit", o.prefix_cache_hit, "Fraction of each prompt found in the prefix cache")->capture_default_str();
+  a.add_option("--ttft-p95", o.targets.ttft_p95, "Target p95 time to first token, seconds");
+  a.add_option("--ttft-p99", o.targets.ttft_p99, "Target p99 time to first token, seconds");
+  a.add_option("--tpot-p95", o.targets.tpot_p95, "Target p95 time per output token, seconds");
+  a.add_option("--tpot-p99", o.targets.tpot_p99, "Target p99 time per output token, seconds");
+  a.add_option("--e2e-p95", o.targets.e2e_p95, "Target p95 end-to-end latency, seconds");
+  a.add_option("--e2e-p99", o.targets.e2e_p99, "Target p99 end-to-end latency, seconds");
+  a.add_option("--block-size", o.block_size, "KV-cache block (page) size in tokens (default: the engine's)");
+  a.add_option("--kv-memory-fraction", o.kv_memory_fraction, "Fraction of the memory left after weights and activations for the KV cache");
+  a.add_option("--max-batched-tokens", o.max_batched_tokens, "Token budget per step (chunked prefill)");
+  a.add_option("--max-sequences", o.max_sequences, "Most sequences batched in one step");
+  a.add_option("--chunked-prefill", o.chunked_prefill, "Split long prompts over steps (on | off; default on)")->type_name("on|off");
+  a.add_option("--step-overhead-ms", o.step_overhead_ms, "Engine overhead per step, ms (default: the engine preset's)");
+  if (threads_flag) a.add_option("--threads", o.threads, "Worker threads for the layout search (default: all cores); output does not depend on it");
+}
+
+bool serve_flags_given(const ServeOptions& o) {
+  return o.rate || o.concurrency || o.trace || o.requests || o.prompt_dist || o.generate_dist || o.burstiness ||
+         o.targets.any() || o.block_size || o.max_batched_tokens || o.max_sequences || o.kv_memory_fraction ||
+         o.step_overhead_ms || o.chunked_prefill || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
+}
+
+int threads_of(const ServeOptions& o) {
+  return o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const Device* device_override) {
+  ServeSetup out;
+  WorkloadOptions& w = o.workload;
+  if (w.task != "infer") bad("--task", "serve is inference: leave --task out (or give infer)");
+  if (w.pp && *w.pp != 1) bad("--pp", "serve models tensor-parallel replicas (pp = 1); pipeline stages are not simulated");
+  if (w.dp) bad("--dp", "serve finds the replicas itself; give --tp for the layout of one replica");
+  if (w.batch) bad("--batch", "serve batches continuously; use --max-sequences to cap the batch");
+  if (w.prompt < 1 && !o.prompt_dist && !o.trace) bad("--prompt", "must be at least 1 token for serving");
+  if (w.generate < 1 && !o.generate_dist && !o.trace) bad("--generate", "must be at least 1 token for serving");
+  out.model = registry.model(w.model);
+  const Model& model = out.model;
+  out.device = device_override ? device_override : &registry.device(w.device);
+  const Device& device = *out.device;
+  if (!model.is_transformer()) bad("--model", model.id + " is not a transformer language model: nothing to serve token by token");
+
+  // Traffic.
+  serve::ServeQuestion& q = out.question;
+  serve::Traffic& t = q.traffic;
+  std::string& traffic_words = out.traffic;
+  if (o.rate && o.concurrency) bad("--concurrency", "give --rate (open loop) or --concurrency (closed loop), not both");
+  positive("--rate", o.rate, 1e7);
+  if (o.concurrency && (*o.concurrency < 1 || *o.concurrency > 1'000'000)) bad("--concurrency", "must be 1 to 1,000,000");
+  if (o.arrival != "poisson" && o.arrival != "gamma") bad("--arrival", "'" + o.arrival + "' is not one of: poisson, gamma");
+  if (o.burstiness && (!std::isfinite(*o.burstiness) || *o.burstiness <= 0.05 || *o.burstiness > 20))
+    bad("--burstiness", "must be a coefficient of variation between 0.05 and 20");
+  if (!std::isfinite(o.prefix_cache_hit) || o.prefix_cache_hit < 0 || o.prefix_cache_hit > 1) bad("--prefix-cache-hit", "must be in [0, 1]");
+  if (o.seed < 0) bad("--seed", "must be a non-negative integer");
+  t.prefix_cache_hit = o.prefix_cache_hit;
+  t.seed = static_cast<std::uint64_t>(o.seed);
+  t.prompt = length_dist("--prompt-dist", o.prompt_dist, w.prompt);
+  t.output = length_dist("--generate-dist", o.generate_dist, w.generate);
+  if (o.trace) {
+    if (o.prompt_dist || o.generate_dist) bad("--trace", "the trace gives the lengths: leave --prompt-dist / --generate-dist out");
+    t.arrival = serve::ArrivalKind::kTrace;
+    t.trace = io::load_trace(*o.trace);
+    t.prompt.kind = t.output.kind = serve::LengthKind::kEmpirical;
+    for (const auto& r : t.trace) {
+      t.prompt.values.push_back(r.prompt_tokens);
+      t.output.values.push_back(r.output_tokens);
+    }
+    if (!o.rate && !o.concurrency && !(t.trace_rate() > 0))
+      bad("--trace", *o.trace + " has no arrival times: give --rate or --concurrency");
+    if (!o.rate && !o.concurrency) o.rate = t.trace_rate();
+  } else {
+    if (!o.rate && !o.concurrency) bad("--rate", "give the traffic: --rate R (requests/s), --concurrency C or --trace FILE");
+    t.arrival = o.burstiness || o.arrival == "gamma" ? serve::ArrivalKind::kGamma : serve::ArrivalKind::kPoisson;
+    t.burstiness_cv = o.burstiness.value_or(1);
+  }
+  if (o.concurrency && (o.burstiness || o.arrival == "gamma")) bad("--burstiness", "applies to open-loop --rate traffic");
+  // A trace's rows, up to 20,000 (a week of Azure traffic has millions: give --requests to simulate more).
+  long long requests = o.requests.value_or(o.trace ? std::min<long long>(static_cast<long long>(t.trace.size()), kMaxDefaultTraceRequests)
+                                                   : kDefaultRequests);
+  // Each simulated request holds about 150 bytes: a million is the most one run may ask for.
+  if (requests < 10 || requests > 1'000'000) bad("--requests", "must be 10 to 1,000,000");
+  t.requests = requests;
+  q.load = o.concurrency ? serve::Load{true, static_cast<double>(*o.concurrency)} : serve::Load{false, *o.rate};
+  if (o.trace) traffic_words = "trace " + *o.trace + (o.concurrency ? "" : ",");
+  if (o.concurrency) traffic_words += fmt::format("{}closed loop of {} client(s)", o.trace ? ", " : "", *o.concurrency);
+  else traffic_words += fmt::format(" {} {:.4g} requests/s", t.arrival == serve::ArrivalKind::kGamma ? fmt::format("gamma (CV {:g})", t.burstiness_cv) : o.trace ? "at" : "Poisson", *o.rate);
+  if (!o.trace) traffic_words += fmt::format(", prompt {} / output {} tokens", o.prompt_dist.value_or(std::to_string(w.prompt)),
+                                             o.generate_dist.value_or(std::to_string(w.generate)));
+  if (traffic_words.front() == ' ') traffic_words.erase(0, 1);
+
+  // Targets.
+  positive("--ttft-p95", o.targets.ttft_p95, 1e6);
+  positive("--ttft-p99", o.targets.ttft_p99, 1e6);
+  positive("--tpot-p95", o.targets.tpot_p95, 1e6);
+  positive("--tpot-p99", o.targets.tpot_p99, 1e6);
+  positive("--e2e-p95", o.targets.e2e_p95, 1e6);
+  positive("--e2e-p99", o.targets.e2e_p99, 1e6);
+  q.targets = o.targets;
+  const bool search = q.targets.any();
+  std::vector<std::string>& warnings = out.warnings;
+  if (search && w.count != 1) warnings.push_back("--count is not used with latency targets: the devices needed are what is searched");
+  if (!search) q.devices = w.count;
+
+  // Engine.
+  Engine engine = default_engine();
+  if (w.engine) {
+    auto e = parse_engine(*w.engine);
+    if (!e || !serve::engine_served(*e)) bad("--engine", "'" + *w.engine + "' is not one of: vllm, sglang, trtllm, llamacpp");
+    engine = *e;
+  } else {
+    warnings.push_back("no --engine given: vLLM's scheduler defaults assumed");
+  }
+  q.engine = engine_config(o, engine, device);
+  if (o.step_overhead_ms) {
+    if (!std::isfinite(*o.step_overhead_ms) || *o.step_overhead_ms < 0 || *o.step_overhead_ms > 10000)
+      bad("--step-overhead-ms", "must be 0 to 10000 ms");
+    q.overhead_seconds = *o.step_overhead_ms / 1000;
+  }
+
+  // Layouts: one query per tensor-parallel size (each validated the way estimate validates it).
+  std::deque<Query>& queries = out.queries;
+  std::vector<const EstimateInput*>& layouts = out.layouts;
+  for (int tp : tp_candidates(o, model, device, search)) {
+    WorkloadSpec s = w;
+    s.task = "infer";
+    s.count = tp;
+    s.tp = tp;
+    s.pp = 1;
+    s.dp = 1;
+    s.batch = 1;
+    s.engine = to_string(engine);
+    s.device = device.id;
+    s.prompt = std::max(1LL, w.prompt);
+    s.generate = std::max(1LL, w.generate);
+    try {
+      queries.push_back(resolve_query(registry, s, &device));
+    } catch (const InputError&) {
+      if (w.tp) throw;  // the layout the user asked for is invalid: say why
+      continue;
+    }
+    Query& qq = queries.back();
+    qq.input.model = &qq.model;
+    qq.input.profile = qq.profile ? &*qq.profile : nullptr;
+    layouts.push_back(&qq.input);
+  }
+  if (layouts.empty()) bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));
+  if (q.overhead_seconds < 0) q.overhead_seconds = layouts.front()->workload.stack.decode_step_overhead_seconds;
+  return out;
+}
+
+}  // namespace hwplan::cli

@@ -1,0 +1,58 @@
+#include "io/serving_io.hpp"
+
+#include "io/yaml_map.hpp"
+
+namespace hwplan::io {
+
+namespace {
+const std::vector<std::string> kMetrics = {"requests_per_second", "output_tokens_per_second", "total_tokens_per_second",
+                                           "ttft_median_seconds", "ttft_mean_seconds", "ttft_p99_seconds",
+                                           "tpot_median_seconds", "tpot_mean_seconds"};
+}
+
+ServingSet parse_serving_measurements(const std::string& text, const std::string& file) {
+  YamlMap top(parse_document(text, file), file);
+  ServingSet set;
+  set.file = file;
+  set.source = *top.str("source", true);
+  set.description = top.str("description", false).value_or("");
+  YAML::Node cases = top.node()["cases"];
+  if (!cases.IsSequence() || cases.size() == 0) top.fail("cases", "expected a non-empty list of cases");
+  top.finish({"cases"});
+  for (const auto& node : cases) {
+    YamlMap c(node, file, "cases[].");
+    ServingCase s;
+    s.where = location_of(node, file);
+    s.name = *c.str("name", true);
+    s.model = *c.str("model", true);
+    s.device = *c.str("device", true);
+    s.engine = *c.str("engine", true);
+    s.count = c.integer("count", false, 1, 1024).value_or(1);
+    s.tp = c.integer("tp", false, 1, 1024).value_or(1);
+    s.prompt = *c.integer("prompt", true, 1, 10'000'000);
+    s.generate = c.integer("generate", false, 1, 10'000'000);
+    s.generate_dist = c.str("generate_dist", false);
+    if (!s.generate == !s.generate_dist) c.fail("generate", "give generate or generate_dist (one of them)");
+    s.concurrency = c.integer("concurrency", false, 1, 1'000'000);
+    s.rate = c.number("rate", false, 0, 1e7);
+    if (!s.concurrency == !s.rate) c.fail("concurrency", "give concurrency or rate (one of them)");
+    s.requests = c.integer("requests", false, 10, 1'000'000).value_or(300);
+    auto m = *c.map("measured", true);
+    for (const std::string& k : kMetrics)
+      if (auto v = m.number(k, false, 0, 1e12)) s.measured[k] = *v;
+    m.finish();
+    if (s.measured.empty()) c.fail("measured", "no measured figure");
+    s.source = *c.str("source", true);
+    s.confidence = c.str("confidence", false).value_or("");
+    s.note = c.str("note", false).value_or("");
+    c.finish();
+    set.cases.push_back(std::move(s));
+  }
+  return set;
+}
+
+ServingSet load_serving_measurements(const std::string& path) {
+  return parse_serving_measurements(read_text_file(path, "measurements"), path);
+}
+
+}  // namespace hwplan::io

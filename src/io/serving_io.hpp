@@ -1,0 +1,39 @@
+// Published serving measurements (data/measurements/serving.yaml): a workload as hwplan serve states it (model,
+// device, engine, lengths, concurrency or rate) and what the benchmark measured (throughput, TTFT, TPOT).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace hwplan::io {
+
+struct ServingCase {
+  std::string name;
+  SourceLocation where;
+  std::string model, device, engine;
+  long long count = 1;
+  long long tp = 1;
+  long long prompt = 0;
+  std::optional<long long> generate;
+  std::optional<std::string> generate_dist;  // uniform:MIN:MAX | lognormal:MEAN:SIGMA
+  std::optional<long long> concurrency;
+  std::optional<double> rate;
+  long long requests = 300;
+  // requests_per_second, output_tokens_per_second, ttft_median_seconds, tpot_median_seconds, ...
+  std::map<std::string, double> measured;
+  std::string source, note, confidence;
+};
+
+struct ServingSet {
+  std::string file, source, description;
+  std::vector<ServingCase> cases;
+};
+
+ServingSet load_serving_measurements(const std::string& path);
+ServingSet parse_serving_measurements(const std::string& text, const std::string& file);
+
+}  // namespace hwplan::io

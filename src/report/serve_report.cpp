@@ -1,0 +1,236 @@
+#include "report/serve_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace hwplan::report {
+using nlohmann::json;
+using serve::Binding;
+using serve::Metric;
+
+namespace {
+
+const char* metric_name(Metric m) {
+  switch (m) {
+    case Metric::kTtft: return "TTFT";
+    case Metric::kTpot: return "TPOT";
+    case Metric::kE2e: return "end-to-end latency";
+    case Metric::kNone: break;
+  }
+  return "";
+}
+
+json percentiles(const serve::Percentiles& p) { return json{{"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}, {"mean", p.mean}}; }
+
+json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+const serve::LayoutOption* chosen(const ServeReport& r) {
+  return r.answer->chosen ? &r.answer->layouts[*r.answer->chosen] : nullptr;
+}
+
+std::string load_unit(const ServeReport& r) { return r.question->load.closed_loop ? "concurrent clients" : "requests/s"; }
+
+}  // namespace
+
+const char* binding_key(Binding b) {
+  switch (b) {
+    case Binding::kNone: return "none";
+    case Binding::kKvCapacity: return "kv_capacity";
+    case Binding::kMaxSequences: return "max_sequences";
+    case Binding::kDecodeBandwidth: return "decode_bandwidth";
+    case Binding::kDecodeCompute: return "decode_compute";
+    case Binding::kPrefillCompute: return "prefill_compute";
+    case Binding::kQueueing: return "ttft_queueing";
+    case Binding::kUnloaded: return "target_unloaded";
+    case Binding::kRequestTooLong: return "request_too_long";
+  }
+  return "none";
+}
+
+std::string binding_words(const ServeReport& r) {
+  const serve::LayoutOption* o = chosen(r);
+  if (!o) {
+    for (const auto& l : r.answer->layouts)
+      if (l.fits) return fmt::format("no layout meets the targets at any load (tp={}: {})", l.tp, binding_key(l.capacity.binding));
+    return "the weights, the activations and the longest request do not fit any layout";
+  }
+  const serve::CapacityResult& c = o->capacity;
+  std::string first = c.missed != Metric::kNone ? fmt::format("the {} target is the first missed above {:.3g} {}; ", metric_name(c.missed),
+                                                              c.max_load.value_or(0), load_unit(r))
+                      : c.saturated ? fmt::format("the replica saturates above {:.3g} {} (the queue grows without bound); ",
+                                                  c.max_load.value_or(0), load_unit(r))
+                                    : "";
+  switch (c.binding) {
+    case Binding::kNone: return "none searched (no latency target given): the figures describe the given load";
+    case Binding::kKvCapacity:
+      return first + fmt::format("KV-cache capacity: {} tokens hold about {} requests of the mean length at once, so admissions "
+                                 "wait for free blocks and running sequences are preempted",
+                                 o->kv.tokens, o->kv.max_sequences);
+    case Binding::kMaxSequences:
+      return first + fmt::format("the engine's cap of {} batched sequences", r.question->engine.max_sequences);
+    case Binding::kDecodeBandwidth:
+      return first + "decode memory bandwidth: every step reads the weights and each sequence's KV cache, so the time per "
+                     "output token grows with the batch";
+    case Binding::kDecodeCompute: return first + "decode compute: the batched decode steps are compute-bound";
+    case Binding::kPrefillCompute: return first + "prefill compute: prompt GEMMs and attention fill most of each step";
+    case Binding::kQueueing:
+      return first + "the TTFT target: requests queue for a place in the batch before their first token";
+    case Binding::kUnloaded:
+      return fmt::format("the {} target is missed even with one request at a time", metric_name(c.missed));
+    case Binding::kRequestTooLong:
+      return fmt::format("a request does not fit the KV cache of {} tokens", o->kv.tokens);
+  }
+  return "";
+}
+
+json serve_json(const ServeReport& r) {
+  const serve::ServeAnswer& a = *r.answer;
+  const serve::ServeQuestion& q = *r.question;
+  const serve::LayoutOption* o = chosen(r);
+  const serve::SimResult& s = a.at_load;
+  json j;
+  j["schema_version"] = 1;
+  j["model"] = {{"id", r.model->id}, {"name", r.model->name}};
+  j["device"] = {{"id", r.device->id}, {"name", r.device->name}};
+  j["engine"] = {{"preset", q.engine.preset},
+                 {"block_tokens", q.engine.block_tokens},
+                 {"kv_memory_fraction", q.engine.kv_memory_fraction},
+                 {"max_batched_tokens", q.engine.max_batched_tokens},
+                 {"max_sequences", q.engine.max_sequences},
+                 {"chunked_prefill", q.engine.chunked_prefill},
+                 {"step_overhead_seconds", q.overhead_seconds}};
+  j["traffic"] = {{"description", r.traffic},
+                  {"closed_loop", q.load.closed_loop},
+                  {q.load.closed_loop ? "concurrency" : "requests_per_second", q.load.value},
+                  {"mean_prompt_tokens", q.traffic.prompt.average()},
+                  {"mean_output_tokens", q.traffic.output.average()},
+                  {"prefix_cache_hit", q.traffic.prefix_cache_hit}};
+  j["targets"] = {{"ttft_p95_seconds", opt(q.targets.ttft_p95)}, {"ttft_p99_seconds", opt(q.targets.ttft_p99)},
+                  {"tpot_p95_seconds", opt(q.targets.tpot_p95)}, {"tpot_p99_seconds", opt(q.targets.tpot_p99)},
+                  {"e2e_p95_seconds", opt(q.targets.e2e_p95)},   {"e2e_p99_seconds", opt(q.targets.e2e_p99)}};
+  json sv;
+  sv["devices_total"] = o ? json(o->devices) : json(nullptr);
+  sv["replicas"] = o ? json(o->replicas) : json(nullptr);
+  sv["layout"] = {{"tp", o ? json(o->tp) : json(nullptr)}, {"pp", o ? json(o->pp) : json(nullptr)}};
+  sv["max_rate_per_replica"] = o && !q.load.closed_loop ? opt(o->capacity.max_load) : json(nullptr);
+  if (q.load.closed_loop) sv["max_concurrency_per_replica"] = o ? opt(o->capacity.max_load) : json(nullptr);
+  sv["meets_targets"] = a.meets_targets;
+  sv["binding_constraint"] = binding_words(r);
+  sv["binding_constraint_key"] = o ? binding_key(o->capacity.binding) : "none";
+  sv["load_per_replica"] = o ? json(a.load_per_replica.value) : json(nullptr);
+  j["serve"] = sv;
+  j["latency"] = {{"ttft_seconds", percentiles(s.ttft)}, {"tpot_seconds", percentiles(s.tpot)}, {"e2e_seconds", percentiles(s.e2e)}};
+  const double reps = o ? static_cast<double>(o->replicas) : 0;
+  j["throughput"] = {{"requests_per_second", s.requests_per_second * reps},
+                     {"output_tokens_per_second", s.output_tokens_per_second * reps},
+                     {"total_tokens_per_second", s.total_tokens_per_second * reps}};
+  j["kv_cache"] = {{"capacity_tokens", o ? json(o->kv.tokens) : json(nullptr)},
+                   {"max_sequences", o ? json(o->kv.max_sequences) : json(nullptr)},
+                   {"bytes_per_token", o ? json(o->kv.bytes_per_token) : json(nullptr)}};
+  j["cost"] = {{"usd_per_million_output_tokens", opt(a.usd_per_million_output_tokens)},
+               {"basis", a.usd_per_million_output_tokens ? "rent" : "none"},
+               {"usd_per_device_hour", opt(r.device->price.cloud_usd_per_hour)}};
+  j["energy"] = {{"kwh_per_million_output_tokens", o ? json(a.kwh_per_million_output_tokens) : json(nullptr)},
+                 {"power_fraction_of_tdp", a.power_fraction}};
+  j["simulation"] = {{"requests", s.records.size()},
+                     {"measured_requests", s.measured},
+                     {"seconds", s.seconds},
+                     {"steps", s.steps},
+                     {"preemptions", s.preemptions},
+                     {"mean_batch", s.mean_batch},
+                     {"warmup_fraction", q.traffic.warmup_fraction},
+                     {"seed", q.traffic.seed}};
+  json layouts = json::array();
+  for (const auto& l : a.layouts)
+    layouts.push_back({{"tp", l.tp},
+                       {"pp", l.pp},
+                       {"fits", l.fits},
+                       {"kv_capacity_tokens", l.kv.tokens},
+                       {"max_load_per_replica", opt(l.capacity.max_load)},
+                       {"replicas", l.replicas},
+                       {"devices", l.devices},
+                       {"binding_constraint_key", binding_key(l.capacity.binding)},
+                       {"simulations", l.capacity.simulations}});
+  j["layouts"] = layouts;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+std::string serve_text(const ServeReport& r, Format format) {
+  if (format == Format::kJson) return serve_json(r).dump(2) + "\n";
+  const serve::ServeAnswer& a = *r.answer;
+  const serve::LayoutOption* o = chosen(r);
+  const serve::SimResult& s = a.at_load;
+  const double reps = o ? static_cast<double>(o->replicas) : 0;
+  auto ms = [](double v) { return num(v * 1000, 1); };
+  if (format == Format::kCsv || format == Format::kMarkdown) {
+    Table t;
+    t.header = {"device", "tp", "pp", "replicas", "devices_total", "max_load_per_replica", "meets_targets",
+                "ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
+                "e2e_p50_s", "e2e_p95_s", "e2e_p99_s", "requests_per_second", "output_tokens_per_second",
+                "total_tokens_per_second", "kv_capacity_tokens", "kv_max_sequences", "usd_per_million_output_tokens",
+                "kwh_per_million_output_tokens", "binding_constraint"};
+    auto n = [](double v, int d) { return fmt::format("{:.{}f}", v, d); };
+    t.rows.push_back({r.device->id, o ? std::to_string(o->tp) : "", o ? std::to_string(o->pp) : "",
+                      o ? std::to_string(o->replicas) : "", o ? std::to_string(o->devices) : "",
+                      o && o->capacity.max_load ? n(*o->capacity.max_load, 3) : "", a.meets_targets ? "true" : "false",
+                      n(s.ttft.p50 * 1000, 2), n(s.ttft.p95 * 1000, 2), n(s.ttft.p99 * 1000, 2), n(s.tpot.p50 * 1000, 2),
+                      n(s.tpot.p95 * 1000, 2), n(s.tpot.p99 * 1000, 2), n(s.e2e.p50, 3), n(s.e2e.p95, 3), n(s.e2e.p99, 3),
+                      n(s.requests_per_second * reps, 3), n(s.output_tokens_per_second * reps, 1),
+                      n(s.total_tokens_per_second * reps, 1), o ? std::to_string(o->kv.tokens) : "",
+                      o ? std::to_string(o->kv.max_sequences) : "",
+                      a.usd_per_million_output_tokens ? n(*a.usd_per_million_output_tokens, 3) : "",
+                      o ? n(a.kwh_per_million_output_tokens, 3) : "", binding_words(r)});
+    return render(t, format);
+  }
+  std::string out;
+  out += fmt::format("{} on {} ({} engine), {}\n", r.model->id, r.device->name, r.question->engine.preset, r.traffic);
+  if (!o) {
+    out += "No layout serves this load: " + binding_words(r) + "\n";
+  } else {
+    out += fmt::format("Layout: tp={} pp={} x {} replica(s) = {} device(s); {}\n", o->tp, o->pp, o->replicas, o->devices,
+                       a.meets_targets ? "meets the targets" : "MISSES the targets");
+    if (o->capacity.max_load)
+      out += fmt::format("Capacity: {:.3g} {} per replica within the targets\n", *o->capacity.max_load, load_unit(r));
+    out += "Binding constraint: " + binding_words(r) + "\n";
+  }
+  if (o) {
+    Table t;
+    t.header = {"", "p50", "p95", "p99"};
+    t.right_align = {false, true, true, true};
+    t.rows.push_back({"TTFT (ms)", ms(s.ttft.p50), ms(s.ttft.p95), ms(s.ttft.p99)});
+    t.rows.push_back({"TPOT (ms)", ms(s.tpot.p50), ms(s.tpot.p95), ms(s.tpot.p99)});
+    t.rows.push_back({"E2E (s)", num(s.e2e.p50, 2), num(s.e2e.p95, 2), num(s.e2e.p99, 2)});
+    out += "\n" + render(t, Format::kTable);
+  }
+  if (o) {
+    out += fmt::format("\nThroughput: {:.2f} requests/s, {:.0f} output tokens/s, {:.0f} total tokens/s (all replicas)\n",
+                       s.requests_per_second * reps, s.output_tokens_per_second * reps, s.total_tokens_per_second * reps);
+    out += fmt::format("KV cache: {} tokens per replica (~{} sequences of the mean length; engine cap {})\n", o->kv.tokens,
+                       o->kv.max_sequences, r.question->engine.max_sequences);
+    out += a.usd_per_million_output_tokens
+               ? fmt::format("Cost: ${:.3f} per million output tokens (rent, ${:.2f}/device-hour)\n",
+                             *a.usd_per_million_output_tokens, *r.device->price.cloud_usd_per_hour)
+               : std::string("Cost: not given (the catalog has no cloud price for this device)\n");
+    out += fmt::format("Energy: {:.3f} kWh per million output tokens (at {:.0f}% of TDP)\n", a.kwh_per_million_output_tokens,
+                       a.power_fraction * 100);
+  }
+  out += fmt::format("Simulation: {} requests ({} after warm-up), {:.1f} s simulated, {} steps, {} preemptions, seed {}\n",
+                     s.records.size(), s.measured, s.seconds, s.steps, s.preemptions, r.question->traffic.seed);
+  if (a.layouts.size() > 1) {
+    Table l;
+    l.header = {"tp", "KV tokens", "max load/replica", "replicas", "devices", "binding"};
+    l.right_align = {true, true, true, true, true, false};
+    for (const auto& x : a.layouts)
+      l.rows.push_back({std::to_string(x.tp), x.fits ? std::to_string(x.kv.tokens) : "does not fit",
+                        x.capacity.max_load ? fmt::format("{:.3g}", *x.capacity.max_load) : "-",
+                        x.replicas ? std::to_string(x.replicas) : "-", x.devices ? std::to_string(x.devices) : "-",
+                        binding_key(x.capacity.binding)});
+    out += "\nLayouts tried:\n" + render(l, Format::kTable);
+  }
+  for (const auto& w : r.warnings) out += "warning: " + w + "\n";
+  return out;
+}
+
+}  // namespace hwplan::report

@@ -1,0 +1,184 @@
+#include "serve/capacity.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "estimators/memory.hpp"
+#include "estimators/params.hpp"
+
+namespace hwplan::serve {
+namespace {
+
+double worst_ratio(const SimResult& r, const Targets& t, Metric* which) {
+  double worst = 0;
+  *which = Metric::kNone;
+  auto check = [&](const std::optional<double>& target, double value, Metric m) {
+    if (!target) return;
+    double ratio = value / std::max(1e-12, *target);
+    if (ratio > worst) {
+      worst = ratio;
+      *which = m;
+    }
+  };
+  check(t.ttft_p95, r.ttft.p95, Metric::kTtft);
+  check(t.ttft_p99, r.ttft.p99, Metric::kTtft);
+  check(t.tpot_p95, r.tpot.p95, Metric::kTpot);
+  check(t.tpot_p99, r.tpot.p99, Metric::kTpot);
+  check(t.e2e_p95, r.e2e.p95, Metric::kE2e);
+  check(t.e2e_p99, r.e2e.p99, Metric::kE2e);
+  return worst;
+}
+
+bool meets(const SimResult& r, const Targets& t) { return !r.unservable && missed_target(r, t) == Metric::kNone; }
+
+// Decode steps are bandwidth-bound while doubling the batch costs well under twice the time.
+bool decode_bandwidth_bound(const Replica& rep, double batch) {
+  StepModel m(step_rates(*rep.input), 0);
+  long long b = std::max(1LL, std::llround(batch));
+  return m.decode_step_seconds(2 * b, 0) < 1.6 * m.decode_step_seconds(b, 0);
+}
+
+Binding binding_of(const Replica& rep, const SimResult& r, Metric missed) {
+  if (r.unservable) return Binding::kRequestTooLong;
+  if (r.preemptions > 0 || r.kv_blocked_fraction > 0.25) return Binding::kKvCapacity;
+  if (r.sequences_blocked_fraction > 0.25) return Binding::kMaxSequences;
+  if (missed == Metric::kTtft) return r.prefill_time_fraction > 0.5 ? Binding::kPrefillCompute : Binding::kQueueing;
+  if (r.prefill_time_fraction > 0.5) return Binding::kPrefillCompute;
+  return decode_bandwidth_bound(rep, r.mean_batch) ? Binding::kDecodeBandwidth : Binding::kDecodeCompute;
+}
+
+// What caps a saturated replica's throughput: prompt compute, or the number of sequences decoding together (set by
+// the KV cache or by the engine's cap).
+Binding saturation_binding(const Replica& rep, const SimResult& r) {
+  if (r.prefill_time_fraction > 0.5) return Binding::kPrefillCompute;
+  if (!rep.unlimited_kv && rep.kv.max_sequences < rep.engine.max_sequences) return Binding::kKvCapacity;
+  return Binding::kMaxSequences;
+}
+
+}  // namespace
+
+Metric missed_target(const SimResult& r, const Targets& t) {
+  Metric m;
+  return worst_ratio(r, t, &m) > 1 ? m : Metric::kNone;
+}
+
+KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, double mean_request_tokens) {
+  KvCapacity k;
+  // The engine's profiling pass: weights, the activations of one full token budget, the runtime.
+  Workload w = in.workload;
+  w.prompt = engine.max_batched_tokens;
+  w.generate = 0;
+  Plan p = in.plan;
+  p.micro_batch = 1;
+  ParameterCounts params = count_parameters(*in.model);
+  MemoryBreakdown m = inference_memory(*in.model, params, *in.device, w, p);
+  k.free_bytes = in.device->memory_bytes - m.total();
+  k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan);
+  if (k.free_bytes <= 0 || k.bytes_per_token <= 0) return k;
+  const double tokens = engine.kv_memory_fraction * k.free_bytes / k.bytes_per_token;
+  const double blocks = std::floor(tokens / std::max(1, engine.block_tokens));
+  k.tokens = static_cast<long long>(std::min(blocks * std::max(1, engine.block_tokens), 1e15));
+  k.max_sequences = std::min<long long>(engine.max_sequences,
+                                        static_cast<long long>(static_cast<double>(k.tokens) / std::max(1.0, mean_request_tokens)));
+  return k;
+}
+
+SimResult simulate_replica(const Replica& r, const Traffic& traffic, Load load) {
+  StepModel model(step_rates(*r.input), r.overhead_seconds);
+  SimConfig cfg;
+  cfg.engine = r.engine;
+  cfg.kv_capacity_tokens = r.unlimited_kv ? -1 : r.kv.tokens;
+  cfg.warmup_fraction = traffic.warmup_fraction;
+  if (load.closed_loop) {
+    cfg.closed_loop_clients = std::max(1LL, std::llround(load.value));
+    return simulate(model, cfg, make_requests(traffic, 1.0));
+  }
+  return simulate(model, cfg, make_requests(traffic, load.value));
+}
+
+CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const Targets& targets, bool closed) {
+  CapacityResult out;
+  if (!targets.any()) return out;
+  // Open loop: a rate above what the replica completes when saturated is not sustainable, whatever a finite
+  // simulation's percentiles say (the queue grows without bound; a short run may not have seen it yet). The
+  // saturated throughput comes from a closed loop that keeps the batch full.
+  double saturated = INFINITY;
+  SimResult saturation;
+  if (!closed) {
+    double clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences),
+                                                          static_cast<double>(rep.kv.max_sequences)));
+    if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences);
+    saturation = simulate_replica(rep, traffic, {true, clients});
+    ++out.simulations;
+    if (saturation.unservable) {
+      out.max_load = 0;
+      out.binding = Binding::kRequestTooLong;
+      return out;
+    }
+    saturated = saturation.requests_per_second;
+  }
+  bool over_saturation = false;
+  auto pass = [&](double x, SimResult* failed) {
+    if (x > saturated) {
+      *failed = saturation;
+      over_saturation = true;
+      return false;
+    }
+    ++out.simulations;
+    SimResult r = simulate_replica(rep, traffic, {closed, x});
+    if (meets(r, targets)) return true;
+    *failed = std::move(r);
+    over_saturation = false;
+    return false;
+  };
+  // Seed: one request at a time (open loop: the rate at which one request is in flight on average).
+  StepModel model(step_rates(*rep.input), rep.overhead_seconds);
+  const double prompt = traffic.prompt.average(), output = traffic.output.average();
+  const long long first_chunk = static_cast<long long>(std::min<double>(prompt, static_cast<double>(rep.engine.max_batched_tokens)));
+  const double single = model.decode_step_seconds(1, prompt) * std::max(1.0, output) +
+                        model.time({first_chunk, 1, 0, prompt * prompt / 2, prompt, first_chunk}).seconds;
+  double lo = 0, hi = closed ? 1 : std::min(saturated, 1 / std::max(1e-6, single));
+  SimResult fail;
+  if (pass(hi, &fail)) {
+    lo = hi;
+    for (int i = 0; i < 40; ++i) {
+      hi = lo * 2;
+      if (!pass(hi, &fail)) break;
+      lo = hi;
+    }
+  } else {
+    for (int i = 0; i < 12 && !closed; ++i) {
+      double x = hi / 2;
+      if (pass(x, &fail)) {
+        lo = x;
+        break;
+      }
+      hi = x;
+    }
+    if (lo == 0) {
+      out.max_load = 0;
+      out.missed = fail.unservable ? Metric::kNone : missed_target(fail, targets);
+      out.binding = fail.unservable ? Binding::kRequestTooLong : Binding::kUnloaded;
+      return out;
+    }
+  }
+  // Bisect: to 1% of the rate, or to one client.
+  for (int i = 0; i < 14; ++i) {
+    if (closed ? hi - lo <= 1 : hi / lo < 1.01) break;
+    double mid = closed ? std::floor((lo + hi) / 2) : std::sqrt(lo * hi);
+    if (pass(mid, &fail)) lo = mid;
+    else hi = mid;
+  }
+  out.max_load = lo;
+  out.saturated = over_saturation;
+  out.missed = over_saturation ? Metric::kNone : missed_target(fail, targets);
+  out.binding = over_saturation ? saturation_binding(rep, saturation) : binding_of(rep, fail, out.missed);
+  return out;
+}
+
+long long replicas_needed(double load, double max_load) {
+  if (!(max_load > 0)) return 0;
+  return std::max(1LL, static_cast<long long>(std::ceil(load / max_load - 1e-9)));
+}
+
+}  // namespace hwplan::serve

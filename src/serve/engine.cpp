@@ -1,0 +1,56 @@
+#include "serve/engine.hpp"
+
+namespace hwplan::serve {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+}
+
+bool engine_served(Engine e) {
+  return e == Engine::kVllm || e == Engine::kSglang || e == Engine::kTrtllm || e == Engine::kLlamacpp;
+}
+
+EngineConfig engine_config(Engine e, double device_memory_bytes) {
+  EngineConfig c;
+  c.preset = to_string(e);
+  const bool large = device_memory_bytes >= 70 * kGiB;
+  switch (e) {
+    case Engine::kSglang:
+      // SGLang server arguments: token-granular KV pool (page_size 1, radix cache), mem_fraction_static ~0.88 on
+      // 80 GB-class GPUs, chunked_prefill_size 8192 on large GPUs and 2048-4096 on smaller ones; the number of
+      // running requests is bounded by the KV pool rather than a fixed cap.
+      c.block_tokens = 1;
+      c.kv_memory_fraction = 0.88;
+      c.max_batched_tokens = large ? 8192 : 4096;
+      c.max_sequences = 4096;
+      break;
+    case Engine::kTrtllm:
+      // TensorRT-LLM LLM API / trtllm-serve defaults: max_batch_size 2048, max_num_tokens 8192, KV cache
+      // free_gpu_memory_fraction 0.9 of the memory left after the weights, tokens_per_block 32.
+      c.block_tokens = 32;
+      c.kv_memory_fraction = 0.90;
+      c.max_batched_tokens = 8192;
+      c.max_sequences = 2048;
+      break;
+    case Engine::kLlamacpp:
+      // llama-server: a unified KV cache of token cells (no pages), 4 parallel slots by default (-np), logical
+      // batch 2048 tokens (-b) per step.
+      c.block_tokens = 1;
+      c.kv_memory_fraction = 0.90;
+      c.max_batched_tokens = 2048;
+      c.max_sequences = 4;
+      break;
+    default:
+      // vLLM V1 (EngineArgs defaults for the OpenAI server): block_size 16, gpu_memory_utilization 0.90,
+      // max_num_batched_tokens 8192 and max_num_seqs 1024 on GPUs with >= 70 GiB, 2048 and 256 below.
+      c.preset = "vllm";
+      c.block_tokens = 16;
+      c.kv_memory_fraction = 0.90;
+      c.max_batched_tokens = large ? 8192 : 2048;
+      c.max_sequences = large ? 1024 : 256;
+      break;
+  }
+  return c;
+}
+
+}  // namespace hwplan::serve

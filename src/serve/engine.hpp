@@ -1,0 +1,26 @@
+// The scheduler of a serving engine as src/serve simulates it: paged KV cache, token budget per step (chunked
+// prefill), maximum batched sequences. Presets per engine with their documented defaults; every part can be
+// overridden (hwplan serve --block-size, --kv-memory-fraction, --max-batched-tokens, --max-sequences).
+#pragma once
+
+#include <string>
+
+#include "core/workload.hpp"
+
+namespace hwplan::serve {
+
+struct EngineConfig {
+  std::string preset;                // "vllm", "sglang", "trtllm", "llamacpp"
+  int block_tokens = 16;             // KV-cache page size in tokens
+  double kv_memory_fraction = 0.90;  // of the memory left after weights, activations and runtime
+  long long max_batched_tokens = 8192;  // token budget of one step (prefill chunks + decode tokens)
+  long long max_sequences = 256;     // sequences batched in one step
+  bool chunked_prefill = true;       // a prompt longer than the budget is split over steps
+};
+
+// The engine's defaults for a device of `device_memory_bytes` (some engines scale them with the device).
+EngineConfig engine_config(Engine e, double device_memory_bytes);
+// The engines whose scheduler src/serve models.
+bool engine_served(Engine e);
+
+}  // namespace hwplan::serve

@@ -1,0 +1,127 @@
+#include "serve/plan.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <future>
+
+namespace hwplan::serve {
+namespace {
+
+// Average draw of a serving device as a fraction of its TDP (the figure recommend uses for inference: serving
+// keeps the GPUs busy but below their power limit).
+constexpr double kServingPowerFraction = 0.6;
+
+double mean_request_tokens(const Traffic& t) {
+  if (t.arrival == ArrivalKind::kTrace && !t.trace.empty()) {
+    double s = 0;
+    for (const TraceRow& r : t.trace) s += static_cast<double>(r.prompt_tokens + r.output_tokens);
+    return s / static_cast<double>(t.trace.size());
+  }
+  return t.prompt.average() + t.output.average();
+}
+
+long long longest_request(const Traffic& t) {
+  if (t.arrival == ArrivalKind::kTrace) {
+    long long m = 0;
+    for (const TraceRow& r : t.trace) m = std::max(m, r.prompt_tokens + r.output_tokens);
+    return m;
+  }
+  auto top = [](const LengthDist& d) -> long long {
+    switch (d.kind) {
+      case LengthKind::kFixed: return d.fixed;
+      case LengthKind::kUniform: return d.max;
+      case LengthKind::kEmpirical: return d.values.empty() ? 0 : *std::max_element(d.values.begin(), d.values.end());
+      case LengthKind::kLognormal: return 0;  // unbounded: the simulation finds out
+    }
+    return 0;
+  };
+  return top(t.prompt) + top(t.output);
+}
+
+}  // namespace
+
+ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const ServeQuestion& q, int threads) {
+  ServeAnswer a;
+  const double mean_tokens = mean_request_tokens(q.traffic);
+  const long long longest = longest_request(q.traffic);
+  std::vector<Replica> replicas;
+  for (const EstimateInput* in : layouts) {
+    LayoutOption o;
+    o.tp = in->plan.tp;
+    o.pp = in->plan.pp;
+    Replica r{in, q.engine, kv_capacity(*in, q.engine, mean_tokens), q.overhead_seconds};
+    o.kv = r.kv;
+    o.fits = r.kv.tokens > 0 && r.kv.tokens >= longest;
+    a.layouts.push_back(o);
+    replicas.push_back(r);
+  }
+  auto evaluate = [&](size_t i) {
+    LayoutOption& o = a.layouts[i];
+    if (o.fits && q.targets.any()) {
+      o.capacity = search_capacity(replicas[i], q.traffic, q.targets, q.load.closed_loop);
+      if (o.capacity.max_load && *o.capacity.max_load > 0) {
+        o.replicas = replicas_needed(q.load.value, *o.capacity.max_load);
+        o.devices = o.replicas * o.tp * o.pp;
+      }
+    } else if (o.fits && q.devices && *q.devices % (o.tp * o.pp) == 0) {
+      o.replicas = *q.devices / (o.tp * o.pp);
+      o.devices = *q.devices;
+    }
+  };
+  if (q.prune_layouts) {
+    long long best = 0;
+    for (size_t i = 0; i < a.layouts.size(); ++i) {
+      LayoutOption& o = a.layouts[i];
+      if (best > 0 && static_cast<long long>(o.tp) * o.pp > best) continue;
+      evaluate(i);
+      if (o.devices > 0 && (best == 0 || o.devices < best)) best = o.devices;
+    }
+  } else {
+    // Each layout's capacity search is independent: the workers take layouts by index and write only their own.
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < a.layouts.size(); i = next++) evaluate(i);
+    };
+    std::vector<std::future<void>> workers;
+    const int n = std::max(1, std::min<int>(threads, static_cast<int>(a.layouts.size())));
+    for (int i = 1; i < n; ++i) workers.push_back(std::async(std::launch::async, work));
+    work();
+    for (auto& f : workers) f.get();
+  }
+  // Fewest devices; then the most headroom per replica; then the smaller layout (the order given).
+  for (size_t i = 0; i < a.layouts.size(); ++i) {
+    const LayoutOption& o = a.layouts[i];
+    if (o.replicas == 0) continue;
+    if (!a.chosen) {
+      a.chosen = i;
+      continue;
+    }
+    const LayoutOption& best = a.layouts[*a.chosen];
+    double head = o.capacity.max_load.value_or(0) * static_cast<double>(o.replicas);
+    double best_head = best.capacity.max_load.value_or(0) * static_cast<double>(best.replicas);
+    if (o.devices < best.devices || (o.devices == best.devices && head > best_head)) a.chosen = i;
+    if (!q.targets.any()) break;  // without targets: the smallest layout that fits
+  }
+  if (!a.chosen) return a;
+  const LayoutOption& o = a.layouts[*a.chosen];
+  const Replica& r = replicas[*a.chosen];
+  a.load_per_replica = {q.load.closed_loop, q.load.value / static_cast<double>(o.replicas)};
+  if (q.load.closed_loop) a.load_per_replica.value = std::ceil(a.load_per_replica.value - 1e-9);
+  a.at_load = simulate_replica(r, q.traffic, a.load_per_replica);
+  a.missed = a.at_load.unservable ? Metric::kNone : missed_target(a.at_load, q.targets);
+  a.meets_targets = !a.at_load.unservable && a.missed == Metric::kNone;
+
+  const Device& d = *r.input->device;
+  const double output_per_second = a.at_load.output_tokens_per_second * static_cast<double>(o.replicas);
+  if (output_per_second > 0) {
+    const double hours_per_million = 1e6 / output_per_second / 3600;
+    if (d.price.cloud_usd_per_hour)
+      a.usd_per_million_output_tokens = *d.price.cloud_usd_per_hour * static_cast<double>(o.devices) * hours_per_million;
+    a.power_fraction = kServingPowerFraction;
+    a.kwh_per_million_output_tokens = d.tdp_w * kServingPowerFraction * static_cast<double>(o.devices) * hours_per_million / 1000;
+  }
+  return a;
+}
+
+}  // namespace hwplan::serve

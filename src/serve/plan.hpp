@@ -1,0 +1,50 @@
+// The serving plan for one device type: among tensor-parallel layouts, the one that serves the asked load within
+// the targets on the fewest devices; the latencies at that load; cost and energy per million output tokens.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "serve/capacity.hpp"
+
+namespace hwplan::serve {
+
+struct ServeQuestion {
+  Traffic traffic;
+  Targets targets;
+  Load load;                        // the whole load asked (all replicas)
+  EngineConfig engine;
+  double overhead_seconds = -1;
+  std::optional<long long> devices; // without targets: the devices given (--count); replicas = devices / tp
+  // Skip a layout whose single replica already holds more devices than an earlier (smaller) layout needs: it
+  // cannot win. Layouts are then searched one after another; the chosen layout is the same, the table shorter.
+  bool prune_layouts = false;
+};
+
+struct LayoutOption {
+  int tp = 1;
+  int pp = 1;
+  KvCapacity kv;
+  CapacityResult capacity;
+  long long replicas = 0;  // 0: this layout cannot serve the load
+  long long devices = 0;
+  bool fits = false;       // weights, activations and the longest request fit
+};
+
+struct ServeAnswer {
+  std::vector<LayoutOption> layouts;  // every layout tried, in the order given
+  std::optional<size_t> chosen;       // none: no layout serves the load within the targets
+  Load load_per_replica;
+  SimResult at_load;                  // one replica at its share of the load
+  bool meets_targets = false;
+  Metric missed = Metric::kNone;      // at the load, when the targets are missed
+  std::optional<double> usd_per_million_output_tokens;  // from the device's cloud price; none without one
+  double kwh_per_million_output_tokens = 0;
+  double power_fraction = 0;          // of TDP assumed for the energy
+};
+
+// `layouts`: the same workload on each candidate layout (plan.tp set, count = tp). Layouts are searched on up to
+// `threads` threads; the answer does not depend on how many.
+ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const ServeQuestion& q, int threads = 1);
+
+}  // namespace hwplan::serve

@@ -1,0 +1,272 @@
+#include "serve/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+
+namespace hwplan::serve {
+namespace {
+
+struct State {
+  long long target = 0;     // tokens to compute before sampling (prompt, or prompt + output so far after preemption)
+  long long computed = 0;   // tokens whose KV is in the cache
+  long long generated = 0;  // output tokens produced
+  long long blocks = 0;
+  bool started = false;
+};
+
+long long blocks_for(long long tokens, long long block) { return tokens <= 0 ? 0 : (tokens + block - 1) / block; }
+
+Percentiles summarise(std::vector<double>& v) {
+  Percentiles p;
+  if (v.empty()) return p;
+  double s = 0;
+  for (double x : v) s += x;
+  p.mean = s / static_cast<double>(v.size());
+  p.p50 = percentile(v, 0.50);
+  p.p95 = percentile(v, 0.95);
+  p.p99 = percentile(v, 0.99);
+  return p;
+}
+
+void statistics(SimResult& r, double warmup_fraction) {
+  const size_t n = r.records.size();
+  const size_t first = std::min(n, static_cast<size_t>(std::floor(warmup_fraction * static_cast<double>(n))));
+  std::vector<double> ttft, tpot, e2e;
+  double start = INFINITY, end = 0, out_tokens = 0, all_tokens = 0;
+  for (size_t i = first; i < n; ++i) {
+    const RequestRecord& q = r.records[i];
+    ttft.push_back(q.first_token - q.arrival);
+    e2e.push_back(q.finish - q.arrival);
+    if (q.output_tokens > 1) tpot.push_back((q.finish - q.first_token) / static_cast<double>(q.output_tokens - 1));
+    start = std::min(start, q.arrival);
+    end = std::max(end, q.finish);
+    out_tokens += static_cast<double>(q.output_tokens);
+    all_tokens += static_cast<double>(q.output_tokens + q.prompt_tokens);
+  }
+  r.measured = static_cast<long long>(n - first);
+  r.ttft = summarise(ttft);
+  r.tpot = summarise(tpot);
+  r.e2e = summarise(e2e);
+  const double span = end - start;
+  if (r.measured > 0 && span > 0) {
+    r.requests_per_second = static_cast<double>(r.measured) / span;
+    r.output_tokens_per_second = out_tokens / span;
+    r.total_tokens_per_second = all_tokens / span;
+  }
+}
+
+}  // namespace
+
+double percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = p * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> reqs) {
+  SimResult res;
+  const size_t n = reqs.size();
+  res.records.resize(n);
+  const long long block = std::max(1, cfg.engine.block_tokens);
+  const bool unlimited = cfg.kv_capacity_tokens < 0;
+  const long long total_blocks = unlimited ? 0 : cfg.kv_capacity_tokens / block;
+  for (const Request& q : reqs) {
+    long long need = blocks_for(q.prompt_tokens + q.output_tokens - q.cached_tokens, block);
+    res.longest_request_tokens = std::max(res.longest_request_tokens, q.prompt_tokens + q.output_tokens);
+    if (!unlimited && need > total_blocks) res.unservable = true;
+  }
+  if (res.unservable || n == 0) return res;
+
+  const bool closed = cfg.closed_loop_clients > 0;
+  std::vector<State> st(n);
+  std::deque<size_t> waiting;
+  std::vector<size_t> running, next_running;
+  running.reserve(static_cast<size_t>(cfg.engine.max_sequences));
+  size_t next_arrival = 0;  // open loop: next request to arrive; closed loop: next request to send
+  if (closed) {
+    for (; next_arrival < n && static_cast<long long>(next_arrival) < cfg.closed_loop_clients; ++next_arrival) {
+      reqs[next_arrival].arrival_seconds = 0;
+      waiting.push_back(next_arrival);
+    }
+  }
+  long long free_blocks = total_blocks;
+  double now = 0;
+  size_t finished = 0;
+  double batch_time = 0, prefill_time = 0, gpu_time = 0, decode_slots = 0, decode_context = 0;
+  long long waiting_steps = 0, kv_blocked = 0, seq_blocked = 0;
+  struct Slot {
+    size_t id;
+    long long tokens;
+  };
+  std::vector<Slot> scheduled;
+
+  // Prefill tokens scheduled this step: a chunk within the budget; without chunked prefill the whole prompt or
+  // nothing (a prompt longer than the budget runs alone in a step of its own, as engines without chunking do).
+  auto chunk = [&](long long remaining, long long budget) -> long long {
+    if (cfg.engine.chunked_prefill) return std::min(remaining, budget);
+    if (remaining <= budget || budget == cfg.engine.max_batched_tokens) return remaining;
+    return 0;
+  };
+  auto preempt = [&](size_t id) {
+    State& s = st[id];
+    free_blocks += s.blocks;
+    s.blocks = 0;
+    s.computed = reqs[id].cached_tokens;
+    s.target = reqs[id].prompt_tokens + s.generated;  // recompute the prompt and what was generated
+    ++res.records[id].preemptions;
+    ++res.preemptions;
+    waiting.push_front(id);
+  };
+
+  while (finished < n) {
+    if (!closed)
+      while (next_arrival < n && reqs[next_arrival].arrival_seconds <= now) waiting.push_back(next_arrival++);
+    if (running.empty() && waiting.empty()) {
+      if (closed || next_arrival >= n) break;  // cannot happen: every request finishes
+      now = reqs[next_arrival].arrival_seconds;
+      continue;
+    }
+    // 1. Running sequences, in admission order: one token each when decoding, a chunk when prefilling.
+    long long budget = cfg.engine.max_batched_tokens;
+    scheduled.clear();
+    bool preempted = false;
+    for (size_t i = 0; i < running.size() && budget > 0; ++i) {
+      size_t id = running[i];
+      State& s = st[id];
+      long long want = s.computed < s.target ? chunk(s.target - s.computed, budget) : 1;
+      if (want == 0) continue;
+      if (!unlimited) {
+        long long need = blocks_for(s.computed + want - reqs[id].cached_tokens, block) - s.blocks;
+        while (need > free_blocks && running.size() > i + 1) {  // evict the newest sequence
+          preempt(running.back());
+          running.pop_back();
+          preempted = true;
+        }
+        if (need > free_blocks) {  // this sequence is the newest: it goes back to the queue itself
+          preempt(id);
+          running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+          preempted = true;
+          break;
+        }
+        free_blocks -= need;
+        s.blocks += need;
+      }
+      scheduled.push_back({id, want});
+      budget -= want;
+    }
+    // 2. Waiting requests, first come first served, while the budget, the batch cap and the cache allow.
+    if (!waiting.empty()) {
+      ++waiting_steps;
+      bool kv_stop = preempted, seq_stop = false;
+      while (!waiting.empty() && budget > 0 && !preempted) {
+        if (static_cast<long long>(running.size()) >= cfg.engine.max_sequences) {
+          seq_stop = true;
+          break;
+        }
+        size_t id = waiting.front();
+        State& s = st[id];
+        if (!s.started) {
+          s.started = true;
+          s.computed = reqs[id].cached_tokens;
+          s.target = reqs[id].prompt_tokens;
+        }
+        long long want = chunk(s.target - s.computed, budget);
+        if (want == 0) break;
+        if (!unlimited) {
+          long long need = blocks_for(s.computed + want - reqs[id].cached_tokens, block);
+          if (need > free_blocks) {
+            kv_stop = true;
+            break;
+          }
+          free_blocks -= need;
+          s.blocks = need;
+        }
+        waiting.pop_front();
+        running.push_back(id);
+        scheduled.push_back({id, want});
+        budget -= want;
+      }
+      kv_blocked += kv_stop;
+      seq_blocked += seq_stop;
+    }
+    if (scheduled.empty()) {
+      // Nothing could run: only possible while waiting for an arrival (the first running sequence always fits).
+      if (!closed && next_arrival < n) {
+        now = std::max(now, reqs[next_arrival].arrival_seconds);
+        continue;
+      }
+      res.unservable = true;  // not reachable: the first running sequence always fits
+      return res;
+    }
+    // 3. The step's length, then its effects.
+    StepLoad load;
+    for (const Slot& sl : scheduled) {
+      const State& s = st[sl.id];
+      load.tokens += sl.tokens;
+      if (s.computed < s.target) {
+        load.prefill_tokens += sl.tokens;
+        const double before = static_cast<double>(s.computed), chunk = static_cast<double>(sl.tokens);
+        load.prefill_score_tokens += chunk * (before + chunk / 2);
+        load.prefill_kv_tokens += before + chunk;
+        if (s.computed + sl.tokens >= s.target) ++load.sampling_sequences;
+      } else {
+        ++load.sampling_sequences;
+        load.decode_context_tokens += static_cast<double>(s.computed);
+        decode_slots += 1;
+        decode_context += static_cast<double>(s.computed);
+      }
+    }
+    StepTime t = model.time(load);
+    now += t.seconds;
+    ++res.steps;
+    batch_time += static_cast<double>(scheduled.size()) * t.seconds;
+    prefill_time += t.prefill_seconds;
+    gpu_time += t.seconds - model.overhead_seconds();
+    for (const Slot& sl : scheduled) {
+      State& s = st[sl.id];
+      const bool prefilling = s.computed < s.target;
+      s.computed += sl.tokens;
+      if (prefilling && s.computed < s.target) continue;  // more chunks to come
+      ++s.generated;
+      RequestRecord& rec = res.records[sl.id];
+      if (s.generated == 1) rec.first_token = now;
+    }
+    next_running.clear();
+    for (size_t id : running) {
+      State& s = st[id];
+      if (s.computed >= s.target && s.generated >= reqs[id].output_tokens) {
+        RequestRecord& rec = res.records[id];
+        rec.finish = now;
+        rec.arrival = reqs[id].arrival_seconds;
+        rec.prompt_tokens = reqs[id].prompt_tokens;
+        rec.output_tokens = reqs[id].output_tokens;
+        free_blocks += s.blocks;
+        s.blocks = 0;
+        ++finished;
+        if (closed && next_arrival < n) {
+          reqs[next_arrival].arrival_seconds = now;
+          waiting.push_back(next_arrival++);
+        }
+      } else {
+        next_running.push_back(id);
+      }
+    }
+    running.swap(next_running);
+  }
+  res.seconds = now;
+  res.mean_batch = now > 0 ? batch_time / now : 0;
+  res.mean_decode_context = decode_slots > 0 ? decode_context / decode_slots : 0;
+  res.prefill_time_fraction = gpu_time > 0 ? prefill_time / gpu_time : 0;
+  if (waiting_steps > 0) {
+    res.kv_blocked_fraction = static_cast<double>(kv_blocked) / static_cast<double>(waiting_steps);
+    res.sequences_blocked_fraction = static_cast<double>(seq_blocked) / static_cast<double>(waiting_steps);
+  }
+  statistics(res, cfg.warmup_fraction);
+  return res;
+}
+
+}  // namespace hwplan::serve

@@ -1,0 +1,405 @@
+// Serving: the step model against the estimators, the simulator's queueing identities, the capacity search's
+// monotonicity, traces, and the hwplan serve command (contract, determinism, bad rows).
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "estimators/inference.hpp"
+#include "io/serving_io.hpp"
+#include "io/trace_io.hpp"
+#include "recommend/query.hpp"
+#include "serve/plan.hpp"
+#include "test_util.hpp"
+
+using namespace hwplan;
+using hwplan::test::run_hwplan;
+using nlohmann::json;
+
+namespace {
+
+Query infer_query(const std::string& model, const std::string& device, int tp = 1, long long batch = 1,
+                  long long prompt = 512, long long generate = 256) {
+  WorkloadSpec s;
+  s.model = model;
+  s.device = device;
+  s.task = "infer";
+  s.count = tp;
+  s.tp = tp;
+  s.pp = 1;
+  s.dp = 1;
+  s.batch = batch;
+  s.prompt = prompt;
+  s.generate = generate;
+  s.engine = "vllm";
+  Query q = resolve_query(test::registry(), s);
+  q.input.model = &q.model;
+  return q;
+}
+
+serve::Traffic fixed_traffic(long long prompt, long long output, long long requests, std::uint64_t seed = 1) {
+  serve::Traffic t;
+  t.prompt.fixed = prompt;
+  t.output.fixed = output;
+  t.requests = requests;
+  t.seed = seed;
+  return t;
+}
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  auto p = std::filesystem::temp_directory_path() / ("hwplan_serve_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("the step model's decode step is inference_time's time per output token") {
+  for (long long batch : {1LL, 8LL, 64LL}) {
+    Query q = infer_query("llama-3-8b", "h100-sxm", 1, batch, 1000, 200);
+    Estimate e = estimate(q.input);
+    serve::StepModel m(step_rates(q.input));
+    // inference_time prices decode at the mean context prompt + generate / 2.
+    CHECK(m.decode_step_seconds(batch, 1000 + 100) == doctest::Approx(e.infer.time_per_output_token_seconds).epsilon(1e-9));
+  }
+  Query tp = infer_query("llama-3-70b", "h100-sxm", 4, 16, 2000, 500);
+  Estimate e = estimate(tp.input);
+  serve::StepModel m(step_rates(tp.input));
+  CHECK(m.decode_step_seconds(16, 2250) == doctest::Approx(e.infer.time_per_output_token_seconds).epsilon(1e-9));
+}
+
+TEST_CASE("with an unlimited cache and no step overhead the simulated decode speed is the step model's") {
+  Query q = infer_query("llama-3-8b", "a100-80gb-sxm");
+  serve::Replica r{&q.input, serve::engine_config(Engine::kVllm, q.device->memory_bytes), {}, 0.0, true};
+  const long long clients = 8, prompt = 512, output = 129;
+  serve::SimResult s = serve::simulate_replica(r, fixed_traffic(prompt, output, 200), {true, static_cast<double>(clients)});
+  REQUIRE(s.measured > 0);
+  // Lock-step clients: every decode step holds all 8 sequences; the k-th decode step attends to prompt + k - 1
+  // positions, and attention is linear in the context, so the mean step is the step at the mean context.
+  serve::StepModel m(step_rates(q.input), 0.0);
+  double step = m.decode_step_seconds(clients, prompt + (output - 2) / 2.0);
+  CHECK(s.tpot.p50 == doctest::Approx(step).epsilon(1e-9));
+  CHECK(s.tpot.p99 == doctest::Approx(step).epsilon(1e-9));
+  CHECK(s.preemptions == 0);
+}
+
+TEST_CASE("Little's law holds in the simulation") {
+  Query q = infer_query("llama-3-8b", "h100-sxm");
+  serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes);
+  serve::Replica r{&q.input, e, serve::kv_capacity(q.input, e, 800), -1};
+  for (double rate : {2.0, 6.0, 12.0}) {
+    serve::Traffic t = fixed_traffic(600, 200, 4000, 7);
+    t.prompt = serve::parse_length_dist("--prompt-dist", "uniform:100:1100");
+    serve::SimResult s = serve::simulate_replica(r, t, {false, rate});
+    // Window: from the 10% arrival to the 90% arrival; L = time-average of requests in the system, lambda =
+    // arrivals per second in the window, W = mean time in the system of those arrivals.
+    const auto& rec = s.records;
+    double t0 = rec[rec.size() / 10].arrival, t1 = rec[rec.size() * 9 / 10].arrival;
+    double in_system = 0, arrivals = 0, time_sum = 0;
+    for (const auto& x : rec) {
+      in_system += std::max(0.0, std::min(x.finish, t1) - std::max(x.arrival, t0));
+      if (x.arrival >= t0 && x.arrival < t1) {
+        arrivals += 1;
+        time_sum += x.finish - x.arrival;
+      }
+    }
+    double L = in_system / (t1 - t0), lambda = arrivals / (t1 - t0), W = time_sum / arrivals;
+    INFO("rate " << rate << ": L " << L << ", lambda W " << lambda * W);
+    CHECK(L == doctest::Approx(lambda * W).epsilon(0.03));
+    CHECK(lambda == doctest::Approx(rate).epsilon(0.1));  // Poisson arrivals at the asked rate, within noise
+  }
+}
+
+TEST_CASE("a full cache preempts and recomputes, and every request still finishes") {
+  Query q = infer_query("llama-3-8b", "h100-sxm");
+  serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes);
+  serve::Replica r{&q.input, e, {}, -1};
+  r.kv.tokens = 16 * 400;  // room for ~4 requests of 1500 tokens
+  serve::SimResult s = serve::simulate_replica(r, fixed_traffic(1000, 500, 300), {false, 20.0});
+  CHECK_FALSE(s.unservable);
+  CHECK(s.preemptions > 0);
+  for (const auto& x : s.records) {
+    CHECK(x.finish >= x.first_token);
+    CHECK(x.first_token > x.arrival);
+  }
+  // A request larger than the cache is reported, not simulated forever.
+  r.kv.tokens = 1024;
+  CHECK(serve::simulate_replica(r, fixed_traffic(1000, 500, 50), {false, 1.0}).unservable);
+}
+
+TEST_CASE("the batch never exceeds the engine's cap of sequences") {
+  Query q = infer_query("llama-3-8b", "h100-sxm");
+  serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes);
+  e.max_sequences = 4;
+  serve::Replica r{&q.input, e, serve::kv_capacity(q.input, e, 700), -1};
+  serve::SimResult s = serve::simulate_replica(r, fixed_traffic(500, 200, 300), {false, 50.0});
+  CHECK(s.mean_batch <= 4.0 + 1e-9);
+  CHECK(s.sequences_blocked_fraction > 0.5);
+}
+
+TEST_CASE("the same seed gives the same simulation, another seed another") {
+  Query q = infer_query("llama-3-8b", "l40s");
+  serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes);
+  serve::Replica r{&q.input, e, serve::kv_capacity(q.input, e, 700), -1};
+  serve::Traffic t = fixed_traffic(500, 200, 500, 42);
+  t.arrival = serve::ArrivalKind::kGamma;
+  t.burstiness_cv = 2;
+  t.output = serve::parse_length_dist("--generate-dist", "lognormal:200:0.8");
+  auto a = serve::simulate_replica(r, t, {false, 3.0});
+  auto b = serve::simulate_replica(r, t, {false, 3.0});
+  REQUIRE(a.records.size() == b.records.size());
+  for (size_t i = 0; i < a.records.size(); ++i) {
+    CHECK(a.records[i].finish == b.records[i].finish);
+    CHECK(a.records[i].output_tokens == b.records[i].output_tokens);
+  }
+  t.seed = 43;
+  auto c = serve::simulate_replica(r, t, {false, 3.0});
+  CHECK(c.e2e.p95 != a.e2e.p95);
+}
+
+TEST_CASE("a tighter target or a higher rate never needs fewer devices") {
+  struct Case {
+    const char* model;
+    const char* device;
+  };
+  for (Case c : {Case{"llama-3-8b", "l40s"}, Case{"llama-3-8b", "h100-sxm"}, Case{"mistral-7b", "a100-80gb-sxm"}}) {
+    std::vector<Query> qs;
+    for (int tp : {1, 2, 4}) qs.push_back(infer_query(c.model, c.device, tp));
+    std::vector<const EstimateInput*> layouts;
+    for (auto& q : qs) {
+      q.input.model = &q.model;
+      layouts.push_back(&q.input);
+    }
+    serve::ServeQuestion base;
+    base.traffic = fixed_traffic(1000, 200, 300, 3);
+    base.engine = serve::engine_config(Engine::kVllm, qs[0].device->memory_bytes);
+    base.overhead_seconds = 1e-3;
+    const std::vector<double> rates = {1, 4, 12, 30, 80};
+    const std::vector<double> tpot = {0.1, 0.05, 0.03};  // loose to tight
+    std::vector<std::vector<long long>> devices(rates.size(), std::vector<long long>(tpot.size()));
+    for (size_t i = 0; i < rates.size(); ++i)
+      for (size_t j = 0; j < tpot.size(); ++j) {
+        serve::ServeQuestion q = base;
+        q.load = {false, rates[i]};
+        q.targets.tpot_p95 = tpot[j];
+        q.targets.ttft_p95 = 2.0;
+        serve::ServeAnswer a = serve::plan_serving(layouts, q);
+        // No layout: infinitely many devices.
+        devices[i][j] = a.chosen ? a.layouts[*a.chosen].devices : 1'000'000;
+      }
+    for (size_t i = 0; i < rates.size(); ++i)
+      for (size_t j = 0; j < tpot.size(); ++j) {
+        INFO(c.model << " on " << c.device << ": rate " << rates[i] << ", tpot " << tpot[j]);
+        if (i > 0) CHECK(devices[i][j] >= devices[i - 1][j]);
+        if (j > 0) CHECK(devices[i][j] >= devices[i][j - 1]);
+      }
+    INFO(c.model << " on " << c.device);
+    CHECK(devices.back().front() > devices.front().front());  // the load matters at all
+  }
+}
+
+TEST_CASE("traces: Azure and vLLM column names, datetimes, and rows sorted by arrival") {
+  auto rows = io::parse_trace(
+      "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+      "2023-11-16 18:15:47.5,100,10\n"
+      "2023-11-16 18:15:46.0,374,44\n"
+      "2023-11-16 18:16:46.0,2000,300\n",
+      "azure.csv");
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].prompt_tokens == 374);
+  CHECK(rows[1].arrival_seconds == doctest::Approx(1.5));
+  CHECK(rows[2].arrival_seconds == doctest::Approx(60.0));
+  auto jl = io::parse_trace("{\"arrival_time\": 0.5, \"input_len\": 12, \"output_len\": 3}\n"
+                            "{\"arrival_time\": 0.0, \"prompt_tokens\": 7, \"output_tokens\": 9}\n",
+                            "bench.jsonl");
+  REQUIRE(jl.size() == 2);
+  CHECK(jl[0].prompt_tokens == 7);
+  auto result = io::parse_trace("{\"input_lens\": [10, 20, 30], \"output_lens\": [5, 0, 7], \"ttfts\": [0.1, 0.2, 0.3]}", "result.json");
+  REQUIRE(result.size() == 2);  // the failed request (output 0) is skipped
+  CHECK_FALSE(result[0].has_arrival);
+  CHECK_THROWS_AS(io::parse_trace("a,b\n1,2\n", "x.csv"), InputError);
+}
+
+TEST_CASE("serve --format json has the documented contract") {
+  auto r = run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 8 --prompt 1000 --generate 200 "
+                      "--ttft-p95 1 --tpot-p95 0.05 --requests 400 --format json");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["schema_version"] == 1);
+  for (const char* k : {"devices_total", "replicas", "max_rate_per_replica", "meets_targets", "binding_constraint"})
+    CHECK(j["serve"].contains(k));
+  CHECK(j["serve"]["layout"].contains("tp"));
+  CHECK(j["serve"]["layout"].contains("pp"));
+  for (const char* m : {"ttft_seconds", "tpot_seconds", "e2e_seconds"})
+    for (const char* p : {"p50", "p95", "p99"}) CHECK(j["latency"][m][p].is_number());
+  for (const char* k : {"requests_per_second", "output_tokens_per_second", "total_tokens_per_second"})
+    CHECK(j["throughput"][k].is_number());
+  CHECK(j["kv_cache"]["capacity_tokens"].get<long long>() > 100000);
+  CHECK(j["kv_cache"]["max_sequences"].get<long long>() > 0);
+  CHECK(j["cost"]["usd_per_million_output_tokens"].is_number());  // the H100 has a cloud price
+  CHECK(j["energy"]["kwh_per_million_output_tokens"].get<double>() > 0);
+  CHECK(j["simulation"]["requests"] == 400);
+  CHECK(j["simulation"]["seconds"].get<double>() > 0);
+  CHECK(j["serve"]["meets_targets"] == true);
+  CHECK(j["serve"]["devices_total"].get<long long>() >= 1);
+  CHECK(j["serve"]["binding_constraint"].get<std::string>().size() > 10);
+  // The per-replica maximum times the replicas covers the asked rate.
+  CHECK(j["serve"]["max_rate_per_replica"].get<double>() * j["serve"]["replicas"].get<double>() >= 8.0);
+
+  // A closed loop without targets describes the given count at that load.
+  auto c = run_hwplan("serve --model llama-3-8b --device h100-sxm --count 2 --concurrency 16 --requests 200 --format json");
+  REQUIRE(c.exit_code == 0);
+  json cj = json::parse(c.out);
+  CHECK(cj["serve"]["devices_total"] == 2);
+  CHECK(cj["serve"]["max_rate_per_replica"].is_null());
+}
+
+TEST_CASE("serve output is identical with the same seed on 1 or 2 threads") {
+  const std::string args = "serve --model llama-3-8b --device l40s --rate 3 --prompt-dist uniform:200:1800 --generate 150 "
+                           "--tpot-p95 0.06 --ttft-p95 1.5 --requests 300 --seed 9 --format json";
+  auto one = run_hwplan(args + " --threads 1");
+  auto two = run_hwplan(args + " --threads 2");
+  REQUIRE(one.exit_code == 0);
+  CHECK(one.out == two.out);
+  auto other = run_hwplan("serve --model llama-3-8b --device l40s --rate 3 --prompt-dist uniform:200:1800 --generate 150 "
+                          "--tpot-p95 0.06 --ttft-p95 1.5 --requests 300 --seed 10 --format json");
+  CHECK(other.out != one.out);
+}
+
+TEST_CASE("serve: bad trace rows and bad flags exit 2 naming file:line") {
+  std::string csv = temp_file("bad.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.0,374,44\n"
+                                         "2023-11-16 18:15:47.0,abc,12\n");
+  auto r = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " + csv);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(csv + ":3:") != std::string::npos);
+  CHECK(r.err.find("ContextTokens") != std::string::npos);
+
+  std::string jsonl = temp_file("bad.jsonl", "{\"timestamp\": 0, \"input_len\": 10, \"output_len\": 5}\n"
+                                             "{\"timestamp\": 1, \"input_len\": 10}\n");
+  auto j = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " + jsonl);
+  CHECK(j.exit_code == 2);
+  CHECK(j.err.find(jsonl + ":2:") != std::string::npos);
+
+  std::string time = temp_file("badtime.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.0,374,44\nyesterday,10,10\n");
+  auto t = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " + time);
+  CHECK(t.exit_code == 2);
+  CHECK(t.err.find(time + ":3:") != std::string::npos);
+
+  std::string good = temp_file("good.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.0,374,44\n"
+                                           "2023-11-16 18:15:46.5,1200,100\n2023-11-16 18:15:47.2,80,300\n");
+  auto g = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " + good + " --requests 60 --format json");
+  CHECK(g.exit_code == 0);
+
+  CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm").exit_code == 2);  // no traffic
+  CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 5 --concurrency 4").exit_code == 2);
+  CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 5 --prompt-dist normal:5:1").exit_code == 2);
+  CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 5 --engine hf").exit_code == 2);
+  CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm --rate -1").exit_code == 2);
+  for (const auto& f : {csv, jsonl, time, good}) std::filesystem::remove(f);
+}
+
+TEST_CASE("serve exits 3 when no layout meets the targets") {
+  // A 1 ms time per output token is beyond any single H100 layout for a 70B model.
+  auto r = run_hwplan("serve --model llama-3-70b --device h100-sxm --rate 1 --tpot-p95 0.001 --requests 100");
+  CHECK(r.exit_code == 3);
+  CHECK(r.out.find("No layout") != std::string::npos);
+}
+
+TEST_CASE("serve against published serving measurements (data/measurements/serving.yaml)") {
+  io::ServingSet set = io::load_serving_measurements(test::source_path("data/measurements/serving.yaml"));
+  REQUIRE(set.cases.size() >= 5);
+  std::vector<double> throughput_errors, ttft_errors, low_load_ttft_errors;
+  std::string table = "case                              metric                      measured   hwplan   error\n";
+  for (const auto& c : set.cases) {
+    std::string args = "serve --model " + c.model + " --device " + c.device + " --engine " + c.engine +
+                       " --count " + std::to_string(c.count) + " --tp " + std::to_string(c.tp) +
+                       " --prompt " + std::to_string(c.prompt) + " --requests " + std::to_string(c.requests) + " --format json";
+    args += c.generate ? " --generate " + std::to_string(*c.generate) : " --generate-dist " + *c.generate_dist;
+    args += c.concurrency ? " --concurrency " + std::to_string(*c.concurrency) : " --rate " + std::to_string(*c.rate);
+    auto r = run_hwplan(args);
+    INFO(c.name << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    json j = json::parse(r.out);
+    std::map<std::string, double> predicted = {
+        {"requests_per_second", j["throughput"]["requests_per_second"].get<double>()},
+        {"output_tokens_per_second", j["throughput"]["output_tokens_per_second"].get<double>()},
+        {"ttft_median_seconds", j["latency"]["ttft_seconds"]["p50"].get<double>()},
+        {"ttft_p99_seconds", j["latency"]["ttft_seconds"]["p99"].get<double>()},
+        {"tpot_median_seconds", j["latency"]["tpot_seconds"]["p50"].get<double>()}};
+    for (const auto& [metric, measured] : c.measured) {
+      if (!predicted.count(metric)) continue;
+      double error = predicted[metric] / measured - 1;
+      table += fmt::format("{:<33} {:<27} {:>8.4g} {:>8.4g} {:>+6.0f}%\n", c.name, metric, measured, predicted[metric], 100 * error);
+      if (metric == "output_tokens_per_second" || metric == "tpot_median_seconds") throughput_errors.push_back(std::fabs(error));
+      if (metric == "ttft_median_seconds") {
+        ttft_errors.push_back(std::fabs(error));
+        if (c.concurrency && *c.concurrency <= 8) low_load_ttft_errors.push_back(std::fabs(error));
+      }
+    }
+  }
+  MESSAGE(table);
+  // Output-token throughput and TPOT at fixed concurrency: the bar is a median error <= 20%.
+  CHECK(serve::percentile(throughput_errors, 0.5) <= 0.20);
+  CHECK(serve::percentile(throughput_errors, 1.0) <= 0.30);
+  // TTFT while the engine is lightly loaded (one prefill per step): within 35%. Under heavy load the measured TTFT
+  // grows far faster than the simulated one (request handling in the API server, which the step model does not
+  // contain); the error is printed above and reported in the README.
+  CHECK(serve::percentile(low_load_ttft_errors, 1.0) <= 0.35);
+}
+
+TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and the knee") {
+  auto path = std::filesystem::temp_directory_path() / ("hwplan_serve_plot_" + std::to_string(::getpid()) + ".svg");
+  auto r = run_hwplan("plot serve --model llama-3-8b --devices h100-sxm,l40s --prompt 1000 --generate 200 --rate 10 "
+                      "--ttft-p95 1 --tpot-p95 0.05 --requests 300 -o " + path.string());
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string svg = ss.str();
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t p = svg.find(needle); p != std::string::npos; p = svg.find(needle, p + 1)) ++n;
+    return n;
+  };
+  CHECK(count("class=\"series\"") == 4);  // two devices x two panels
+  CHECK(count("class=\"target\"") == 2);
+  CHECK(count("class=\"knee\"") == 4);
+  CHECK(svg.find("nan") == std::string::npos);
+  CHECK(svg.find("inf") == std::string::npos);
+  std::filesystem::remove(path);
+  CHECK(run_hwplan("plot serve --model llama-3-8b --rate 5 -o /tmp/x.svg").exit_code == 2);  // no device
+}
+
+TEST_CASE("recommend --task serve ranks the devices that meet the targets by cost per million output tokens") {
+  auto r = run_hwplan("recommend --model llama-3-8b --task serve --rate 20 --prompt 1000 --generate 200 --ttft-p95 1 "
+                      "--tpot-p95 0.05 --vendor nvidia --class datacenter --requests 200 --format json --threads 2");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  CHECK(j["schema_version"] == 1);
+  CHECK(j["task"] == "serve");
+  REQUIRE(j["candidates"].size() >= 2);
+  double last = 0;
+  for (const auto& c : j["candidates"]) {
+    if (c["usd_per_million_output_tokens"].is_null()) continue;
+    double usd = c["usd_per_million_output_tokens"].get<double>();
+    CHECK(usd >= last);
+    last = usd;
+    CHECK(c["tpot_p95_seconds"].get<double>() <= 0.05);
+    CHECK(c["ttft_p95_seconds"].get<double>() <= 1.0);
+  }
+  // The same answer as hwplan serve for the top device (same requests and seed).
+  std::string top = j["candidates"][0]["device"];
+  auto s = run_hwplan("serve --model llama-3-8b --device " + top + " --rate 20 --prompt 1000 --generate 200 --ttft-p95 1 "
+                      "--tpot-p95 0.05 --requests 200 --format json");
+  REQUIRE(s.exit_code == 0);
+  json sj = json::parse(s.out);
+  CHECK(sj["serve"]["devices_total"] == j["candidates"][0]["devices_total"]);
+  CHECK(sj["cost"]["usd_per_million_output_tokens"].get<double>() ==
+        doctest::Approx(j["candidates"][0]["usd_per_million_output_tokens"].get<double>()));
+  // Serving flags on another task are an error, not ignored.
+  CHECK(run_hwplan("recommend --model llama-2-7b --task lora --rate 5").exit_code == 2);
+}
