@@ -189,9 +189,7 @@ StepRates step_rates(const EstimateInput& in) {
   StepRates s;
   const Model& m = *in.model;
   const Workload& w = in.workload;
-  Precision compute = w.weights ? compute_precision(*w.weights) : w.precision;
-  if (compute == Precision::kInt8 && !in.device->supports(Precision::kInt8)) compute = Precision::kFp16;
-  if (w.precision == Precision::kFp32) compute = Precision::kFp32;
+  const Precision compute = inference_compute_precision(w);
   s.model = &m;
   s.rates = device_rates(*in.device, compute, in.profile);
   s.tp = in.plan.tp;
