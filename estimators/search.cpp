@@ -106,6 +106,11 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
     Candidate best, nearest;
     const bool transformer = m.is_transformer();
     const int node = std::max(1, base.system.devices_per_node);
+    // Micro-batches to try: the one the user fixed, else powers of two up to the global batch.
+    std::vector<std::int64_t> micro_batches;
+    if (space.micro_batch) micro_batches.push_back(*space.micro_batch);
+    else
+      for (std::int64_t mb = 1; mb <= global; mb *= 2) micro_batches.push_back(mb);
     for (int tp : divisors(n)) {
       if (space.tp ? tp != *space.tp : (tp > node)) continue;
       if (transformer ? m.attention_heads % tp != 0 : tp > 1) continue;
@@ -126,10 +131,13 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
               if (space.recompute && rc != *space.recompute) continue;
               if (!transformer && rc != Recompute::kNone) continue;
               // Memory grows with the micro-batch: once one does not fit, no larger one will (pruning).
-              for (std::int64_t mb = 1; mb <= global; mb *= 2) {
-                if (space.micro_batch && mb != *space.micro_batch) continue;
-                if (global % (mb * dp) != 0) continue;
-                const std::int64_t accum = global / (mb * dp);
+              for (std::int64_t mb : micro_batches) {
+                std::int64_t accum = space.grad_accum.value_or(1);
+                if (space.global_batch_fixed) {
+                  if (global % (mb * dp) != 0) continue;
+                  if (space.grad_accum ? mb * accum * dp != global : false) continue;
+                  accum = global / (mb * dp);
+                }
                 EstimateInput in = base;
                 in.plan.tp = tp;
                 in.plan.pp = pp;
@@ -151,7 +159,9 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                 auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
                 auto it = cache.find(key);
                 if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
-                c.step = training_time(in, params, it->second).step_seconds;
+                // Time per sequence: the same order as step time when the global batch is fixed, and a fair
+                // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
+                c.step = training_time(in, params, it->second).step_seconds / static_cast<double>(in.plan.global_batch());
                 if (!fits) continue;
                 ++result.layouts_feasible;
                 if (better(c, best)) best = c;

@@ -22,7 +22,11 @@ struct SearchSpace {
   std::optional<int> tp, pp, dp, zero, ep;
   std::optional<Recompute> recompute;
   std::optional<std::int64_t> micro_batch;
+  std::optional<std::int64_t> grad_accum;
   std::int64_t global_batch = 0;  // sequences per optimizer step (training); batch per replica (inference)
+  // Training: false when the user fixed the micro-batch and/or accumulation but not the global batch; the global
+  // batch is then micro-batch x accumulation x dp of each layout.
+  bool global_batch_fixed = true;
   bool prune = true;              // memory-infeasible layouts are not timed (results are identical)
 };
 

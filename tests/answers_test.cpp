@@ -193,3 +193,53 @@ TEST_CASE("a search that finds nothing runnable is an error, not an empty answer
   CHECK(j["model"]["parameters"].get<double>() > 1e9);
   CHECK(j["inference"]["time_per_output_token_seconds"].get<double>() > 0);
 }
+
+TEST_CASE("a given micro-batch or accumulation is kept by the layout search") {
+  for (long long accum : {2, 4}) {
+    for (long long count : {4, 8}) {
+      auto r = test::run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --count " + std::to_string(count) +
+                                " --grad-accum " + std::to_string(accum) + " --format json");
+      REQUIRE(r.exit_code == 0);
+      json j = json::parse(r.out);
+      CHECK(j["plan"]["grad_accum"].get<long long>() == accum);
+      CHECK(j["plan"]["micro_batch"].get<long long>() == 1);
+    }
+  }
+  auto r = test::run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --count 8 --batch 3 --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out)["plan"]["micro_batch"].get<long long>() == 3);
+  // A contradiction is an error that shows the arithmetic.
+  auto bad = test::run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --count 8 --batch 4 --grad-accum 4 --global-batch 100");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("multiple of 16") != std::string::npos);
+}
+
+TEST_CASE("recommend answers for the devices and count asked, and agrees with estimate on a deadline") {
+  auto only = test::run_hwplan("recommend --model llama-2-7b --task lora --devices rtx-4090,a100-80gb-sxm --format json");
+  REQUIRE(only.exit_code == 0);
+  json j = json::parse(only.out);
+  for (const auto& c : j["candidates"]) {
+    std::string id = c["device"].get<std::string>();
+    CHECK((id == "rtx-4090" || id == "a100-80gb-sxm"));
+  }
+  auto unknown = test::run_hwplan("recommend --model llama-2-7b --task lora --devices rtx-4090,h100-sxn");
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.err.find("h100-sxm") != std::string::npos);  // the suggestion
+  auto fixed = test::run_hwplan("recommend --model llama-2-7b --task lora --device a100-80gb-sxm --count 2 --format json");
+  REQUIRE(fixed.exit_code == 0);
+  json f = json::parse(fixed.out);
+  REQUIRE(f["candidates"].size() == 1);
+  CHECK(f["candidates"][0]["count"].get<int>() == 2);
+
+  auto est = test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --tokens 1e12 --deadline 30d --format json");
+  REQUIRE(est.exit_code == 0);
+  json e = json::parse(est.out);
+  const int smallest = e["deadline"]["smallest_count"].get<int>();
+  CHECK(e["device"]["count"].get<int>() == smallest);
+  CHECK(e["time"]["total_seconds"].get<double>() <= 30 * 86400.0);
+  auto rec = test::run_hwplan("recommend --model llama-2-7b --tokens 1e12 --deadline 30d --devices h100-sxm --max-count 4096 --format json");
+  REQUIRE(rec.exit_code == 0);
+  json rj = json::parse(rec.out);
+  REQUIRE(rj["candidates"].size() == 1);
+  CHECK(rj["candidates"][0]["count"].get<int>() == smallest);
+}

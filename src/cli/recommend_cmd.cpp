@@ -30,6 +30,9 @@ int run_recommend(RecommendOptions& o) {
   o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";
   if (o.spec.top < 1) throw InputError({}, "--top", "must be at least 1");
   if (o.spec.budget_usd && !(*o.spec.budget_usd > 0)) throw InputError({}, "--budget-usd", "must be positive");
+  // --device / --devices restrict the candidates; --count fixes the count (both used to be ignored).
+  if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
+  if (o.app->count("--count") > 0) o.spec.count = o.workload.count;
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (o.workload.task == "serve") return run_recommend_serve(*o.global, o.workload, o.serve, o.spec, threads);
   if (serve_flags_given(o.serve)) throw InputError({}, "--rate", "traffic, latency targets and scheduler flags apply to --task serve");
@@ -49,6 +52,7 @@ Command recommend_command() {
   hwplan recommend --model llama-2-7b --task lora --budget-usd 3000 --buy
   hwplan recommend --model llama-3-70b --task infer --batch 8 --min-decode-tps 20 --rent
   hwplan recommend --model 1b --tokens 2e10 --deadline 7d --optimize cost
+  hwplan recommend --model llama-2-7b --tokens 1e12 --deadline 30d --devices h100-sxm,a100-80gb-sxm --max-count 1024
   hwplan recommend --model 3b --task infer --weights int4 --class edge --max-power-w 15
   hwplan recommend --model llama-3-8b --task serve --rate 50 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05)");
     add_workload_options(*o->app, o->workload, /*device_required=*/false);
@@ -60,7 +64,8 @@ Command recommend_command() {
     o->app->add_flag("--rent", o->rent, "Cost = cloud price per hour x job time");
     o->app->add_option("--class", o->spec.classes, "Only these classes: consumer, workstation, datacenter, npu, edge");
     o->app->add_option("--vendor", o->spec.vendors, "Only these vendors");
-    o->app->add_option("--exclude", o->spec.exclude, "Leave out these devices");
+    o->app->add_option("--exclude", o->spec.exclude, "Leave out these devices")->delimiter(',');
+    o->app->add_option("--devices", o->spec.devices, "Only these devices (comma-separated ids or aliases)")->delimiter(',');
     o->app->add_flag("--require-interconnect", o->spec.require_interconnect, "Multi-device only with an NVLink-class fabric");
     o->app->add_option("--top", o->spec.top, "How many candidates to show")->capture_default_str();
     o->app->add_option("--optimize", o->spec.optimize, "cost | time | energy | balanced")->capture_default_str();

@@ -115,6 +115,34 @@ std::string human_seconds(double seconds) {
   return buf;
 }
 
+std::string human_usd(double usd) {
+  if (!std::isfinite(usd)) return "n/a";
+  const bool negative = usd < 0;
+  double v = std::fabs(usd);
+  char buf[64];
+  if (v < 100) {
+    std::snprintf(buf, sizeof buf, "%s$%.2f", negative ? "-" : "", v);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  std::string digits = buf, grouped;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  return std::string(negative ? "-" : "") + "$" + grouped;
+}
+
+std::string human_days_or_hours(double seconds, double column_max_seconds) {
+  char buf[64];
+  if (!std::isfinite(seconds)) return "n/a";
+  if (column_max_seconds >= 3 * 86400) std::snprintf(buf, sizeof buf, "%.2f days", seconds / 86400);
+  else if (column_max_seconds >= 7200) std::snprintf(buf, sizeof buf, "%.2f h", seconds / 3600);
+  else if (column_max_seconds >= 120) std::snprintf(buf, sizeof buf, "%.1f min", seconds / 60);
+  else std::snprintf(buf, sizeof buf, "%.2f s", seconds);
+  return buf;
+}
+
 std::string human_count(double n) {
   char buf[64];
   if (n >= 1e12) std::snprintf(buf, sizeof buf, "%.2fT", n / 1e12);

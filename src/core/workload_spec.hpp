@@ -65,6 +65,8 @@ struct RecommendSpec {
   std::vector<std::string> classes;
   std::vector<std::string> vendors;
   std::vector<std::string> exclude;
+  std::vector<std::string> devices;      // only these devices (empty: the whole catalog)
+  std::optional<long long> count;        // only this many devices (empty: 1, 2, 4, 8, ... up to max_count)
   bool require_interconnect = false;
   long long top = 5;
   std::string optimize = "balanced";     // cost | time | energy | balanced

@@ -68,6 +68,25 @@ Stack resolve_stack(const WorkloadSpec& o, Task task) {
   return s;
 }
 
+// A fixed global batch with a fixed micro-batch and/or accumulation: some dp dividing the device count must
+// satisfy global = micro-batch x accumulation x dp. The error shows the arithmetic.
+void check_batch_arithmetic(const WorkloadSpec& o, long long count, const SearchSpace& space) {
+  const long long g = *o.global_batch;
+  const long long mb = o.batch.value_or(1);
+  const long long fixed = (o.batch ? mb : 1) * o.grad_accum.value_or(1);
+  for (long long dp = 1; dp <= count; ++dp) {
+    if (count % dp != 0) continue;
+    if (space.dp && dp != *space.dp) continue;
+    if (o.batch && o.grad_accum ? fixed * dp == g : g % (fixed * dp) == 0) return;
+  }
+  std::string terms = (o.batch ? "--batch " + std::to_string(mb) + " x " : std::string()) +
+                      (o.grad_accum ? "--grad-accum " + std::to_string(*o.grad_accum) + " x " : std::string()) + "dp";
+  bad("--global-batch", std::to_string(g) + " cannot be " + terms + " for any dp dividing --count " + std::to_string(count) +
+                            (space.dp ? " (dp fixed at " + std::to_string(*space.dp) + ")" : std::string()) +
+                            ": give a global batch that is a multiple of " + std::to_string(fixed) +
+                            ", or leave one of them free");
+}
+
 }  // namespace
 
 Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const Device* device_override,
@@ -169,15 +188,23 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     q.space.ep = o.ep ? std::optional<int>(static_cast<int>(*o.ep)) : std::nullopt;
     q.space.zero = o.zero ? std::optional<int>(static_cast<int>(*o.zero)) : std::nullopt;
     if (o.recompute) q.space.recompute = p.recompute;
-    if (w.task == Task::kInfer) {
+    // Search only what the user left free: a given micro-batch or accumulation is kept as given.
+    if (w.task == Task::kInfer || o.batch) q.space.micro_batch = p.micro_batch;
+    if (w.task != Task::kInfer && o.grad_accum) q.space.grad_accum = p.grad_accum;
+    if (w.task != Task::kInfer && !o.global_batch && (o.batch || o.grad_accum)) {
+      // The global batch follows from them: micro-batch x accumulation x dp of each layout.
       q.space.micro_batch = p.micro_batch;
-    } else if (o.batch && !o.global_batch) {
-      // The user fixed the per-device micro-batch: keep it and the global batch it implies as pure data parallel.
-      q.space.micro_batch = p.micro_batch;
+      q.space.global_batch_fixed = false;
     }
+    // Default (nothing given): micro-batch 1, no accumulation, one sequence per device.
     q.space.global_batch = o.global_batch.value_or(p.micro_batch * p.grad_accum * count);
+    if (w.task != Task::kInfer && o.global_batch) check_batch_arithmetic(o, count, q.space);
   }
   if (o.global_batch && !q.search) {
+    if (o.grad_accum && o.batch && p.micro_batch * p.grad_accum * p.dp != *o.global_batch)
+      bad("--global-batch", std::to_string(*o.global_batch) + " != --batch " + std::to_string(p.micro_batch) +
+                                " x --grad-accum " + std::to_string(p.grad_accum) + " x dp " + std::to_string(p.dp) + " = " +
+                                std::to_string(p.micro_batch * p.grad_accum * p.dp) + "; give two of the three");
     if (*o.global_batch % (p.micro_batch * p.dp) != 0)
       bad("--global-batch", "is not a multiple of batch x dp = " + std::to_string(p.micro_batch * p.dp));
     p.grad_accum = *o.global_batch / (p.micro_batch * p.dp);

@@ -192,6 +192,46 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
 
 }  // namespace
 
+long long default_global_batch(const Model& model, const std::string& task, long long seq) {
+  if (!model.is_transformer()) return 256;
+  if (task != "train") return 16;
+  const double sequences = 1048576.0 / static_cast<double>(std::max(1LL, seq));
+  return std::max(1LL, 1LL << static_cast<int>(std::lround(std::log2(std::max(1.0, sequences)))));
+}
+
+namespace {
+long long default_seq(const Model& model, const WorkloadSpec& w) {
+  return w.seq.value_or(model.is_transformer() ? std::min<long long>(model.max_sequence_length, 2048) : 1);
+}
+}  // namespace
+
+std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& registry, const WorkloadSpec& workload,
+                                                          const Device& device, double deadline_seconds,
+                                                          long long max_count) {
+  if (!workload.tokens) throw InputError({}, "--deadline", "needs --tokens (the job the deadline is for)");
+  Model model = registry.model(workload.model);
+  for (int count : candidate_counts(max_count)) {
+    DeadlineAnswer a;
+    a.count = count;
+    a.workload = workload;
+    a.workload.count = count;
+    a.workload.device = device.id;
+    a.workload.search_single_device = true;
+    if (!a.workload.global_batch && workload.task != "infer")
+      a.workload.global_batch = default_global_batch(model, workload.task, default_seq(model, workload));
+    Query q;
+    try {
+      q = resolve_query(registry, a.workload, &device, count, &model);
+    } catch (const InputError&) {
+      continue;  // no layout of this count for this workload (heads, layers or batch do not divide)
+    }
+    Outcome o = run_query(q);
+    if (o.search && !o.search->found) continue;
+    if (o.estimate.fits && o.estimate.total_seconds >= 0 && o.estimate.total_seconds <= deadline_seconds) return a;
+  }
+  return std::nullopt;
+}
+
 std::vector<int> candidate_counts(long long max_count) {
   std::vector<int> out;
   for (int c : {1, 2, 4})
@@ -216,6 +256,13 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
     r.job_tokens = inference ? 1e6 : 1e9;  // cost per million generated tokens / per billion trained tokens
     r.job_tokens_assumed = true;
   }
+  if (!inference) {
+    if (!w.global_batch) {
+      w.global_batch = default_global_batch(model, w.task, default_seq(model, w));
+      r.global_batch_assumed = true;
+    }
+    r.global_batch = *w.global_batch;
+  }
   std::optional<double> deadline;
   if (spec.deadline) {
     deadline = parse_duration_seconds(*spec.deadline);
@@ -227,16 +274,21 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   for (const auto& c : spec.classes)
     if (!parse_device_class(c)) throw InputError({}, "--class", "'" + c + "' is not one of: consumer, workstation, datacenter, npu, edge");
   for (const auto& x : spec.exclude) registry.device(x);  // unknown ids are errors, with a suggestion
+  std::vector<const Device*> only;
+  for (const auto& x : spec.devices) only.push_back(&registry.device(x));
+  if (spec.count && *spec.count < 1) throw InputError({}, "--count", "must be at least 1");
 
   std::vector<const Device*> devices;
   for (const auto& d : registry.devices()) {
     if (!listed(spec.classes, to_string(d.device_class)) || !listed(spec.vendors, d.vendor)) continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), &d) == only.end()) continue;
     bool excluded = false;
     for (const auto& x : spec.exclude)
       if (registry.find_device(x) == &d) excluded = true;
     if (!excluded) devices.push_back(&d);
   }
-  std::vector<int> counts = candidate_counts(spec.max_count);
+  std::vector<int> counts = spec.count ? std::vector<int>{static_cast<int>(*spec.count)} : candidate_counts(spec.max_count);
+  r.largest_count = counts.back();
   // Devices are independent: evaluate them on `threads` workers, then merge in catalog order (results are
   // identical whatever the thread count).
   std::vector<DeviceResult> results(devices.size());
@@ -277,18 +329,32 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
     else if (cost_ratio >= 0) c.score = std::cbrt(cost_ratio * time_ratio * energy_ratio);
     else c.score = std::sqrt(time_ratio * energy_ratio);
   }
-  std::stable_sort(r.candidates.begin(), r.candidates.end(), [](const Candidate& a, const Candidate& b) {
+  // One line per device. Training with a deadline: the fewest devices that meet it (more only cost more);
+  // otherwise its best-scoring count (the others are variations of the same choice).
+  const bool fewest = deadline && !inference;
+  std::map<std::string, std::size_t> chosen;
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    auto it = chosen.find(c.device->id);
+    if (it == chosen.end()) {
+      chosen.emplace(c.device->id, i);
+      continue;
+    }
+    const Candidate& b = r.candidates[it->second];
+    bool replace = fewest ? c.count < b.count : (c.score > b.score || (c.score == b.score && c.count < b.count));
+    if (replace) it->second = i;
+  }
+  std::vector<Candidate> best_per_device;
+  for (auto& [id, i] : chosen) best_per_device.push_back(r.candidates[i]);
+  std::stable_sort(best_per_device.begin(), best_per_device.end(), [](const Candidate& a, const Candidate& b) {
     if (a.score != b.score) return a.score > b.score;
     if (a.device->id != b.device->id) return a.device->id < b.device->id;
     return a.count < b.count;
   });
-  // One line per device: its best count (the others are variations of the same choice).
-  std::vector<Candidate> best_per_device;
-  std::vector<std::string> seen;
-  for (auto& c : r.candidates) {
-    if (std::find(seen.begin(), seen.end(), c.device->id) != seen.end()) continue;
-    seen.push_back(c.device->id);
-    best_per_device.push_back(std::move(c));
+  for (auto& c : best_per_device) {
+    c.at_search_limit = counts.size() > 1 && c.count == counts.back();
+    if (c.at_search_limit)
+      c.reasons.push_back(fmt::format("at the search limit ({} devices, --max-count): more devices may do better", c.count));
   }
   r.feasible_configurations = static_cast<long long>(r.candidates.size());
   r.candidates = std::move(best_per_device);
