@@ -32,6 +32,11 @@ io::Registry make_registry(const GlobalOptions& g) {
   return io::Registry(options);
 }
 
+const io::Registry& registry_of(GlobalOptions& g) {
+  if (!g.registry) g.registry = std::make_shared<const io::Registry>(make_registry(g));
+  return *g.registry;
+}
+
 report::Format format_of(const GlobalOptions& g) { return report::parse_format(g.format).value_or(report::Format::kTable); }
 
 void emit(const GlobalOptions& g, const std::string& text) {

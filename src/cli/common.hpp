@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -24,11 +25,15 @@ struct GlobalOptions {
   std::vector<std::string> model_dirs;
   std::string format = "table";
   std::string output;  // -o FILE, written atomically
+  // Built on first use (registry_of); the API facade sets it beforehand so that many calls share one catalog.
+  std::shared_ptr<const io::Registry> registry;
 };
 
 void add_global_options(CLI::App& app, GlobalOptions& g);
 void add_format_option(CLI::App& app, GlobalOptions& g);
 io::Registry make_registry(const GlobalOptions& g);
+// The registry of this run: g.registry when set, else make_registry(g), kept in g.registry.
+const io::Registry& registry_of(GlobalOptions& g);
 report::Format format_of(const GlobalOptions& g);
 // Writes to stdout, or atomically to g.output when set.
 void emit(const GlobalOptions& g, const std::string& text);

@@ -14,15 +14,30 @@ struct EstimateOptions {
   WorkloadOptions workload;
 };
 
-int run_estimate(EstimateOptions& o) {
-  io::Registry registry = make_registry(*o.global);
-  Query q = resolve_query(registry, o.workload);
+// Resolves and runs the workload, then hands the query and its outcome to `answer` (the query owns the model
+// the estimate points at, so it stays here).
+template <class Answer>
+auto with_estimate(EstimateOptions& o, Answer answer) {
+  Query q = resolve_query(registry_of(*o.global), o.workload);
   Outcome out = run_query(q);
   if (out.search && out.search->layouts_evaluated == 0)
     throw InputError({}, "count", "no parallel layout of " + std::to_string(q.input.system.count) +
                                       " devices matches the fixed --tp/--pp/--dp for " + q.model.id);
-  emit(*o.global, report::estimate_text(q.input, out.estimate, out.search ? &*out.search : nullptr, format_of(*o.global)));
+  return answer(q, out);
+}
+
+int run_estimate(EstimateOptions& o) {
+  with_estimate(o, [&](const Query& q, const Outcome& out) {
+    emit(*o.global, report::estimate_text(q.input, out.estimate, out.search ? &*out.search : nullptr, format_of(*o.global)));
+    return 0;
+  });
   return 0;
+}
+
+CommandResult estimate_result(EstimateOptions& o) {
+  return with_estimate(o, [](const Query& q, const Outcome& out) {
+    return CommandResult{report::estimate_json(q.input, out.estimate, out.search ? &*out.search : nullptr), kExitOk};
+  });
 }
 
 }  // namespace
@@ -30,6 +45,7 @@ int run_estimate(EstimateOptions& o) {
 Command estimate_command() {
   auto o = std::make_shared<EstimateOptions>();
   Command c;
+  c.name = "estimate";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("estimate", "Memory and time of a workload on a device (x count).")->footer(R"(Examples:
@@ -41,11 +57,16 @@ Command estimate_command() {
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] { return run_estimate(*o); };
+  c.result = [o] { return estimate_result(*o); };
+  c.reset = [o] {
+    o->workload = {};
+  };
   return c;
 }
 
 std::vector<Command> all_commands() {
-  return {catalog_command(), models_command(), estimate_command(), recommend_command(), fit_command(), batch_command(), plot_command(), calibrate_command(), validate_command(), doctor_command()};
+  return {catalog_command(), models_command(), estimate_command(), recommend_command(), fit_command(), compare_command(),
+          batch_command(), plot_command(), calibrate_command(), validate_command(), doctor_command()};
 }
 
 }  // namespace hwplan::cli

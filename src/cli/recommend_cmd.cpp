@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/recommend_report.hpp"
+#include "report/recommend_report.hpp"
 #include "core/strings.hpp"
 
 namespace hwplan::cli {
@@ -22,16 +22,25 @@ struct RecommendOptions {
   int threads = 0;
 };
 
-int run_recommend(RecommendOptions& o) {
-  io::Registry registry = make_registry(*o.global);
+Recommendation compute(RecommendOptions& o) {
+  const io::Registry& registry = registry_of(*o.global);
   if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
   o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";
   if (o.spec.top < 1) throw InputError({}, "--top", "must be at least 1");
   if (o.spec.budget_usd && !(*o.spec.budget_usd > 0)) throw InputError({}, "--budget-usd", "must be positive");
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  Recommendation r = recommend(registry, o.workload, o.spec, threads);
-  emit(*o.global, render_recommendation(r, o.workload, o.spec, format_of(*o.global)));
+  return recommend(registry, o.workload, o.spec, threads);
+}
+
+int run_recommend(RecommendOptions& o) {
+  Recommendation r = compute(o);
+  emit(*o.global, report::render_recommendation(r, o.workload, o.spec, format_of(*o.global)));
   return r.candidates.empty() ? kExitNothingFeasible : kExitOk;
+}
+
+CommandResult recommend_result(RecommendOptions& o) {
+  Recommendation r = compute(o);
+  return {report::recommendation_json(r, o.workload, o.spec), r.candidates.empty() ? kExitNothingFeasible : kExitOk};
 }
 
 }  // namespace
@@ -39,6 +48,7 @@ int run_recommend(RecommendOptions& o) {
 Command recommend_command() {
   auto o = std::make_shared<RecommendOptions>();
   Command c;
+  c.name = "recommend";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("recommend", "Which hardware to buy or rent for a workload, ranked and explained.")->footer(R"(Examples:
@@ -67,6 +77,13 @@ Command recommend_command() {
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] { return run_recommend(*o); };
+  c.result = [o] { return recommend_result(*o); };
+  c.reset = [o] {
+    o->workload = {};
+    o->spec = {};
+    o->buy = o->rent = false;
+    o->threads = 0;
+  };
   return c;
 }
 
