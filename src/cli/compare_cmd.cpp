@@ -48,7 +48,10 @@ void compute(CompareOptions& o, Comparison& c) {
 int run_compare(CompareOptions& o) {
   Comparison c;
   compute(o, c);
-  emit(*o.global, report::compare_text(c.items, format_of(*o.global)));
+  if (format_of(*o.global) == report::Format::kHtml)
+    emit(*o.global, report::compare_html(c.items, html_context(*o.global)));
+  else
+    emit(*o.global, report::compare_text(c.items, format_of(*o.global)));
   return kExitOk;
 }
 
@@ -73,7 +76,7 @@ Command compare_command() {
     add_workload_options(*o->app, o->workload, /*device_required=*/false);
     o->app->add_option("--devices", o->devices, "Devices to compare, comma-separated")->delimiter(',')->required();
     o->app->add_option("--counts", o->counts, "Device counts to try on each, comma-separated (default: --count)")->delimiter(',');
-    add_format_option(*o->app, g);
+    add_format_option(*o->app, g, /*html=*/true);
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] { return run_compare(*o); };

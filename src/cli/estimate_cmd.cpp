@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "report/estimate_report.hpp"
+#include "report/html_report.hpp"
 
 namespace hwplan::cli {
 namespace {
@@ -28,7 +29,11 @@ auto with_estimate(EstimateOptions& o, Answer answer) {
 
 int run_estimate(EstimateOptions& o) {
   with_estimate(o, [&](const Query& q, const Outcome& out) {
-    emit(*o.global, report::estimate_text(q.input, out.estimate, out.search ? &*out.search : nullptr, format_of(*o.global)));
+    const SearchResult* search = out.search ? &*out.search : nullptr;
+    if (format_of(*o.global) == report::Format::kHtml)
+      emit(*o.global, report::estimate_html(q.input, out.estimate, search, html_context(*o.global)));
+    else
+      emit(*o.global, report::estimate_text(q.input, out.estimate, search, format_of(*o.global)));
     return 0;
   });
   return 0;
@@ -53,7 +58,7 @@ Command estimate_command() {
   hwplan estimate --model gpt3-175b --device a100-80gb-sxm --count 1024 --global-batch 1536 --tokens 3e11
   hwplan estimate --model llama-3-70b --device h100-sxm --count 4 --task infer --batch 16 --prompt 2048 --generate 512)");
     add_workload_options(*o->app, o->workload);
-    add_format_option(*o->app, g);
+    add_format_option(*o->app, g, /*html=*/true);
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] { return run_estimate(*o); };

@@ -20,7 +20,13 @@ int exit_code(const FitReport& f) {
 
 int run_fit(FitOptions& o) {
   FitReport f = fit_advice(registry_of(*o.global), o.workload);
-  emit(*o.global, report::render_fit(f, o.workload, format_of(*o.global)));
+  if (format_of(*o.global) == report::Format::kHtml) {
+    Query q = resolve_query(registry_of(*o.global), o.workload);  // the device and model the report cites
+    q.input.model = &q.model;
+    emit(*o.global, report::fit_html(f, q.input, o.workload, html_context(*o.global)));
+  } else {
+    emit(*o.global, report::render_fit(f, o.workload, format_of(*o.global)));
+  }
   return exit_code(f);
 }
 
@@ -41,7 +47,7 @@ Command fit_command() {
   hwplan fit --model llama-2-13b --device rtx-4090 --task finetune --batch 4 --seq 2048
   hwplan fit --model llama-2-70b --device a100-80gb-sxm --task infer --batch 32 --prompt 4096)");
     add_workload_options(*o->app, o->workload);
-    add_format_option(*o->app, g);
+    add_format_option(*o->app, g, /*html=*/true);
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] { return run_fit(*o); };

@@ -34,7 +34,10 @@ Recommendation compute(RecommendOptions& o) {
 
 int run_recommend(RecommendOptions& o) {
   Recommendation r = compute(o);
-  emit(*o.global, report::render_recommendation(r, o.workload, o.spec, format_of(*o.global)));
+  if (format_of(*o.global) == report::Format::kHtml)
+    emit(*o.global, report::recommendation_html(r, o.workload, o.spec, html_context(*o.global)));
+  else
+    emit(*o.global, report::render_recommendation(r, o.workload, o.spec, format_of(*o.global)));
   return r.candidates.empty() ? kExitNothingFeasible : kExitOk;
 }
 
@@ -73,7 +76,7 @@ Command recommend_command() {
         ->capture_default_str();
     o->app->add_option("--min-decode-tps", o->spec.min_decode_tokens_per_second, "Inference: decode tokens/s per stream");
     o->app->add_option("--threads", o->threads, "Worker threads (default: all cores); results do not depend on it");
-    add_format_option(*o->app, g);
+    add_format_option(*o->app, g, /*html=*/true);
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] { return run_recommend(*o); };

@@ -56,9 +56,7 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
   return j;
 }
 
-std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
-                                  Format format) {
-  if (format == Format::kJson) return recommendation_json(r, w, spec).dump(2) + "\n";
+Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec) {
   Table t;
   const bool inference = w.task == "infer";
   t.header = {"#", "device", "count", "layout", "memory/device", inference ? "decode tok/s" : "tokens/s", "job time", "cost", "energy", "score"};
@@ -76,6 +74,13 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
                       fmt::format("{:.2f} kWh", c.energy_kwh),
                       fmt::format("{:.2f}", c.score)});
   }
+  return t;
+}
+
+std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
+                                  Format format) {
+  if (format == Format::kJson) return recommendation_json(r, w, spec).dump(2) + "\n";
+  Table t = recommendation_table(r, w, spec);
   std::string out;
   if (format == Format::kTable)
     out += fmt::format("{} {} ({}), job of {} tokens{}; optimizing {}\n\n", r.model_id, w.task,
@@ -83,7 +88,7 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
                        r.job_tokens_assumed ? " (assumed: set --tokens)" : "", spec.optimize);
   out += render(t, format);
   if (format != Format::kTable) return out;
-  shown = 0;
+  long long shown = 0;
   out += "\n";
   for (const auto& c : r.candidates) {
     if (shown++ >= spec.top) break;
@@ -121,6 +126,17 @@ json fit_json(const FitReport& f, const WorkloadSpec& w) {
   return j;
 }
 
+Table fit_table(const FitReport& f) {
+  Table t;
+  t.header = {"change", "flags", "fits", "memory/device", "speed"};
+  t.right_align = {false, false, false, true, true};
+  for (const auto& c : f.changes)
+    t.rows.push_back({c.change + (c.quality_change ? " *" : ""), c.flags, c.fits ? "yes" : "no",
+                      c.per_device_bytes > 0 ? human_bytes(c.per_device_bytes) : "-",
+                      c.seconds > 0 ? fmt::format("{:+.0f}%", 100 * c.slowdown) : "-"});
+  return t;
+}
+
 std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format) {
   if (format == Format::kJson) return fit_json(f, w).dump(2) + "\n";
   std::string out;
@@ -135,13 +151,7 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format)
                        f.max_micro_batch ? std::to_string(*f.max_micro_batch) : "none", w.task == "infer" ? "context" : "sequence",
                        f.max_seq ? std::to_string(*f.max_seq) : "none");
   }
-  Table t;
-  t.header = {"change", "flags", "fits", "memory/device", "speed"};
-  t.right_align = {false, false, false, true, true};
-  for (const auto& c : f.changes)
-    t.rows.push_back({c.change + (c.quality_change ? " *" : ""), c.flags, c.fits ? "yes" : "no",
-                      c.per_device_bytes > 0 ? human_bytes(c.per_device_bytes) : "-",
-                      c.seconds > 0 ? fmt::format("{:+.0f}%", 100 * c.slowdown) : "-"});
+  Table t = fit_table(f);
   out += render(t, format);
   if (format == Format::kTable) {
     out += "\n* changes the model's numerics or the task (quantisation, adapters, shorter context).\n";

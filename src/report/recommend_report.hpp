@@ -11,9 +11,11 @@
 namespace hwplan::report {
 
 nlohmann::json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec);
+Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec);
 std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
                                   Format format);
 nlohmann::json fit_json(const FitReport& f, const WorkloadSpec& w);
+Table fit_table(const FitReport& f);
 std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format);
 
 }  // namespace hwplan::report
