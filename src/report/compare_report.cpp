@@ -49,9 +49,10 @@ struct Row {
   std::function<std::optional<double>(const Compared&)> value;  // the number compared (nullopt: not shown)
   std::function<std::string(const Compared&, double)> text;
   bool lower_is_better = true;
+  bool marked = true;  // whether the best of the row is marked
 };
 
-std::vector<Row> rows_for(bool training) {
+std::vector<Row> rows_for(bool training, const std::vector<Compared>& items) {
   std::vector<Row> rows;
   rows.push_back({"memory / device", [](const Compared& c) { return std::optional<double>(c.estimate->memory.total() / std::max(1.0, c.estimate->capacity_bytes)); },
                   [](const Compared& c, double) {
@@ -74,12 +75,22 @@ std::vector<Row> rows_for(bool training) {
   }
   rows.push_back({training ? "time to finish" : "time per request", finish_seconds,
                   [](const Compared&, double v) { return human_seconds(v); }});
+  // Rental and purchase are different questions: the best cost is marked only when every column has the same basis.
+  bool one_basis = true;
+  std::string first_basis;
+  for (const auto& c : items) {
+    std::string b;
+    if (!cost_usd(c, &b)) continue;
+    if (first_basis.empty()) first_basis = b;
+    one_basis = one_basis && b == first_basis;
+  }
   rows.push_back({"cost", [](const Compared& c) { std::string b; return cost_usd(c, &b); },
                   [](const Compared& c, double v) {
                     std::string b;
                     cost_usd(c, &b);
                     return fmt::format("${:.{}f} {}", v, v < 10 ? 2 : 0, b);
-                  }});
+                  },
+                  true, one_basis});
   rows.push_back({"energy (at TDP)", energy_kwh, [](const Compared&, double v) { return fmt::format("{:.3g} kWh", v); }});
   return rows;
 }
@@ -98,7 +109,7 @@ Table compare_table(const std::vector<Compared>& items) {
   for (const auto& c : items) fits.push_back(c.estimate->fits ? "yes" : "NO");
   t.rows.push_back(fits);
   const bool training = !items.empty() && items.front().estimate->training;
-  for (const Row& row : rows_for(training)) {
+  for (const Row& row : rows_for(training, items)) {
     std::vector<std::optional<double>> values;
     std::optional<double> best;
     for (const auto& c : items) {
@@ -114,7 +125,7 @@ Table compare_table(const std::vector<Compared>& items) {
         cells.push_back("-");
         continue;
       }
-      bool win = items.size() > 1 && winners < static_cast<int>(items.size()) && best && items[i].estimate->fits && *values[i] == *best;
+      bool win = row.marked && items.size() > 1 && winners < static_cast<int>(items.size()) && best && items[i].estimate->fits && *values[i] == *best;
       cells.push_back(row.text(items[i], *values[i]) + (win ? " *" : ""));
     }
     t.rows.push_back(cells);
@@ -138,7 +149,8 @@ std::string compare_text(const std::vector<Compared>& items, Format format) {
   }
   out += render(compare_table(items), format);
   if (format == Format::kTable) {
-    out += "\ncost: rental (count x catalog $/h x time to finish) where the catalog has a cloud price, else the purchase price.\n"
+    out += "\ncost: rental (count x catalog $/h x time to finish) where the catalog has a cloud price, else the purchase price\n"
+           "(the best cost is marked only when every column has the same basis).\n"
            "energy: the devices' TDP for the time to finish, an upper bound on the draw.\n";
     for (const auto& c : items)
       for (const auto& w : c.estimate->warnings) out += fmt::format("warning: {} x{}: {}\n", c.input->device->id, c.input->system.count, w);
