@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, step 2: the whole test suite.
-#   1. release build + ctest (unit tests, CLI tests on the real binary, the bad-input corpus, validation against
+#   1. release build + ctest (unit tests, CLI tests on the real binary, the bad-input corpus, the Python module's
+#      pytest suite, the HTML reports in headless Chromium, validation against
 #      the recorded measurements);
 #   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer (the asan preset): zero reports;
 #   3. each libFuzzer target for FUZZ_SECONDS (default 30) on seeds made from the real files.

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/recommend_report.hpp"
+#include "report/recommend_report.hpp"
 #include "core/strings.hpp"
 #include "io/batch_io.hpp"
 #include "report/estimate_report.hpp"
@@ -68,7 +68,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
                  human_seconds(c.total_seconds), fmt::format("{:.0f} tok/s", c.tokens_per_second),
                  fmt::format("${:.0f} {}", c.cost_usd, c.cost_basis)};
       }
-      if (want_json) r.full = recommendation_json(rec, s.workload, s.recommend);
+      if (want_json) r.full = report::recommendation_json(rec, s.workload, s.recommend);
     } else {
       FitReport f = fit_advice(registry, s.workload);
       std::string best = "-";
@@ -79,7 +79,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
         }
       r.row = {s.name, s.command, s.workload.device, std::to_string(s.workload.count), f.baseline.fits ? "yes" : "no",
                human_bytes(f.baseline.memory.total()), "-", "-", f.baseline.fits ? "fits as is" : "try: " + best};
-      if (want_json) r.full = fit_json(f, s.workload);
+      if (want_json) r.full = report::fit_json(f, s.workload);
     }
     r.ok = true;
   } catch (const InputError& e) {
@@ -138,6 +138,7 @@ int run_batch(BatchOptions& o) {
 Command batch_command() {
   auto o = std::make_shared<BatchOptions>();
   Command c;
+  c.name = "batch";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("batch", "Evaluate many scenarios from a YAML file (see data/examples/batch.yaml).")->footer(R"(Examples:

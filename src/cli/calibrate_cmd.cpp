@@ -9,6 +9,7 @@
 #include "calibrate/calibrate.hpp"
 #include "calibrate/doctor.hpp"
 #include "cli/commands.hpp"
+#include "report/json.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "io/atomic_file.hpp"
@@ -69,7 +70,7 @@ int run_calibrate(CalibrateCliOptions& o) {
   }
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
-    json j = {{"schema_version", 1}, {"devices", json::array()}};
+    json j = {{"schema_version", report::kSchemaVersion}, {"devices", json::array()}};
     for (const auto& run : runs) {
       json d = {{"device", run.profile.device_name}, {"catalog_id", run.profile.catalog_id}, {"backend", run.profile.backend},
                 {"summary", json::array()}};
@@ -93,7 +94,7 @@ int run_doctor_cmd(const DoctorOptions& o) {
   io::Registry registry = make_registry(*o.global);
   calibrate::DoctorReport r = calibrate::run_doctor(registry);
   if (format_of(*o.global) == report::Format::kJson) {
-    json j = {{"schema_version", 1},
+    json j = {{"schema_version", report::kSchemaVersion},
               {"cpu", r.cpu},
               {"cores", r.cores},
               {"threads", r.threads},
@@ -145,6 +146,7 @@ int run_doctor_cmd(const DoctorOptions& o) {
 Command calibrate_command() {
   auto o = std::make_shared<CalibrateCliOptions>();
   Command c;
+  c.name = "calibrate";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("calibrate", "Measure what this machine's devices achieve (bandwidth, GEMM, launch) and write a profile.")->footer(R"(Examples:
@@ -165,6 +167,7 @@ Command calibrate_command() {
 Command doctor_command() {
   auto o = std::make_shared<DoctorOptions>();
   Command c;
+  c.name = "doctor";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("doctor", "The local environment: devices, driver, which PyTorch builds run, and hints");

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "report/json.hpp"
 #include "report/table.hpp"
 
 namespace hwplan::cli {
@@ -30,54 +31,6 @@ std::string tflops(const Device& d, Precision p) {
   return v > 0 ? report::num(v / kTera, 1) : "-";
 }
 
-json device_json(const Device& d) {
-  json peaks = json::object();
-  for (const auto& [p, v] : d.peak_flops) peaks[to_string(p)] = v / kTera;
-  if (d.fp32_matrix_flops) peaks["fp32_matrix"] = *d.fp32_matrix_flops / kTera;
-  json measured = json::object();
-  for (const auto& [p, v] : d.measured_matmul_flops) measured[to_string(p)] = v / kTera;
-  json price = json::object();
-  if (d.price.launch_msrp_usd) price["launch_msrp_usd"] = *d.price.launch_msrp_usd, price["launch_msrp_date"] = d.price.launch_msrp_date;
-  if (d.price.street_usd) price["street_usd"] = *d.price.street_usd, price["street_date"] = d.price.street_date;
-  if (d.price.cloud_usd_per_hour)
-    price["cloud_usd_per_hour"] = *d.price.cloud_usd_per_hour, price["cloud_date"] = d.price.cloud_date;
-  json j = {{"id", d.id},
-            {"name", d.name},
-            {"aliases", d.aliases},
-            {"vendor", d.vendor},
-            {"class", to_string(d.device_class)},
-            {"architecture", d.architecture},
-            {"architecture_family", d.architecture_family},
-            {"devices_per_package", d.devices_per_package},
-            {"release_year", d.release_year},
-            {"memory_bytes", d.memory_bytes},
-            {"memory_gib", d.memory_bytes / kGiB},
-            {"memory_type", d.memory_type},
-            {"memory_bandwidth_gb_per_s", d.memory_bandwidth_bytes_per_s / kGB},
-            {"peak_tflops", peaks},
-            {"measured_matmul_tflops", measured},
-            {"tdp_w", d.tdp_w},
-            {"host_link", {{"type", d.host_link.type}, {"pcie_gen", d.host_link.pcie_gen}, {"pcie_lanes", d.host_link.pcie_lanes}}},
-            {"interconnect",
-             {{"type", d.interconnect.type},
-              {"bandwidth_bidirectional_gb_per_s", d.interconnect.bidirectional_bytes_per_s / kGB},
-              {"domain_size", d.interconnect.domain_size}}},
-            {"software", d.software},
-            {"training", d.training},
-            {"price", price},
-            {"confidence", d.confidence},
-            {"sources", d.sources},
-            {"derived", d.derived},
-            {"notes", d.notes},
-            {"origin", d.origin}};
-  if (d.llc_bytes) j["l2_cache_mib"] = *d.llc_bytes / kMiB;
-  if (d.compute_units) j["compute_units"] = *d.compute_units;
-  if (d.boost_clock_mhz) j["boost_clock_mhz"] = *d.boost_clock_mhz;
-  if (d.base_clock_mhz) j["base_clock_mhz"] = *d.base_clock_mhz;
-  if (d.sustained_clock_mhz) j["sustained_clock_mhz"] = *d.sustained_clock_mhz;
-  if (d.vector_flops) j["vector_tflops"] = *d.vector_flops / kTera;
-  return j;
-}
 
 std::string price_text(const Device& d) {
   if (d.price.launch_msrp_usd) return fmt::format("${:.0f}", *d.price.launch_msrp_usd);
@@ -85,8 +38,8 @@ std::string price_text(const Device& d) {
   return "-";
 }
 
-int run_list(const CatalogOptions& o) {
-  io::Registry registry = make_registry(*o.global);
+std::vector<const Device*> listed_devices(const CatalogOptions& o) {
+  const io::Registry& registry = registry_of(*o.global);
   std::vector<const Device*> devices;
   if (!o.device_class.empty() && !parse_device_class(o.device_class))
     throw InputError({}, "class", "'" + o.device_class + "' is not one of: consumer, workstation, datacenter, npu, edge");
@@ -95,11 +48,14 @@ int run_list(const CatalogOptions& o) {
     if (!o.vendor.empty() && to_lower(d.vendor) != to_lower(o.vendor)) continue;
     devices.push_back(&d);
   }
+  return devices;
+}
+
+int run_list(const CatalogOptions& o) {
+  std::vector<const Device*> devices = listed_devices(o);
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
-    json j = {{"schema_version", 1}, {"devices", json::array()}};
-    for (const Device* d : devices) j["devices"].push_back(device_json(*d));
-    emit(*o.global, j.dump(2) + "\n");
+    emit(*o.global, report::catalog_json(devices).dump(2) + "\n");
     return 0;
   }
   report::Table t;
@@ -120,12 +76,16 @@ int run_list(const CatalogOptions& o) {
   return 0;
 }
 
+CommandResult catalog_result(const CatalogOptions& o) {
+  if (o.list->parsed()) return {report::catalog_json(listed_devices(o)), kExitOk};
+  return {report::device_document(registry_of(*o.global).device(o.id)), kExitOk};
+}
+
 int run_show(const CatalogOptions& o) {
-  io::Registry registry = make_registry(*o.global);
-  const Device& d = registry.device(o.id);
+  const Device& d = registry_of(*o.global).device(o.id);
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
-    emit(*o.global, json{{"schema_version", 1}, {"device", device_json(d)}}.dump(2) + "\n");
+    emit(*o.global, report::device_document(d).dump(2) + "\n");
     return 0;
   }
   report::Table t;
@@ -206,6 +166,7 @@ int run_show(const CatalogOptions& o) {
 Command catalog_command() {
   auto o = std::make_shared<CatalogOptions>();
   Command c;
+  c.name = "catalog";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     auto* cat = app.add_subcommand("catalog", "List and show the hardware catalog");
@@ -220,6 +181,12 @@ Command catalog_command() {
   };
   c.parsed = [o] { return o->list->parsed() || o->show->parsed(); };
   c.run = [o] { return o->list->parsed() ? run_list(*o) : run_show(*o); };
+  c.result = [o] { return catalog_result(*o); };
+  c.reset = [o] {
+    o->device_class.clear();
+    o->vendor.clear();
+    o->id.clear();
+  };
   return c;
 }
 

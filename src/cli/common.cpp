@@ -17,9 +17,11 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
       ->type_name("DIR");
 }
 
-void add_format_option(CLI::App& app, GlobalOptions& g) {
-  app.add_option("--format", g.format, "Output format")
-      ->check(CLI::IsMember({"table", "json", "csv", "markdown"}))
+void add_format_option(CLI::App& app, GlobalOptions& g, bool html) {
+  std::vector<std::string> formats = {"table", "json", "csv", "markdown"};
+  if (html) formats.push_back("html");
+  app.add_option("--format", g.format, html ? "Output format (html: a self-contained report, with -o FILE.html)" : "Output format")
+      ->check(CLI::IsMember(formats))
       ->capture_default_str();
   app.add_option("-o,--output", g.output, "Write the output to FILE (atomically) instead of stdout")->type_name("FILE");
 }
@@ -30,6 +32,15 @@ io::Registry make_registry(const GlobalOptions& g) {
   options.catalog_dirs.insert(options.catalog_dirs.end(), g.catalog_dirs.begin(), g.catalog_dirs.end());
   options.model_dirs.insert(options.model_dirs.end(), g.model_dirs.begin(), g.model_dirs.end());
   return io::Registry(options);
+}
+
+const io::Registry& registry_of(GlobalOptions& g) {
+  if (!g.registry) g.registry = std::make_shared<const io::Registry>(make_registry(g));
+  return *g.registry;
+}
+
+report::HtmlContext html_context(const GlobalOptions& g) {
+  return {g.command_line.empty() ? std::string("hwplan") : g.command_line, HWPLAN_VERSION};
 }
 
 report::Format format_of(const GlobalOptions& g) { return report::parse_format(g.format).value_or(report::Format::kTable); }

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "estimators/search.hpp"
 #include "io/registry.hpp"
 #include "recommend/query.hpp"
+#include "report/html_report.hpp"
 #include "report/table.hpp"
 
 namespace hwplan::cli {
@@ -24,12 +26,19 @@ struct GlobalOptions {
   std::vector<std::string> model_dirs;
   std::string format = "table";
   std::string output;  // -o FILE, written atomically
+  std::string command_line;  // as typed, for the HTML report's "question"
+  // Built on first use (registry_of); the API facade sets it beforehand so that many calls share one catalog.
+  std::shared_ptr<const io::Registry> registry;
 };
 
 void add_global_options(CLI::App& app, GlobalOptions& g);
-void add_format_option(CLI::App& app, GlobalOptions& g);
+// `html`: the command can write a self-contained HTML report (report/html_report.hpp).
+void add_format_option(CLI::App& app, GlobalOptions& g, bool html = false);
 io::Registry make_registry(const GlobalOptions& g);
+// The registry of this run: g.registry when set, else make_registry(g), kept in g.registry.
+const io::Registry& registry_of(GlobalOptions& g);
 report::Format format_of(const GlobalOptions& g);
+report::HtmlContext html_context(const GlobalOptions& g);
 // Writes to stdout, or atomically to g.output when set.
 void emit(const GlobalOptions& g, const std::string& text);
 

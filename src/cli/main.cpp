@@ -35,6 +35,11 @@ int main(int argc, char** argv) {
   app.get_formatter()->column_width(34);
   hwplan::cli::GlobalOptions global;
   hwplan::cli::add_global_options(app, global);
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = i == 0 ? std::string("hwplan") : std::string(argv[i]);
+    bool quote = arg.empty() || arg.find_first_of(" \t'\"$") != std::string::npos;
+    global.command_line += (i ? " " : "") + (quote ? "'" + arg + "'" : arg);
+  }
 
   std::vector<hwplan::cli::Command> commands = hwplan::cli::all_commands();
   for (auto& c : commands) c.setup(app, global);

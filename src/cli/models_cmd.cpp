@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "core/strings.hpp"
 #include "estimators/params.hpp"
+#include "report/json.hpp"
 #include "report/table.hpp"
 
 namespace hwplan::cli {
@@ -22,41 +23,6 @@ struct ModelsOptions {
   std::string id;
 };
 
-json model_json(const Model& m) {
-  ParameterCounts c = count_parameters(m);
-  json j = {{"id", m.id},
-            {"name", m.name},
-            {"family", to_string(m.family)},
-            {"parameters", c.total},
-            {"active_parameters", c.active},
-            {"published_parameters", m.published_parameters},
-            {"source", m.source},
-            {"origin", m.origin}};
-  if (m.is_transformer()) {
-    j["layers"] = m.layers;
-    if (m.decoder_layers) j["decoder_layers"] = m.decoder_layers;
-    j["hidden_size"] = m.hidden_size;
-    j["attention_heads"] = m.attention_heads;
-    j["kv_heads"] = m.kv_heads;
-    j["head_dim"] = m.head_dim;
-    j["ffn_hidden_size"] = m.ffn_hidden_size;
-    j["ffn_activation"] = to_string(m.ffn_activation);
-    j["vocab_size"] = m.vocab_size;
-    j["max_sequence_length"] = m.max_sequence_length;
-    j["tied_embeddings"] = m.tied_embeddings;
-    j["position_embedding"] = to_string(m.position_embedding);
-    j["norm"] = to_string(m.norm);
-    j["linear_bias"] = to_string(m.linear_bias);
-    if (m.moe)
-      j["moe"] = {{"experts", m.moe->experts}, {"experts_per_token", m.moe->experts_per_token},
-                  {"shared_experts", m.moe->shared_experts}};
-  } else {
-    j["forward_flops_per_sample"] = m.forward_flops_per_sample;
-    j["activation_bytes_per_sample"] = m.activation_bytes_per_sample;
-    j["input"] = m.input;
-  }
-  return j;
-}
 
 std::string shape(const Model& m) {
   if (!m.is_transformer()) return m.input;
@@ -66,13 +32,17 @@ std::string shape(const Model& m) {
   return s;
 }
 
+CommandResult models_result(const ModelsOptions& o) {
+  const io::Registry& registry = registry_of(*o.global);
+  if (o.list->parsed()) return {report::models_json(registry.models()), kExitOk};
+  return {report::model_document(registry.model(o.id)), kExitOk};
+}
+
 int run_list(const ModelsOptions& o) {
-  io::Registry registry = make_registry(*o.global);
+  const io::Registry& registry = registry_of(*o.global);
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
-    json j = {{"schema_version", 1}, {"models", json::array()}};
-    for (const auto& m : registry.models()) j["models"].push_back(model_json(m));
-    emit(*o.global, j.dump(2) + "\n");
+    emit(*o.global, report::models_json(registry.models()).dump(2) + "\n");
     return 0;
   }
   report::Table t;
@@ -88,14 +58,14 @@ int run_list(const ModelsOptions& o) {
 }
 
 int run_show(const ModelsOptions& o) {
-  io::Registry registry = make_registry(*o.global);
+  const io::Registry& registry = registry_of(*o.global);
   Model m = registry.model(o.id);
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
-    emit(*o.global, json{{"schema_version", 1}, {"model", model_json(m)}}.dump(2) + "\n");
+    emit(*o.global, report::model_document(m).dump(2) + "\n");
     return 0;
   }
-  json j = model_json(m);
+  json j = report::model_json(m);
   report::Table t;
   t.header = {"key", "value"};
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -115,6 +85,7 @@ int run_show(const ModelsOptions& o) {
 Command models_command() {
   auto o = std::make_shared<ModelsOptions>();
   Command c;
+  c.name = "models";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     auto* cmd = app.add_subcommand("models", "List and show the model zoo");
@@ -127,6 +98,10 @@ Command models_command() {
   };
   c.parsed = [o] { return o->list->parsed() || o->show->parsed(); };
   c.run = [o] { return o->list->parsed() ? run_list(*o) : run_show(*o); };
+  c.result = [o] { return models_result(*o); };
+  c.reset = [o] {
+    o->id.clear();
+  };
   return c;
 }
 

@@ -15,6 +15,7 @@
 #include "estimators/operators.hpp"
 #include "estimators/training.hpp"
 #include "recommend/recommend.hpp"
+#include "report/plots.hpp"
 #include "report/svg.hpp"
 
 namespace hwplan::cli {
@@ -44,54 +45,11 @@ int run_roofline(const PlotOptions& o) {
   Query q = resolve_query(registry, o.workload);
   Outcome out = run_query(q);
   q.input.plan = out.estimate.plan;
-  const Device& d = *q.device;
-  report::RooflineChart chart;
-  chart.title = fmt::format("{}: {} {} ({})", d.name, q.model.id, o.workload.task, o.workload.precision);
-  chart.bandwidth_bytes_per_s = d.memory_bandwidth_bytes_per_s;
-  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
-    if (!d.supports(p)) continue;
-    if (p == Precision::kFp16 && d.supports(Precision::kBf16) && d.peak(p) == d.peak(Precision::kBf16)) continue;
-    chart.ceilings.push_back({fmt::format("{} peak {:.0f} TFLOP/s", to_string(p), d.peak(p) / kTera), d.peak(p)});
-    auto m = d.measured_matmul_flops.find(p);
-    if (m != d.measured_matmul_flops.end())
-      chart.ceilings.push_back({fmt::format("{} measured {:.0f} TFLOP/s", to_string(p), m->second / kTera), m->second});
-  }
-  if (d.fp32_matrix_flops) chart.ceilings.push_back({fmt::format("fp32 matrix {:.0f} TFLOP/s", *d.fp32_matrix_flops / kTera), *d.fp32_matrix_flops});
-  if (q.profile) {
-    double best_bw = 0;
-    for (const auto& c : q.profile->bandwidth) best_bw = std::max(best_bw, c.achieved);
-    chart.measured_bandwidth_bytes_per_s = best_bw;
-    for (const auto& [p, curve] : q.profile->gemm) {
-      double best = 0;
-      for (const auto& c : curve) best = std::max(best, c.achieved);
-      if (best > 0) chart.ceilings.push_back({fmt::format("{} profile {:.1f} TFLOP/s", to_string(p), best / kTera), best});
-    }
-  }
-  if (q.model.is_transformer()) {
-    DeviceRates rates = device_rates(d, q.input.workload.precision, q.input.profile);
-    LayerShape s = training_shape(q.input);
-    if (q.input.workload.task == Task::kInfer) {
-      s.training = false;
-      s.seq = static_cast<double>(std::max<std::int64_t>(1, q.input.workload.prompt));
-    }
-    std::vector<OpRecord> ops;
-    layer_cost(s, rates, &ops);
-    head_cost(s, rates, &ops);
-    for (const auto& op : ops) {
-      if (op.forward_flops <= 0 || op.forward_bytes <= 0 || op.forward_seconds <= 0) continue;
-      chart.points.push_back({op.name, op.forward_flops / op.forward_bytes, op.forward_flops / op.forward_seconds});
-    }
-  }
+  report::RooflineChart chart = report::roofline_chart(q.input, o.workload.task, o.workload.precision);
   write(o, report::render_roofline_svg(chart));
   return 0;
 }
 
-report::MemoryBar bar_of(const std::string& label, const Estimate& e) {
-  const MemoryBreakdown& m = e.memory;
-  return {label, e.capacity_bytes,
-          {{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer}, {"activations", m.activations},
-           {"KV cache", m.kv_cache}, {"runtime", m.runtime()}}};
-}
 
 int run_memory(const PlotOptions& o) {
   io::Registry registry = make_registry(*o.global);
@@ -105,13 +63,13 @@ int run_memory(const PlotOptions& o) {
     spec.top = 6;
     Recommendation r = recommend(registry, o.workload, spec, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     for (std::size_t i = 0; i < r.candidates.size() && i < 6; ++i)
-      chart.bars.push_back(bar_of(fmt::format("{} x{}", r.candidates[i].device->id, r.candidates[i].count), r.candidates[i].estimate));
+      chart.bars.push_back(report::memory_bar(fmt::format("{} x{}", r.candidates[i].device->id, r.candidates[i].count), r.candidates[i].estimate));
   }
   for (const auto& id : ids) {
     const Device& d = registry.device(id);
     Query q = resolve_query(registry, o.workload, &d);
     Outcome out = run_query(q);
-    chart.bars.push_back(bar_of(fmt::format("{} x{}", d.id, q.input.system.count), out.estimate));
+    chart.bars.push_back(report::memory_bar(fmt::format("{} x{}", d.id, q.input.system.count), out.estimate));
   }
   write(o, report::render_memory_svg(chart));
   return 0;
@@ -172,6 +130,7 @@ int run_serve_plot(PlotOptions& o) {
 Command plot_command() {
   auto o = std::make_shared<PlotOptions>();
   Command c;
+  c.name = "plot";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     auto* plot = app.add_subcommand("plot", "SVG pictures: roofline of a device with the workload's operators; memory breakdown; serving latency against load");

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "cli/commands.hpp"
-#include "cli/recommend_report.hpp"
 #include "cli/serve_setup.hpp"
+#include "report/recommend_report.hpp"
 #include "core/strings.hpp"
 
 namespace hwplan::cli {
@@ -24,8 +24,8 @@ struct RecommendOptions {
   ServeOptions serve;  // --task serve: traffic, targets, engine scheduler
 };
 
-int run_recommend(RecommendOptions& o) {
-  io::Registry registry = make_registry(*o.global);
+Recommendation compute(RecommendOptions& o) {
+  const io::Registry& registry = registry_of(*o.global);
   if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
   o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";
   if (o.spec.top < 1) throw InputError({}, "--top", "must be at least 1");
@@ -34,11 +34,29 @@ int run_recommend(RecommendOptions& o) {
   if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
   if (o.app->count("--count") > 0) o.spec.count = o.workload.count;
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (o.workload.task == "serve") return run_recommend_serve(*o.global, o.workload, o.serve, o.spec, threads);
   if (serve_flags_given(o.serve)) throw InputError({}, "--rate", "traffic, latency targets and scheduler flags apply to --task serve");
-  Recommendation r = recommend(registry, o.workload, o.spec, threads);
-  emit(*o.global, render_recommendation(r, o.workload, o.spec, format_of(*o.global)));
+  return recommend(registry, o.workload, o.spec, threads);
+}
+
+int run_recommend(RecommendOptions& o) {
+  if (o.workload.task == "serve") {
+    if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
+    o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";
+    if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
+    int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return run_recommend_serve(*o.global, o.workload, o.serve, o.spec, threads);
+  }
+  Recommendation r = compute(o);
+  if (format_of(*o.global) == report::Format::kHtml)
+    emit(*o.global, report::recommendation_html(r, o.workload, o.spec, html_context(*o.global)));
+  else
+    emit(*o.global, report::render_recommendation(r, o.workload, o.spec, format_of(*o.global)));
   return r.candidates.empty() ? kExitNothingFeasible : kExitOk;
+}
+
+CommandResult recommend_result(RecommendOptions& o) {
+  Recommendation r = compute(o);
+  return {report::recommendation_json(r, o.workload, o.spec), r.candidates.empty() ? kExitNothingFeasible : kExitOk};
 }
 
 }  // namespace
@@ -46,6 +64,7 @@ int run_recommend(RecommendOptions& o) {
 Command recommend_command() {
   auto o = std::make_shared<RecommendOptions>();
   Command c;
+  c.name = "recommend";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("recommend", "Which hardware to buy or rent for a workload, ranked and explained.")->footer(R"(Examples:
@@ -74,10 +93,17 @@ Command recommend_command() {
     o->app->add_option("--min-decode-tps", o->spec.min_decode_tokens_per_second, "Inference: decode tokens/s per stream");
     o->app->add_option("--threads", o->threads, "Worker threads (default: all cores); results do not depend on it");
     add_serve_options(*o->app, o->serve, /*threads_flag=*/false);
-    add_format_option(*o->app, g);
+    add_format_option(*o->app, g, /*html=*/true);
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] { return run_recommend(*o); };
+  c.result = [o] { return recommend_result(*o); };
+  c.reset = [o] {
+    o->workload = {};
+    o->spec = {};
+    o->buy = o->rent = false;
+    o->threads = 0;
+  };
   return c;
 }
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "report/json.hpp"
 #include "cli/validation.hpp"
 #include "report/table.hpp"
 
@@ -64,7 +65,7 @@ int run_measurements(const ValidateOptions& o) {
   ValidationSummary summary = summarize(rows);
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
-    json j = {{"schema_version", 1}, {"cases", json::array()}};
+    json j = {{"schema_version", report::kSchemaVersion}, {"cases", json::array()}};
     for (const auto& r : rows)
       j["cases"].push_back({{"name", r.name},
                             {"quantity", r.quantity},
@@ -119,6 +120,7 @@ int run_measurements(const ValidateOptions& o) {
 Command validate_command() {
   auto o = std::make_shared<ValidateOptions>();
   Command c;
+  c.name = "validate";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("validate", "Check the estimators against measurements.")->footer(R"(Examples:

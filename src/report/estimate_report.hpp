@@ -1,4 +1,4 @@
-// Presenting an Estimate: JSON (schema_version 1), a table with an explanation in words, CSV and Markdown.
+// Presenting an Estimate: JSON (report/json.hpp's schema version), a table with an explanation in words, CSV and Markdown.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -7,11 +7,10 @@
 
 #include "estimators/estimate.hpp"
 #include "estimators/search.hpp"
+#include "report/json.hpp"
 #include "report/table.hpp"
 
 namespace hwplan::report {
-
-inline constexpr int kSchemaVersion = 1;
 
 nlohmann::json plan_json(const Plan& plan);
 nlohmann::json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResult* search = nullptr);

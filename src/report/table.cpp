@@ -1,5 +1,7 @@
 #include "report/table.hpp"
 
+#include "report/svg.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,7 @@ std::optional<Format> parse_format(const std::string& s) {
   if (s == "json") return Format::kJson;
   if (s == "csv") return Format::kCsv;
   if (s == "markdown" || s == "md") return Format::kMarkdown;
+  if (s == "html") return Format::kHtml;
   return std::nullopt;
 }
 
@@ -59,6 +62,25 @@ std::string render(const Table& t, Format format) {
     };
     line(t.header);
     for (const auto& r : t.rows) line(r);
+    return out;
+  }
+  if (format == Format::kHtml) {
+    auto cells = [&](const std::vector<std::string>& row, const char* tag) {
+      out += "<tr>";
+      for (std::size_t i = 0; i < row.size(); ++i) {
+        bool right = i < t.right_align.size() && t.right_align[i];
+        // A trailing " *" marks the best of a row (compare) or a change of numerics (fit): shown in bold.
+        bool mark = row[i].size() > 2 && row[i].compare(row[i].size() - 2, 2, " *") == 0;
+        out += std::string("<") + tag + (right ? " class=\"num\"" : "") + (mark ? " data-marked=\"true\"" : "") + ">" +
+               (mark ? "<strong>" + xml_escape(row[i]) + "</strong>" : xml_escape(row[i])) + "</" + tag + ">";
+      }
+      out += "</tr>\n";
+    };
+    out += "<table>\n<thead>";
+    cells(t.header, "th");
+    out += "</thead>\n<tbody>\n";
+    for (const auto& r : t.rows) cells(r, "td");
+    out += "</tbody>\n</table>\n";
     return out;
   }
   if (format == Format::kMarkdown) {

@@ -1,4 +1,4 @@
-// Rendering of rows as an aligned text table, CSV (RFC 4180 quoting) or a Markdown table.
+// Rendering of rows as an aligned text table, CSV (RFC 4180 quoting), a Markdown table or an HTML <table>.
 #pragma once
 
 #include <optional>
@@ -7,7 +7,7 @@
 
 namespace hwplan::report {
 
-enum class Format { kTable, kJson, kCsv, kMarkdown };
+enum class Format { kTable, kJson, kCsv, kMarkdown, kHtml };
 std::optional<Format> parse_format(const std::string& s);
 
 struct Table {

@@ -8,12 +8,14 @@
 #include "recommend/recommend.hpp"
 #include "report/table.hpp"
 
-namespace hwplan::cli {
+namespace hwplan::report {
 
 nlohmann::json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec);
+Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec);
 std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
-                                  report::Format format);
+                                  Format format);
 nlohmann::json fit_json(const FitReport& f, const WorkloadSpec& w);
-std::string render_fit(const FitReport& f, const WorkloadSpec& w, report::Format format);
+Table fit_table(const FitReport& f);
+std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format);
 
-}  // namespace hwplan::cli
+}  // namespace hwplan::report

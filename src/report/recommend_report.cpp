@@ -1,4 +1,4 @@
-#include "cli/recommend_report.hpp"
+#include "report/recommend_report.hpp"
 
 #include <fmt/format.h>
 
@@ -7,12 +7,12 @@
 #include "core/strings.hpp"
 #include "report/estimate_report.hpp"
 
-namespace hwplan::cli {
+namespace hwplan::report {
 using nlohmann::json;
 
 json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec) {
   json j;
-  j["schema_version"] = report::kSchemaVersion;
+  j["schema_version"] = kSchemaVersion;
   j["query"] = {{"model", r.model_id},
                 {"task", w.task},
                 {"precision", w.precision},
@@ -30,7 +30,7 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
     j["candidates"].push_back({{"device", c.device->id},
                                {"device_name", c.device->name},
                                {"count", c.count},
-                               {"plan", report::plan_json(c.estimate.plan)},
+                               {"plan", plan_json(c.estimate.plan)},
                                {"fits", c.estimate.fits},
                                {"per_device_bytes", c.estimate.memory.total()},
                                {"capacity_bytes", c.estimate.capacity_bytes},
@@ -56,10 +56,8 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
   return j;
 }
 
-std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
-                                  report::Format format) {
-  if (format == report::Format::kJson) return recommendation_json(r, w, spec).dump(2) + "\n";
-  report::Table t;
+Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec) {
+  Table t;
   const bool inference = w.task == "infer";
   t.header = {"#", "device", "count", "layout", "memory/device", inference ? "decode tok/s" : "tokens/s", "job time", "cost", "energy", "score"};
   t.right_align = {true, false, true, false, true, true, true, true, true, true};
@@ -76,14 +74,21 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
                       fmt::format("{:.2f} kWh", c.energy_kwh),
                       fmt::format("{:.2f}", c.score)});
   }
+  return t;
+}
+
+std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
+                                  Format format) {
+  if (format == Format::kJson) return recommendation_json(r, w, spec).dump(2) + "\n";
+  Table t = recommendation_table(r, w, spec);
   std::string out;
-  if (format == report::Format::kTable)
+  if (format == Format::kTable)
     out += fmt::format("{} {} ({}), job of {} tokens{}; optimizing {}\n\n", r.model_id, w.task,
                        w.weights ? *w.weights + " weights" : w.precision, human_count(r.job_tokens),
                        r.job_tokens_assumed ? " (assumed: set --tokens)" : "", spec.optimize);
-  out += report::render(t, format);
-  if (format != report::Format::kTable) return out;
-  shown = 0;
+  out += render(t, format);
+  if (format != Format::kTable) return out;
+  long long shown = 0;
   out += "\n";
   for (const auto& c : r.candidates) {
     if (shown++ >= spec.top) break;
@@ -104,7 +109,7 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
 
 json fit_json(const FitReport& f, const WorkloadSpec& w) {
   json j;
-  j["schema_version"] = report::kSchemaVersion;
+  j["schema_version"] = kSchemaVersion;
   j["query"] = {{"model", w.model}, {"device", w.device}, {"count", w.count}, {"task", w.task}};
   j["fits"] = f.baseline.fits;
   j["per_device_bytes"] = f.baseline.memory.total();
@@ -121,11 +126,22 @@ json fit_json(const FitReport& f, const WorkloadSpec& w) {
   return j;
 }
 
-std::string render_fit(const FitReport& f, const WorkloadSpec& w, report::Format format) {
-  if (format == report::Format::kJson) return fit_json(f, w).dump(2) + "\n";
+Table fit_table(const FitReport& f) {
+  Table t;
+  t.header = {"change", "flags", "fits", "memory/device", "speed"};
+  t.right_align = {false, false, false, true, true};
+  for (const auto& c : f.changes)
+    t.rows.push_back({c.change + (c.quality_change ? " *" : ""), c.flags, c.fits ? "yes" : "no",
+                      c.per_device_bytes > 0 ? human_bytes(c.per_device_bytes) : "-",
+                      c.seconds > 0 ? fmt::format("{:+.0f}%", 100 * c.slowdown) : "-"});
+  return t;
+}
+
+std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format) {
+  if (format == Format::kJson) return fit_json(f, w).dump(2) + "\n";
   std::string out;
   const MemoryBreakdown& m = f.baseline.memory;
-  if (format == report::Format::kTable) {
+  if (format == Format::kTable) {
     out += fmt::format("As configured: {} of {} per device: {}.\n", human_bytes(m.total()), human_bytes(f.baseline.capacity_bytes),
                        f.baseline.fits ? "fits" : "DOES NOT FIT");
     out += fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, KV cache {}, runtime {}\n", human_bytes(m.weights),
@@ -135,15 +151,9 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, report::Format
                        f.max_micro_batch ? std::to_string(*f.max_micro_batch) : "none", w.task == "infer" ? "context" : "sequence",
                        f.max_seq ? std::to_string(*f.max_seq) : "none");
   }
-  report::Table t;
-  t.header = {"change", "flags", "fits", "memory/device", "speed"};
-  t.right_align = {false, false, false, true, true};
-  for (const auto& c : f.changes)
-    t.rows.push_back({c.change + (c.quality_change ? " *" : ""), c.flags, c.fits ? "yes" : "no",
-                      c.per_device_bytes > 0 ? human_bytes(c.per_device_bytes) : "-",
-                      c.seconds > 0 ? fmt::format("{:+.0f}%", 100 * c.slowdown) : "-"});
-  out += report::render(t, format);
-  if (format == report::Format::kTable) {
+  Table t = fit_table(f);
+  out += render(t, format);
+  if (format == Format::kTable) {
     out += "\n* changes the model's numerics or the task (quantisation, adapters, shorter context).\n";
     bool any = f.baseline.fits || std::any_of(f.changes.begin(), f.changes.end(), [](const FitChange& c) { return c.fits; });
     if (f.combined)
@@ -156,4 +166,4 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, report::Format
   return out;
 }
 
-}  // namespace hwplan::cli
+}  // namespace hwplan::report

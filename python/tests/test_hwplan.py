@@ -1,0 +1,216 @@
+"""The Python module against the real binary: same documents for the same question, errors as the CLI's."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+import hwplan
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.environ.get("HWPLAN_BINARY", os.path.join(ROOT, "build", "hwplan"))
+
+
+def cli(*args):
+    p = subprocess.run([BINARY, *args, "--format", "json"], capture_output=True, text=True, cwd=ROOT)
+    return p.returncode, (json.loads(p.stdout) if p.stdout else None), p.stderr
+
+
+def without_clock(doc):
+    """Drops the wall-clock timings (search seconds), which differ from run to run."""
+    if isinstance(doc, list):
+        return [without_clock(d) for d in doc]
+    if isinstance(doc, dict):
+        return {k: without_clock(v) for k, v in doc.items() if not (k == "seconds" and isinstance(v, float))}
+    return doc
+
+
+def flags(kwargs):
+    out = []
+    for k, v in kwargs.items():
+        name = "--" + {"device_class": "class"}.get(k, k).replace("_", "-")
+        if v is True:
+            out.append(name)
+        elif isinstance(v, (list, tuple)):
+            out += [name, ",".join(str(x) for x in v)]
+        else:
+            out += [name, str(v)]
+    return out
+
+
+ESTIMATES = [
+    dict(model="llama-2-7b", device="rtx-4090", task="lora", batch=4, seq=1024, recompute="full"),
+    dict(model="gpt3-175b", device="a100-80gb-sxm", count=1024, global_batch=1536, tokens=3e11),
+    dict(model="llama-3-70b", device="h100-sxm", count=4, task="infer", batch=16, prompt=2048, generate=512),
+    dict(model="llama-2-70b", device="a100-80gb-sxm", task="infer", weights="int4", batch=8),
+    dict(model="llama-3-8b", device="h100-sxm", count=8, seq=8192, global_batch=128, framework="fsdp"),
+    dict(model="mixtral-8x7b", device="h100-sxm", count=8, task="infer", engine="vllm", fused_kernels="on"),
+    dict(model="7b", device="rtx-3090", task="qlora", seq=2048, no_sequence_parallel=True),
+]
+
+
+@pytest.mark.parametrize("kwargs", ESTIMATES, ids=lambda k: f"{k['model']}-{k['device']}")
+def test_estimate_matches_cli(kwargs):
+    code, expected, _ = cli("estimate", *flags(kwargs))
+    assert code == 0
+    assert without_clock(hwplan.estimate(**kwargs)) == without_clock(expected)
+
+
+def test_recommend_matches_cli():
+    kwargs = dict(model="llama-2-7b", task="lora", budget_usd=3000, buy=True, threads=2)
+    code, expected, _ = cli("recommend", *flags(kwargs))
+    assert code == 0
+    got = hwplan.recommend(**kwargs)
+    assert without_clock(got) == without_clock(expected)
+    assert got["candidates"][0]["device"] == expected["candidates"][0]["device"]
+
+
+def test_recommend_with_class_filter_matches_cli():
+    kwargs = dict(model="3b", task="infer", weights="int4", device_class="edge", max_power_w=15, prompt=256, generate=128)
+    code, expected, _ = cli("recommend", *flags(kwargs))
+    assert without_clock(hwplan.recommend(**kwargs)) == without_clock(expected)
+
+
+def test_fit_matches_cli():
+    kwargs = dict(model="llama-2-13b", device="rtx-4090", task="finetune", batch=4, seq=2048)
+    code, expected, _ = cli("fit", *flags(kwargs))
+    assert code == 0
+    assert hwplan.fit(**kwargs) == expected
+
+
+def test_compare_matches_cli_and_estimate():
+    kwargs = dict(model="llama-2-7b", devices=["rtx-4090", "a100-80gb-sxm"], counts=[1, 2], task="lora", batch=4, seq=1024)
+    code, expected, _ = cli("compare", *flags(kwargs))
+    assert code == 0
+    got = hwplan.compare(**kwargs)
+    assert without_clock(got) == without_clock(expected)
+    assert [(g["device"]["id"], g["device"]["count"]) for g in got] == [
+        ("rtx-4090", 1), ("rtx-4090", 2), ("a100-80gb-sxm", 1), ("a100-80gb-sxm", 2)]
+    one = hwplan.estimate(model="llama-2-7b", device="a100-80gb-sxm", count=2, task="lora", batch=4, seq=1024)
+    assert without_clock(got[3]) == without_clock(one)
+
+
+def test_catalog_and_models_match_cli():
+    assert hwplan.catalog() == cli("catalog", "list")[1]
+    assert hwplan.catalog(device_class="consumer") == cli("catalog", "list", "--class", "consumer")[1]
+    assert hwplan.device("h100-sxm") == cli("catalog", "show", "h100-sxm")[1]
+    assert hwplan.models() == cli("models", "list")[1]
+    assert hwplan.model("mixtral-8x7b") == cli("models", "show", "mixtral-8x7b")[1]
+
+
+def test_schema_version_everywhere():
+    assert hwplan.estimate(model="7b", device="h100-sxm")["schema_version"] == 1
+    assert hwplan.models()["schema_version"] == 1
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(model="llama-2-7b", device="rtx-4090x"),
+    dict(model="llama-2-7b", device="rtx-4090", task="bogus"),
+    dict(model="llama-2-7b", device="rtx-4090", batch="four"),
+    dict(model="llama-2-7b", device="rtx-4090", no_such_flag=3),
+])
+def test_input_error_has_the_cli_message(kwargs):
+    code, _, stderr = cli("estimate", *flags(kwargs))
+    assert code == 2
+    with pytest.raises(hwplan.InputError) as e:
+        hwplan.estimate(**kwargs)
+    assert stderr.splitlines()[0] == "hwplan: error: " + str(e.value)
+
+
+def test_infeasible_carries_the_result():
+    kwargs = dict(model="llama-2-70b", task="train", device_class="edge", max_count=1)
+    code, expected, _ = cli("recommend", *flags(kwargs))
+    assert code == 3
+    with pytest.raises(hwplan.Infeasible) as e:
+        hwplan.recommend(**kwargs)
+    assert without_clock(e.value.result) == without_clock(expected)
+    assert e.value.result["candidates"] == []
+
+
+def test_sweep_equals_single_calls_in_order():
+    grid = {"model": ["llama-2-7b"], "device": ["rtx-4090", "h100-sxm", "mi300x"], "task": ["lora"], "batch": [1, 4]}
+    results = hwplan.sweep(grid, threads=2)
+    assert len(results) == 6
+    for r, b in zip(results[:2], [1, 4]):
+        assert r["device"]["id"] == "rtx-4090"
+        assert without_clock(r) == without_clock(hwplan.estimate(model="llama-2-7b", device="rtx-4090", task="lora", batch=b))
+    assert without_clock(hwplan.sweep(grid, threads=1)) == without_clock(results)
+
+
+def test_sweep_errors_in_place():
+    out = hwplan.sweep([dict(model="7b", device="h100-sxm"), dict(model="7b", device="nope")], errors="return")
+    assert out[0]["model"]["id"]
+    assert isinstance(out[1], hwplan.InputError)
+    with pytest.raises(hwplan.InputError):
+        hwplan.sweep([dict(model="7b", device="nope")])
+
+
+def test_sweep_mixed_commands():
+    out = hwplan.sweep([dict(model="7b", device="h100-sxm", command="fit"), dict(model="7b", device="h100-sxm")])
+    assert "changes" in out[0] and "memory" in out[1]
+
+
+PROFILE = """schema_version: 1
+device: NVIDIA H200
+catalog_id: h200-sxm
+backend: cuda
+host: test
+date: 2026-12-02
+kernel_launch_us: 4
+bandwidth:
+  - {bytes: 1000000, gb_per_s: 1000}
+  - {bytes: 1000000000, gb_per_s: 4200}
+gemm:
+  bf16:
+    - {flops: 2000000000, tflops: 200}
+    - {flops: 1000000000000, tflops: 780}
+measurements: []
+"""
+
+
+def test_load_profile_and_use_it(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("device: [unclosed\n")
+    with pytest.raises(hwplan.InputError) as e:
+        hwplan.load_profile(bad)
+    assert str(bad) in str(e.value)
+    good = tmp_path / "h200.yaml"
+    good.write_text(PROFILE)
+    p = hwplan.load_profile(good)
+    assert p["catalog_id"] == "h200-sxm" and p["gemm_precisions"] == ["bf16"]
+    kwargs = dict(model="llama-2-7b", device="h200-sxm", seq=2048)
+    code, expected, _ = cli("estimate", *flags(kwargs), "--profile", str(good))
+    assert code == 0
+    assert hwplan.estimate(profile=p, **kwargs) == expected
+    assert hwplan.estimate(profile=p, **kwargs) != hwplan.estimate(**kwargs)
+
+
+def test_docstrings():
+    for f in (hwplan.estimate, hwplan.recommend, hwplan.fit, hwplan.compare, hwplan.catalog, hwplan.models,
+              hwplan.load_profile, hwplan.sweep, hwplan.to_dataframe):
+        assert f.__doc__ and len(f.__doc__) > 40
+    assert hwplan.__version__
+
+
+def test_to_dataframe():
+    pandas = pytest.importorskip("pandas")
+    df = hwplan.to_dataframe(hwplan.sweep({"model": ["7b"], "device": ["h100-sxm", "rtx-4090"], "task": ["infer"]}))
+    assert isinstance(df, pandas.DataFrame)
+    assert list(df["device.id"]) == ["h100-sxm", "rtx-4090"]
+    assert (df["inference.decode_tokens_per_second"] > 0).all()
+
+
+def test_options_do_not_leak_between_calls():
+    """The parser is reused between calls: an option given once must not stay set for the next call."""
+    base = dict(model="llama-2-7b", device="rtx-4090", task="lora", batch=4, seq=1024)
+    first = hwplan.estimate(**base)
+    hwplan.estimate(recompute="full", fused_kernels=False, **base)
+    assert hwplan.estimate(**base) == first
+    assert hwplan.estimate(**base) == cli("estimate", *flags(base))[1]
+    a = hwplan.recommend(model="llama-2-7b", task="lora", budget_usd=3000, buy=True, top=2)
+    b = hwplan.recommend(model="llama-2-7b", task="lora")
+    assert without_clock(b) == without_clock(cli("recommend", "--model", "llama-2-7b", "--task", "lora")[1])
+    assert len(a["candidates"]) == 2
+    assert hwplan.catalog(vendor="nvidia") != hwplan.catalog()
+    assert hwplan.catalog() == cli("catalog", "list")[1]

@@ -1,0 +1,161 @@
+#include "report/compare_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <functional>
+#include <optional>
+
+#include "core/strings.hpp"
+#include "core/units.hpp"
+#include "report/estimate_report.hpp"
+
+namespace hwplan::report {
+namespace {
+
+// Seconds to finish: the training job (--tokens) or one inference request; absent when unknown.
+std::optional<double> finish_seconds(const Compared& c) {
+  const Estimate& e = *c.estimate;
+  if (e.training) return e.total_seconds >= 0 ? std::optional<double>(e.total_seconds) : std::nullopt;
+  return e.infer.total_seconds;
+}
+
+// Rental where the catalog has a cloud price (count x $/h x time to finish), else the purchase price.
+std::optional<double> cost_usd(const Compared& c, std::string* basis) {
+  const Device& d = *c.input->device;
+  const double count = static_cast<double>(c.input->system.count);
+  std::optional<double> t = finish_seconds(c);
+  if (d.price.cloud_usd_per_hour && t) {
+    *basis = "rent";
+    return count * *d.price.cloud_usd_per_hour * *t / 3600;
+  }
+  std::optional<double> price = d.price.launch_msrp_usd ? d.price.launch_msrp_usd : d.price.street_usd;
+  if (price) {
+    *basis = "buy";
+    return count * *price;
+  }
+  return std::nullopt;
+}
+
+// Energy at the devices' TDP for the time to finish: an upper bound (real draw is lower, most of all in decode).
+std::optional<double> energy_kwh(const Compared& c) {
+  std::optional<double> t = finish_seconds(c);
+  if (!t) return std::nullopt;
+  return c.input->system.count * c.input->device->tdp_w * *t / 3600 / 1000;
+}
+
+struct Row {
+  std::string name;
+  std::function<std::optional<double>(const Compared&)> value;  // the number compared (nullopt: not shown)
+  std::function<std::string(const Compared&, double)> text;
+  bool lower_is_better = true;
+  bool marked = true;  // whether the best of the row is marked
+};
+
+std::vector<Row> rows_for(bool training, const std::vector<Compared>& items) {
+  std::vector<Row> rows;
+  rows.push_back({"memory / device", [](const Compared& c) { return std::optional<double>(c.estimate->memory.total() / std::max(1.0, c.estimate->capacity_bytes)); },
+                  [](const Compared& c, double) {
+                    return fmt::format("{} of {}", human_bytes(c.estimate->memory.total()), human_bytes(c.estimate->capacity_bytes));
+                  }});
+  if (training) {
+    rows.push_back({"step time", [](const Compared& c) { return std::optional<double>(c.estimate->train.step_seconds); },
+                    [](const Compared&, double v) { return human_seconds(v); }});
+    rows.push_back({"tokens/s", [](const Compared& c) { return std::optional<double>(c.estimate->train.tokens_per_second); },
+                    [](const Compared&, double v) { return fmt::format("{:.0f}", v); }, false});
+    rows.push_back({"MFU", [](const Compared& c) { return std::optional<double>(c.estimate->train.mfu); },
+                    [](const Compared&, double v) { return fmt::format("{:.1f}%", 100 * v); }, false});
+  } else {
+    rows.push_back({"prefill (TTFT)", [](const Compared& c) { return std::optional<double>(c.estimate->infer.prefill_seconds); },
+                    [](const Compared&, double v) { return human_seconds(v); }});
+    rows.push_back({"time per output token", [](const Compared& c) { return std::optional<double>(c.estimate->infer.time_per_output_token_seconds); },
+                    [](const Compared&, double v) { return human_seconds(v); }});
+    rows.push_back({"decode tokens/s", [](const Compared& c) { return std::optional<double>(c.estimate->infer.decode_tokens_per_second); },
+                    [](const Compared&, double v) { return fmt::format("{:.1f}", v); }, false});
+  }
+  rows.push_back({training ? "time to finish" : "time per request", finish_seconds,
+                  [](const Compared&, double v) { return human_seconds(v); }});
+  // Rental and purchase are different questions: the best cost is marked only when every column has the same basis.
+  bool one_basis = true;
+  std::string first_basis;
+  for (const auto& c : items) {
+    std::string b;
+    if (!cost_usd(c, &b)) continue;
+    if (first_basis.empty()) first_basis = b;
+    one_basis = one_basis && b == first_basis;
+  }
+  rows.push_back({"cost", [](const Compared& c) { std::string b; return cost_usd(c, &b); },
+                  [](const Compared& c, double v) {
+                    std::string b;
+                    cost_usd(c, &b);
+                    return fmt::format("${:.{}f} {}", v, v < 10 ? 2 : 0, b);
+                  },
+                  true, one_basis});
+  rows.push_back({"energy (at TDP)", energy_kwh, [](const Compared&, double v) { return fmt::format("{:.3g} kWh", v); }});
+  return rows;
+}
+
+}  // namespace
+
+Table compare_table(const std::vector<Compared>& items) {
+  Table t;
+  t.header = {"quantity"};
+  t.right_align = {false};
+  for (const auto& c : items) {
+    t.header.push_back(fmt::format("{} x{}", c.input->device->id, c.input->system.count));
+    t.right_align.push_back(true);
+  }
+  std::vector<std::string> fits = {"fits"};
+  for (const auto& c : items) fits.push_back(c.estimate->fits ? "yes" : "NO");
+  t.rows.push_back(fits);
+  const bool training = !items.empty() && items.front().estimate->training;
+  for (const Row& row : rows_for(training, items)) {
+    std::vector<std::optional<double>> values;
+    std::optional<double> best;
+    for (const auto& c : items) {
+      values.push_back(row.value(c));
+      if (!values.back() || !c.estimate->fits) continue;
+      if (!best || (row.lower_is_better ? *values.back() < *best : *values.back() > *best)) best = values.back();
+    }
+    std::vector<std::string> cells = {row.name};
+    int winners = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) winners += values[i] && best && items[i].estimate->fits && *values[i] == *best;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (!values[i]) {
+        cells.push_back("-");
+        continue;
+      }
+      bool win = row.marked && items.size() > 1 && winners < static_cast<int>(items.size()) && best && items[i].estimate->fits && *values[i] == *best;
+      cells.push_back(row.text(items[i], *values[i]) + (win ? " *" : ""));
+    }
+    t.rows.push_back(cells);
+  }
+  return t;
+}
+
+nlohmann::json compare_json(const std::vector<Compared>& items) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& c : items) j.push_back(estimate_json(*c.input, *c.estimate, c.search));
+  return j;
+}
+
+std::string compare_text(const std::vector<Compared>& items, Format format) {
+  if (format == Format::kJson) return compare_json(items).dump(2) + "\n";
+  std::string out;
+  if (format == Format::kTable && !items.empty()) {
+    const EstimateInput& in = *items.front().input;
+    out += fmt::format("{} {} {} on {} configurations (* = best of the row among those that fit)\n\n", in.model->id,
+                       to_string(in.workload.task), to_string(in.workload.precision), items.size());
+  }
+  out += render(compare_table(items), format);
+  if (format == Format::kTable) {
+    out += "\ncost: rental (count x catalog $/h x time to finish) where the catalog has a cloud price, else the purchase price\n"
+           "(the best cost is marked only when every column has the same basis).\n"
+           "energy: the devices' TDP for the time to finish, an upper bound on the draw.\n";
+    for (const auto& c : items)
+      for (const auto& w : c.estimate->warnings) out += fmt::format("warning: {} x{}: {}\n", c.input->device->id, c.input->system.count, w);
+  }
+  return out;
+}
+
+}  // namespace hwplan::report

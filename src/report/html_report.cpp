@@ -1,0 +1,287 @@
+#include "report/html_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/strings.hpp"
+#include "estimators/uncertainty.hpp"
+#include "report/estimate_report.hpp"
+#include "report/plots.hpp"
+#include "report/recommend_report.hpp"
+#include "report/svg.hpp"
+#include "report/table.hpp"
+
+namespace hwplan::report {
+namespace {
+
+using nlohmann::json;
+
+struct Page {
+  std::string title;
+  std::string answer;                                          // one sentence, shown first
+  std::vector<std::pair<std::string, std::string>> tables;     // caption, <table> HTML
+  std::vector<std::string> explanation;                        // sentences
+  std::vector<std::string> warnings;
+  std::vector<std::pair<std::string, std::string>> plots;      // caption, inline SVG
+  std::vector<std::pair<std::string, std::string>> assumptions;  // name, value
+  std::vector<std::pair<std::string, std::string>> sources;      // figure, citation
+};
+
+// Readable on screen and on paper, in light and dark; no web fonts, no script.
+constexpr const char* kStyle = R"(
+:root { color-scheme: light dark; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --accent: #0969da; --bg: #ffffff; --answer: #ddf4ff; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --muted: #8d96a0; --line: #30363d; --accent: #4493f8; --bg: #0d1117; --answer: #0c2d4b; } }
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); max-width: 72rem; margin: 2rem auto; padding: 0 1.5rem; }
+h1 { font-size: 1.5rem; margin-bottom: .25rem; } h2 { font-size: 1.15rem; border-bottom: 1px solid var(--line); padding-bottom: .2rem; margin-top: 2rem; }
+code, pre { font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
+pre { white-space: pre-wrap; background: color-mix(in srgb, var(--line) 35%, transparent); padding: .6rem .8rem; border-radius: 6px; }
+#answer p { font-size: 1.1rem; background: var(--answer); border-left: 4px solid var(--accent); padding: .7rem 1rem; border-radius: 4px; }
+table { border-collapse: collapse; margin: .5rem 0 1rem; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid var(--line); padding: .3rem .7rem; text-align: left; vertical-align: top; }
+th { font-weight: 600; } td.num, th.num { text-align: right; } td[data-marked] strong { color: var(--accent); }
+caption { text-align: left; font-weight: 600; padding: .3rem 0; color: var(--muted); }
+.warning { color: #9a6700; } #answer p.warning { font-size: 1rem; background: color-mix(in srgb, #d4a72c 18%, transparent); border-left-color: #d4a72c; } .muted { color: var(--muted); }
+figure { margin: 1rem 0; } figure svg { max-width: 100%; height: auto; background: #fff; border: 1px solid var(--line); border-radius: 6px; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; } dt { font-weight: 600; } dd { margin: 0; }
+@media print { body { margin: 0; max-width: none; } }
+)";
+
+std::string esc(const std::string& s) { return xml_escape(s); }
+
+std::string render_page(const Page& p, const HtmlContext& ctx) {
+  std::string o;
+  o += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  o += "<meta name=\"generator\" content=\"hwplan " + esc(ctx.version) + "\">\n";
+  o += "<title>" + esc(p.title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  o += "<header><h1>" + esc(p.title) + "</h1><p class=\"muted\">A report by hwplan " + esc(ctx.version) +
+       ", a model of deep-learning hardware: every figure below is an estimate with the accuracy stated at the end.</p></header>\n";
+  o += "<section id=\"question\">\n<h2>Question</h2>\n<pre><code>" + esc(ctx.question) + "</code></pre>\n</section>\n";
+  o += "<section id=\"answer\">\n<h2>Answer</h2>\n<p>" + esc(p.answer) + "</p>\n";
+  for (const auto& w : p.warnings) o += "<p class=\"warning\">Warning: " + esc(w) + "</p>\n";
+  o += "</section>\n";
+  o += "<section id=\"tables\">\n<h2>Figures</h2>\n";
+  for (const auto& [caption, table] : p.tables) {
+    std::string t = table;
+    if (!caption.empty()) t.insert(t.find('>') + 1, "\n<caption>" + esc(caption) + "</caption>");
+    o += t;
+  }
+  o += "</section>\n";
+  o += "<section id=\"explanation\">\n<h2>Why</h2>\n<ul>\n";
+  for (const auto& e : p.explanation) o += "<li>" + esc(e) + "</li>\n";
+  o += "</ul>\n</section>\n";
+  o += "<section id=\"plots\">\n<h2>Plots</h2>\n";
+  for (const auto& [caption, svg] : p.plots)
+    o += "<figure>\n" + svg.substr(svg.find("<svg")) + "\n<figcaption>" + esc(caption) + "</figcaption>\n</figure>\n";
+  if (p.plots.empty()) o += "<p class=\"muted\">No plot for this question.</p>\n";
+  o += "</section>\n";
+  o += "<section id=\"assumptions\">\n<h2>Assumptions and defaults used</h2>\n<dl>\n";
+  for (const auto& [k, v] : p.assumptions) o += "<dt>" + esc(k) + "</dt><dd>" + esc(v) + "</dd>\n";
+  o += "</dl>\n</section>\n";
+  o += "<section id=\"sources\">\n<h2>Sources of the figures used</h2>\n<dl>\n";
+  for (const auto& [k, v] : p.sources) o += "<dt>" + esc(k) + "</dt><dd>" + esc(v) + "</dd>\n";
+  o += "</dl>\n</section>\n";
+  o += "<section id=\"about\">\n<h2>About these numbers</h2>\n<p>hwplan " + esc(ctx.version) +
+       ". Typical error, the 80th percentile of |predicted / measured - 1| over the recorded measurement sets:</p>\n<ul>\n";
+  for (Regime r : {Regime::kStep, Regime::kThroughput, Regime::kDecode, Regime::kMemory}) {
+    const Band& b = band(r);
+    o += fmt::format("<li>{}: within &#177;{:.0f}% ({} comparisons)</li>\n", esc(b.name), 100 * b.p80_relative_error, b.rows);
+  }
+  o += "</ul>\n</section>\n</body>\n</html>\n";
+  return o;
+}
+
+std::string value_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array() && v.empty()) return "none";
+  if (v.is_array()) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + value_text(x);
+    return s;
+  }
+  return v.dump();
+}
+
+// "stack.preset" = "fsdp", ... for every leaf of the objects named.
+void flatten(const json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+  } else {
+    out.push_back({prefix, value_text(j)});
+  }
+}
+
+void add_assumptions(const json& estimate, Page& p) {
+  for (const char* key : {"workload", "plan", "stack"}) flatten(estimate[key], key, p.assumptions);
+  const auto& st = estimate["stack"];
+  if (st["preset_assumed"].get<bool>())
+    p.assumptions.push_back({"note", "the software stack preset was assumed; set --framework (training) or --engine (inference)"});
+}
+
+void add_sources(const Device& d, Page& p, std::set<std::string>& seen) {
+  if (!seen.insert("device:" + d.id).second) return;
+  for (const auto& [k, v] : d.sources) p.sources.push_back({d.id + ": " + k, v});
+  for (const auto& [k, v] : d.derived) p.sources.push_back({d.id + ": " + k + " (derived)", v});
+}
+
+void add_sources(const Model& m, Page& p, std::set<std::string>& seen) {
+  if (!seen.insert("model:" + m.id).second) return;
+  p.sources.push_back({m.id + ": architecture", m.source.empty() ? std::string("not given (") + m.origin + ")" : m.source});
+}
+
+std::string estimate_answer(const EstimateInput& in, const Estimate& e) {
+  std::string s = fmt::format("{} {} on {} x {}: {} ({} of {} per device)", in.model->id, to_string(in.workload.task),
+                              in.system.count, in.device->name, e.fits ? "fits" : "does not fit",
+                              human_bytes(e.memory.total()), human_bytes(e.capacity_bytes));
+  if (e.training) {
+    s += fmt::format("; a step takes {}, {:.0f} tokens/s", human_seconds(e.train.step_seconds), e.train.tokens_per_second);
+    if (e.total_seconds >= 0) s += fmt::format(", {} for the whole job", human_seconds(e.total_seconds));
+  } else {
+    s += fmt::format("; first token after {}, then {:.1f} tokens/s", human_seconds(e.infer.prefill_seconds),
+                     e.infer.decode_tokens_per_second);
+  }
+  return s + ".";
+}
+
+std::string roofline_svg(const EstimateInput& in, const Plan& plan) {
+  EstimateInput at = in;
+  at.plan = plan;
+  return render_roofline_svg(roofline_chart(at, to_string(in.workload.task), to_string(in.workload.precision)));
+}
+
+}  // namespace
+
+std::string estimate_html(const EstimateInput& in, const Estimate& e, const SearchResult* search, const HtmlContext& ctx) {
+  Page p;
+  p.title = fmt::format("{} on {} x {}", in.model->id, in.system.count, in.device->name);
+  p.answer = estimate_answer(in, e);
+  p.tables.push_back({"Estimate", render(estimate_summary_table(in, e), Format::kHtml)});
+  p.explanation = e.notes;
+  p.warnings = e.warnings;
+  if (search)
+    p.explanation.push_back(fmt::format("The layout was searched: {} layouts, {} of them fit; the fastest that fits is shown.",
+                                        search->layouts_evaluated, search->layouts_feasible));
+  p.plots.push_back({"Roofline of the device with the workload's operators (forward pass).", roofline_svg(in, e.plan)});
+  MemoryChart mc{fmt::format("{} memory per device", in.model->id), {memory_bar(fmt::format("{} x{}", in.device->id, in.system.count), e)}};
+  p.plots.push_back({"Memory per device against its capacity.", render_memory_svg(mc)});
+  add_assumptions(estimate_json(in, e, search), p);
+  std::set<std::string> seen;
+  add_sources(*in.device, p, seen);
+  add_sources(*in.model, p, seen);
+  return render_page(p, ctx);
+}
+
+std::string recommendation_html(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
+                                const HtmlContext& ctx) {
+  Page p;
+  p.title = fmt::format("Hardware for {} {}", r.model_id, w.task);
+  if (r.candidates.empty()) {
+    p.answer = "Nothing is feasible under these constraints; the nearest misses and what they lack are listed below.";
+  } else {
+    const Candidate& c = r.candidates.front();
+    p.answer = fmt::format("Best on {}: {} x {} ({}), {} for the job of {} tokens{}.", spec.optimize, c.count, c.device->name,
+                           c.device->id, human_seconds(c.total_seconds), human_count(r.job_tokens),
+                           c.cost_usd >= 0 ? fmt::format(", ${:.0f} ({})", c.cost_usd, c.cost_basis) : std::string());
+  }
+  p.tables.push_back({"Candidates, best first", render(recommendation_table(r, w, spec), Format::kHtml)});
+  Table rejected;
+  rejected.header = {"device", "why not", "what would help"};
+  for (const auto& x : r.candidates.empty() ? r.nearest_misses : r.rejected) rejected.rows.push_back({x.device, x.reason, x.fix});
+  p.tables.push_back({r.candidates.empty() ? "Nearest misses" : "Rejected", render(rejected, Format::kHtml)});
+  long long shown = 0;
+  for (const auto& c : r.candidates) {
+    if (shown++ >= spec.top) break;
+    std::string s = fmt::format("{}. {} x{}: ", shown, c.device->id, c.count);
+    for (std::size_t i = 0; i < c.reasons.size(); ++i) s += (i ? "; " : "") + c.reasons[i];
+    p.explanation.push_back(s);
+  }
+  p.explanation.push_back(fmt::format("{} feasible configurations of {} evaluated ({} layouts).", r.feasible_configurations,
+                                      r.configurations, r.layouts_evaluated));
+  MemoryChart mc{fmt::format("{} {}: memory per device", r.model_id, w.task), {}};
+  shown = 0;
+  for (const auto& c : r.candidates)
+    if (shown++ < spec.top) mc.bars.push_back(memory_bar(fmt::format("{} x{}", c.device->id, c.count), c.estimate));
+  if (!mc.bars.empty()) p.plots.push_back({"Memory per device of the candidates shown.", render_memory_svg(mc)});
+  json q = recommendation_json(r, w, spec)["query"];
+  flatten(q, "query", p.assumptions);
+  if (r.job_tokens_assumed) p.assumptions.push_back({"job", "the job size was assumed (set --tokens)"});
+  p.assumptions.push_back({"energy", "the devices' TDP times a utilisation fraction (recommend's model), for the job time"});
+  std::set<std::string> seen;
+  shown = 0;
+  for (const auto& c : r.candidates)
+    if (shown++ < spec.top) add_sources(*c.device, p, seen);
+  return render_page(p, ctx);
+}
+
+std::string fit_html(const FitReport& f, const EstimateInput& in, const WorkloadSpec& w, const HtmlContext& ctx) {
+  Page p;
+  p.title = fmt::format("Fitting {} {} on {} x {}", in.model->id, w.task, in.system.count, in.device->name);
+  const MemoryBreakdown& m = f.baseline.memory;
+  auto first_fit = std::find_if(f.changes.begin(), f.changes.end(), [](const FitChange& c) { return c.fits; });
+  if (f.baseline.fits) {
+    p.answer = fmt::format("It fits as configured: {} of {} per device.", human_bytes(m.total()), human_bytes(f.baseline.capacity_bytes));
+  } else if (first_fit != f.changes.end()) {
+    p.answer = fmt::format("It does not fit as configured ({} of {}); the cheapest change that fits: {} ({}), {:+.0f}% time.",
+                           human_bytes(m.total()), human_bytes(f.baseline.capacity_bytes), first_fit->change, first_fit->flags,
+                           100 * first_fit->slowdown);
+  } else if (f.combined) {
+    p.answer = fmt::format("No single change fits; together: {} ({}), {}, {:+.0f}% time.", f.combined->change, f.combined->flags,
+                           human_bytes(f.combined->per_device_bytes), 100 * f.combined->slowdown);
+  } else {
+    p.answer = "Nothing fits on this device, even with every change combined: use more devices or a shorter sequence.";
+  }
+  p.tables.push_back({"Changes, those that fit first, cheapest first", render(fit_table(f), Format::kHtml)});
+  p.explanation.push_back(fmt::format("As configured: weights {}, gradients {}, optimizer {}, activations {}, KV cache {}, runtime {}.",
+                                      human_bytes(m.weights), human_bytes(m.gradients), human_bytes(m.optimizer),
+                                      human_bytes(m.activations), human_bytes(m.kv_cache), human_bytes(m.runtime())));
+  p.explanation.push_back(fmt::format("Largest {} that fits as configured: {}; longest {}: {}.", w.task == "infer" ? "batch" : "micro-batch",
+                                      f.max_micro_batch ? std::to_string(*f.max_micro_batch) : "none",
+                                      w.task == "infer" ? "context" : "sequence", f.max_seq ? std::to_string(*f.max_seq) : "none"));
+  p.explanation.push_back("Changes marked * change the model's numerics or the task (quantisation, adapters, shorter context).");
+  MemoryChart mc{fmt::format("{} memory per device, as configured", in.model->id),
+                 {memory_bar(fmt::format("{} x{}", in.device->id, in.system.count), f.baseline)}};
+  p.plots.push_back({"Memory per device as configured, against its capacity.", render_memory_svg(mc)});
+  add_assumptions(estimate_json(in, f.baseline), p);
+  std::set<std::string> seen;
+  add_sources(*in.device, p, seen);
+  add_sources(*in.model, p, seen);
+  return render_page(p, ctx);
+}
+
+std::string compare_html(const std::vector<Compared>& items, const HtmlContext& ctx) {
+  Page p;
+  if (items.empty()) return render_page(p, ctx);
+  const EstimateInput& in0 = *items.front().input;
+  p.title = fmt::format("{} {} on {} configurations", in0.model->id, to_string(in0.workload.task), items.size());
+  // The answer: the fastest configuration that fits.
+  const Compared* best = nullptr;
+  auto speed = [](const Compared& c) { return c.estimate->training ? c.estimate->train.tokens_per_second : c.estimate->infer.decode_tokens_per_second; };
+  for (const auto& c : items)
+    if (c.estimate->fits && (!best || speed(c) > speed(*best))) best = &c;
+  p.answer = best ? fmt::format("Fastest that fits: {} x {} ({}). ", best->input->system.count, best->input->device->name,
+                                best->input->device->id) + estimate_answer(*best->input, *best->estimate)
+                  : std::string("None of these configurations fits.");
+  p.tables.push_back({"Side by side (bold: the best of the row among those that fit)", render(compare_table(items), Format::kHtml)});
+  p.explanation.push_back("Cost: rental (count x catalog $/h x time to finish) where the catalog has a cloud price, else the purchase price; "
+                          "the best cost is marked only when every column has the same basis.");
+  p.explanation.push_back("Energy: the devices' TDP for the time to finish, an upper bound on the draw.");
+  MemoryChart mc{fmt::format("{} memory per device", in0.model->id), {}};
+  std::set<std::string> seen;
+  for (const auto& c : items) {
+    for (const auto& n : c.estimate->notes) p.explanation.push_back(fmt::format("{} x{}: {}", c.input->device->id, c.input->system.count, n));
+    for (const auto& w : c.estimate->warnings) p.warnings.push_back(fmt::format("{} x{}: {}", c.input->device->id, c.input->system.count, w));
+    mc.bars.push_back(memory_bar(fmt::format("{} x{}", c.input->device->id, c.input->system.count), *c.estimate));
+    add_sources(*c.input->device, p, seen);
+  }
+  add_sources(*in0.model, p, seen);
+  p.plots.push_back({"Memory per device against each device's capacity.", render_memory_svg(mc)});
+  if (best) p.plots.push_back({"Roofline of the fastest configuration with the workload's operators.", roofline_svg(*best->input, best->estimate->plan)});
+  add_assumptions(estimate_json(in0, *items.front().estimate), p);
+  return render_page(p, ctx);
+}
+
+}  // namespace hwplan::report

@@ -1,0 +1,111 @@
+#include "report/json.hpp"
+
+#include "core/strings.hpp"
+#include "core/units.hpp"
+#include "estimators/params.hpp"
+
+namespace hwplan::report {
+using nlohmann::json;
+
+json device_json(const Device& d) {
+  json peaks = json::object();
+  for (const auto& [p, v] : d.peak_flops) peaks[to_string(p)] = v / kTera;
+  if (d.fp32_matrix_flops) peaks["fp32_matrix"] = *d.fp32_matrix_flops / kTera;
+  json measured = json::object();
+  for (const auto& [p, v] : d.measured_matmul_flops) measured[to_string(p)] = v / kTera;
+  json price = json::object();
+  if (d.price.launch_msrp_usd) price["launch_msrp_usd"] = *d.price.launch_msrp_usd, price["launch_msrp_date"] = d.price.launch_msrp_date;
+  if (d.price.street_usd) price["street_usd"] = *d.price.street_usd, price["street_date"] = d.price.street_date;
+  if (d.price.cloud_usd_per_hour)
+    price["cloud_usd_per_hour"] = *d.price.cloud_usd_per_hour, price["cloud_date"] = d.price.cloud_date;
+  json j = {{"id", d.id},
+            {"name", d.name},
+            {"aliases", d.aliases},
+            {"vendor", d.vendor},
+            {"class", to_string(d.device_class)},
+            {"architecture", d.architecture},
+            {"architecture_family", d.architecture_family},
+            {"devices_per_package", d.devices_per_package},
+            {"release_year", d.release_year},
+            {"memory_bytes", d.memory_bytes},
+            {"memory_gib", d.memory_bytes / kGiB},
+            {"memory_type", d.memory_type},
+            {"memory_bandwidth_gb_per_s", d.memory_bandwidth_bytes_per_s / kGB},
+            {"peak_tflops", peaks},
+            {"measured_matmul_tflops", measured},
+            {"tdp_w", d.tdp_w},
+            {"host_link", {{"type", d.host_link.type}, {"pcie_gen", d.host_link.pcie_gen}, {"pcie_lanes", d.host_link.pcie_lanes}}},
+            {"interconnect",
+             {{"type", d.interconnect.type},
+              {"bandwidth_bidirectional_gb_per_s", d.interconnect.bidirectional_bytes_per_s / kGB},
+              {"domain_size", d.interconnect.domain_size}}},
+            {"software", d.software},
+            {"training", d.training},
+            {"price", price},
+            {"confidence", d.confidence},
+            {"sources", d.sources},
+            {"derived", d.derived},
+            {"notes", d.notes},
+            {"origin", d.origin}};
+  if (d.llc_bytes) j["l2_cache_mib"] = *d.llc_bytes / kMiB;
+  if (d.compute_units) j["compute_units"] = *d.compute_units;
+  if (d.boost_clock_mhz) j["boost_clock_mhz"] = *d.boost_clock_mhz;
+  if (d.base_clock_mhz) j["base_clock_mhz"] = *d.base_clock_mhz;
+  if (d.sustained_clock_mhz) j["sustained_clock_mhz"] = *d.sustained_clock_mhz;
+  if (d.vector_flops) j["vector_tflops"] = *d.vector_flops / kTera;
+  return j;
+}
+
+json model_json(const Model& m) {
+  ParameterCounts c = count_parameters(m);
+  json j = {{"id", m.id},
+            {"name", m.name},
+            {"family", to_string(m.family)},
+            {"parameters", c.total},
+            {"active_parameters", c.active},
+            {"published_parameters", m.published_parameters},
+            {"source", m.source},
+            {"origin", m.origin}};
+  if (m.is_transformer()) {
+    j["layers"] = m.layers;
+    if (m.decoder_layers) j["decoder_layers"] = m.decoder_layers;
+    j["hidden_size"] = m.hidden_size;
+    j["attention_heads"] = m.attention_heads;
+    j["kv_heads"] = m.kv_heads;
+    j["head_dim"] = m.head_dim;
+    j["ffn_hidden_size"] = m.ffn_hidden_size;
+    j["ffn_activation"] = to_string(m.ffn_activation);
+    j["vocab_size"] = m.vocab_size;
+    j["max_sequence_length"] = m.max_sequence_length;
+    j["tied_embeddings"] = m.tied_embeddings;
+    j["position_embedding"] = to_string(m.position_embedding);
+    j["norm"] = to_string(m.norm);
+    j["linear_bias"] = to_string(m.linear_bias);
+    if (m.moe)
+      j["moe"] = {{"experts", m.moe->experts}, {"experts_per_token", m.moe->experts_per_token},
+                  {"shared_experts", m.moe->shared_experts}};
+  } else {
+    j["forward_flops_per_sample"] = m.forward_flops_per_sample;
+    j["activation_bytes_per_sample"] = m.activation_bytes_per_sample;
+    j["input"] = m.input;
+  }
+  return j;
+}
+
+json catalog_json(const std::vector<const Device*>& devices) {
+  json j = {{"schema_version", kSchemaVersion}, {"devices", json::array()}};
+  for (const Device* d : devices) j["devices"].push_back(device_json(*d));
+  return j;
+}
+
+json device_document(const Device& d) { return json{{"schema_version", kSchemaVersion}, {"device", device_json(d)}}; }
+
+json models_json(const std::vector<Model>& models) {
+  json j = {{"schema_version", kSchemaVersion}, {"models", json::array()}};
+  for (const auto& m : models) j["models"].push_back(model_json(m));
+  return j;
+}
+
+json model_document(const Model& m) { return json{{"schema_version", kSchemaVersion}, {"model", model_json(m)}}; }
+
+}  // namespace hwplan::report

@@ -1,0 +1,64 @@
+#include "report/plots.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/units.hpp"
+#include "estimators/efficiency.hpp"
+#include "estimators/memory.hpp"
+#include "estimators/operators.hpp"
+#include "estimators/training.hpp"
+
+namespace hwplan::report {
+
+RooflineChart roofline_chart(const EstimateInput& in, const std::string& task, const std::string& precision) {
+  const Device& d = *in.device;
+  RooflineChart chart;
+  chart.title = fmt::format("{}: {} {} ({})", d.name, in.model->id, task, precision);
+  chart.bandwidth_bytes_per_s = d.memory_bandwidth_bytes_per_s;
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
+    if (!d.supports(p)) continue;
+    if (p == Precision::kFp16 && d.supports(Precision::kBf16) && d.peak(p) == d.peak(Precision::kBf16)) continue;
+    chart.ceilings.push_back({fmt::format("{} peak {:.0f} TFLOP/s", to_string(p), d.peak(p) / kTera), d.peak(p)});
+    auto m = d.measured_matmul_flops.find(p);
+    if (m != d.measured_matmul_flops.end())
+      chart.ceilings.push_back({fmt::format("{} measured {:.0f} TFLOP/s", to_string(p), m->second / kTera), m->second});
+  }
+  if (d.fp32_matrix_flops) chart.ceilings.push_back({fmt::format("fp32 matrix {:.0f} TFLOP/s", *d.fp32_matrix_flops / kTera), *d.fp32_matrix_flops});
+  if (in.profile) {
+    double best_bw = 0;
+    for (const auto& c : in.profile->bandwidth) best_bw = std::max(best_bw, c.achieved);
+    chart.measured_bandwidth_bytes_per_s = best_bw;
+    for (const auto& [p, curve] : in.profile->gemm) {
+      double best = 0;
+      for (const auto& c : curve) best = std::max(best, c.achieved);
+      if (best > 0) chart.ceilings.push_back({fmt::format("{} profile {:.1f} TFLOP/s", to_string(p), best / kTera), best});
+    }
+  }
+  if (in.model->is_transformer()) {
+    DeviceRates rates = device_rates(d, in.workload.precision, in.profile);
+    LayerShape s = training_shape(in);
+    if (in.workload.task == Task::kInfer) {
+      s.training = false;
+      s.seq = static_cast<double>(std::max<std::int64_t>(1, in.workload.prompt));
+    }
+    std::vector<OpRecord> ops;
+    layer_cost(s, rates, &ops);
+    head_cost(s, rates, &ops);
+    for (const auto& op : ops) {
+      if (op.forward_flops <= 0 || op.forward_bytes <= 0 || op.forward_seconds <= 0) continue;
+      chart.points.push_back({op.name, op.forward_flops / op.forward_bytes, op.forward_flops / op.forward_seconds});
+    }
+  }
+  return chart;
+}
+
+MemoryBar memory_bar(const std::string& label, const Estimate& e) {
+  const MemoryBreakdown& m = e.memory;
+  return {label, e.capacity_bytes,
+          {{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer}, {"activations", m.activations},
+           {"KV cache", m.kv_cache}, {"runtime", m.runtime()}}};
+}
+
+}  // namespace hwplan::report

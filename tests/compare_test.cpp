@@ -1,0 +1,66 @@
+// hwplan compare: each column is the estimate of that device, the JSON a list of estimate documents, the best
+// of each row marked.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.hpp"
+
+using hwplan::test::run_hwplan;
+using nlohmann::json;
+
+namespace {
+// The wall-clock search time differs from run to run.
+json without_clock(json j) {
+  if (j.contains("search")) j["search"].erase("seconds");
+  return j;
+}
+}  // namespace
+
+TEST_CASE("compare JSON is the list of the estimates of each device and count") {
+  const std::string workload = " --model llama-2-7b --task lora --batch 4 --seq 1024";
+  auto r = run_hwplan("compare --devices rtx-4090,h100-sxm --counts 1,2" + workload + " --format json");
+  REQUIRE(r.exit_code == 0);
+  json list = json::parse(r.out);
+  REQUIRE(list.is_array());
+  REQUIRE(list.size() == 4);
+  int i = 0;
+  for (const char* device : {"rtx-4090", "h100-sxm"})
+    for (int count : {1, 2}) {
+      auto e = run_hwplan(std::string("estimate --device ") + device + " --count " + std::to_string(count) + workload + " --format json");
+      REQUIRE(e.exit_code == 0);
+      CHECK(without_clock(list[i]) == without_clock(json::parse(e.out)));
+      CHECK(list[i]["schema_version"] == 1);
+      ++i;
+    }
+}
+
+TEST_CASE("compare table marks the best of each row among configurations that fit") {
+  auto r = run_hwplan("compare --model llama-2-7b --devices rtx-4090,a100-80gb-sxm,h100-sxm --task lora --batch 4 --seq 1024 --tokens 1e9");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("rtx-4090 x1") != std::string::npos);
+  CHECK(r.out.find("fits") != std::string::npos);
+  // The RTX 4090 does not fit (32.6 GiB of 24 GiB): none of its cells may be marked best.
+  std::istringstream lines(r.out);
+  std::string line;
+  int marked_rows = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("step time", 0) == 0 || line.rfind("tokens/s", 0) == 0) {
+      CHECK(line.size() > 2);
+      CHECK(line.substr(line.size() - 2) == " *");  // the H100, the last column, is fastest
+      ++marked_rows;
+    }
+  }
+  CHECK(marked_rows == 2);
+}
+
+TEST_CASE("compare input errors name the flag") {
+  auto r = run_hwplan("compare --model llama-2-7b --devices rtx-4090,nope");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("unknown device 'nope'") != std::string::npos);
+  r = run_hwplan("compare --model llama-2-7b --device rtx-4090 --devices h100-sxm");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--devices") != std::string::npos);
+  r = run_hwplan("compare --model llama-2-7b --devices h100-sxm --counts 0");
+  CHECK(r.exit_code == 2);
+}
