@@ -20,7 +20,7 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.attention_heads * m.head_dim) / tp;
   const double kv = std::max(static_cast<double>(m.head_dim), static_cast<double>(m.kv_heads * m.head_dim) / tp);
-  const double f = static_cast<double>(m.ffn_hidden_size) / tp;
+  const double f = static_cast<double>(m.moe ? m.expert_ffn() : m.ffn_hidden_size) / tp;
   const double e = 2;
   double t = 0;
   double weights = 0;
@@ -28,8 +28,13 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
     t += count * gemm_seconds(r, batch, n, k, 1, e, weight_bytes);
     weights += count * n * k * weight_bytes;
   };
-  proj(q + 2 * kv, h);  // fused QKV
-  proj(h, q);           // output
+  if (m.mla) {
+    // MLA: the low-rank query and key/value factors and the output projection, all read once per step.
+    proj(attention_parameters(m) / tp / h, h);
+  } else {
+    proj(q + 2 * kv, h);  // fused QKV
+    proj(h, q);           // output
+  }
   if (m.moe) {
     // Each token activates k experts; with a batch, distinct experts touched ~ E (1 - (1 - k/E)^batch).
     double experts = m.moe->experts;
@@ -45,7 +50,13 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
     proj(h, f);
   }
   // Attention over the cache: read K and V for every cached position; 4 a d c FLOPs per sequence.
-  const double cache = 2 * kv * context * batch * kv_bytes;
+  double cache = 2 * kv * context * batch * kv_bytes;
+  if (m.mla || m.sliding_window > 0) {
+    // Average over the layers: sliding-window layers read at most the window, MLA reads its latent (whole on
+    // every tensor-parallel rank).
+    const double split = m.mla ? 1 : kv / static_cast<double>(m.kv_heads * m.head_dim);
+    cache = kv_cache_elements(m, context) / static_cast<double>(m.total_layers()) * split * batch * kv_bytes;
+  }
   const double attn_flops = 4 * q * context * batch;
   t += std::max(cache / achieved_bandwidth(r, cache), attn_flops / (r.matrix_flops * 0.3)) + 3 * r.kernel_overhead_seconds;
   // Elementwise kernels: 2 norms (2 kernels each in eager frameworks), RoPE (2), KV append (2), 2 residual adds,

@@ -151,7 +151,7 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.attention_heads * m.head_dim) / t;
   const double kv = static_cast<double>(m.kv_heads * m.head_dim) / t;
-  const double f = static_cast<double>(m.ffn_hidden_size) / t;
+  const double f = static_cast<double>(m.moe ? m.expert_ffn() : m.ffn_hidden_size) / t;
   const double heads = static_cast<double>(m.attention_heads) / t;
   const double d = static_cast<double>(m.head_dim);
   const bool dropout = m.dropout && s.training;
@@ -171,7 +171,23 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     b.memory("dequantize-nf4", layer_weights * (0.53 + 2), layer_weights * (0.53 + 2), false, 7);
   }
   b.memory("norm-1", norm_fwd, norm_bwd, false, norm_kernels);
-  b.linear("qkv-proj", tokens, q + 2 * kv, h);
+  if (m.mla) {
+    // MLA (DeepSeek-V2/V3): queries through an optional low-rank bottleneck; keys and values from a shared
+    // latent (kv_lora_rank) plus a RoPE key, expanded per head. Attention then runs on heads of nope + rope.
+    const MlaConfig& a = *m.mla;
+    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim) * heads;
+    const double lq = static_cast<double>(a.q_lora_rank), lkv = static_cast<double>(a.kv_lora_rank);
+    if (lq > 0) {
+      b.linear("q-a-proj", tokens, lq, h);
+      b.linear("q-b-proj", tokens, qk, lq);
+    } else {
+      b.linear("q-proj", tokens, qk, h);
+    }
+    b.linear("kv-a-proj", tokens, lkv + static_cast<double>(a.qk_rope_head_dim), h);
+    b.linear("kv-b-proj", tokens, heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim), lkv);
+  } else {
+    b.linear("qkv-proj", tokens, q + 2 * kv, h);
+  }
   // RoPE: fused, read and write q and k once; eager (x cos + rotate_half(x) sin) is five ops per tensor:
   // negate half, concatenate, two multiplies, add (~11 passes).
   if (m.position_embedding == PositionEmbedding::kRope) {
@@ -190,7 +206,7 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
   } else {
     b.flash(batch_heads, s.seq, d, kv / q, causal);
   }
-  b.linear("out-proj", tokens, h, q);
+  b.linear("out-proj", tokens, h, m.mla ? heads * static_cast<double>(m.mla->v_head_dim) : q);
   b.memory("residual-1", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);
   if (!m.parallel_attention) b.memory("norm-2", norm_fwd, norm_bwd, false, norm_kernels);
   const double up = m.gated() ? 2 : 1;

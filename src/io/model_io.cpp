@@ -29,14 +29,15 @@ Model parse_model(const std::string& text, const std::string& file) {
   Model model;
   model.origin = file;
   model.id = *m.str("id", true);
-  static const std::regex kIdPattern("[a-z0-9][a-z0-9.-]*");
+  static const std::regex kIdPattern("[a-z0-9][a-z0-9._-]*");
   model.where_id = m.where("id");
   if (!std::regex_match(model.id, kIdPattern))
-    m.fail("id", "'" + model.id + "' is not a valid id (lower-case letters, digits, '.', '-')");
+    m.fail("id", "'" + model.id + "' is not a valid id (lower-case letters, digits, '.', '_', '-')");
   model.name = *m.str("name", true);
   model.family = parse_enum(m, "family", parse_model_family, "decoder, encoder, encoder-decoder, generic");
   model.source = *m.str("source", true);
-  model.published_parameters = *m.number("published_parameters", true, 0, 1e15);
+  // Optional in user files (the zoo requires it: tools/embed_data.cpp); checked against the computed count.
+  model.published_parameters = m.number("published_parameters", false, 0, 1e15).value_or(0);
 
   if (model.family == ModelFamily::kGeneric) {
     model.generic_parameters = *m.number("parameters", true, 0, 1e15);
@@ -68,7 +69,8 @@ Model parse_model(const std::string& text, const std::string& file) {
   model.position_embedding =
       parse_enum(m, "position_embedding", parse_position_embedding, "learned, rope, alibi, relative");
   model.norm = parse_enum(m, "norm", parse_norm, "layernorm, rmsnorm");
-  model.linear_bias = parse_enum(m, "linear_bias", parse_linear_bias, "all, qkv, none");
+  model.linear_bias = m.str("linear_bias", false) ? parse_enum(m, "linear_bias", parse_linear_bias, "all, qkv, none")
+                                                   : LinearBias::kNone;
   model.parallel_attention = m.boolean("parallel_attention", false).value_or(false);
   model.dropout = m.boolean("dropout", false).value_or(false);
   if (auto moe = m.map("moe", false)) {
@@ -76,11 +78,35 @@ Model parse_model(const std::string& text, const std::string& file) {
     c.experts = static_cast<int>(*moe->integer("experts", true, 1, 100000));
     c.experts_per_token = static_cast<int>(*moe->integer("experts_per_token", true, 1, 100000));
     c.shared_experts = static_cast<int>(moe->integer("shared_experts", false, 0, 100000).value_or(0));
+    c.expert_ffn_hidden_size = moe->integer("expert_ffn_hidden_size", false, 1, kMaxDim).value_or(0);
+    c.dense_layers = moe->integer("dense_layers", false, 0, 100000).value_or(0);
+    if (c.dense_layers >= model.layers)
+      moe->fail("dense_layers", "leaves no MoE layer (" + std::to_string(model.layers) + " layers)");
     if (c.experts_per_token > c.experts)
       moe->fail("experts_per_token", "is larger than experts (" + std::to_string(c.experts) + ")");
     moe->finish();
     model.moe = c;
-    model.published_active_parameters = *m.number("published_active_parameters", true, 0, 1e15);
+    model.published_active_parameters = m.number("published_active_parameters", false, 0, 1e15).value_or(0);
+  }
+  if (auto mla = m.map("mla", false)) {
+    MlaConfig c;
+    c.q_lora_rank = mla->integer("q_lora_rank", false, 0, kMaxDim).value_or(0);
+    c.kv_lora_rank = *mla->integer("kv_lora_rank", true, 1, kMaxDim);
+    c.qk_nope_head_dim = *mla->integer("qk_nope_head_dim", true, 0, kMaxDim);
+    c.qk_rope_head_dim = *mla->integer("qk_rope_head_dim", true, 0, kMaxDim);
+    c.v_head_dim = *mla->integer("v_head_dim", true, 1, kMaxDim);
+    if (c.qk_nope_head_dim + c.qk_rope_head_dim == 0) mla->fail("qk_rope_head_dim", "query/key heads of size 0");
+    mla->finish();
+    model.mla = c;
+  }
+  if (auto window = m.integer("sliding_window", false, 1, 1'000'000'000)) {
+    model.sliding_window = *window;
+    model.sliding_window_layers = m.integer("sliding_window_layers", false, 0, model.layers).value_or(model.layers);
+  }
+  model.mtp_layers = m.integer("mtp_layers", false, 0, 1000).value_or(0);
+  if (m.str("weight_format", false)) {
+    model.weight_format = parse_enum(m, "weight_format", parse_weight_format, "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0");
+    model.weight_format_note = "weight_format in " + file;
   }
   if (auto extra = m.integer("extra_parameters", false, 0, INT64_MAX / 4)) {
     model.extra_parameters = *extra;
