@@ -153,8 +153,14 @@ void set_heads(Model& m, const JsonObject& c, const char* heads_key, const char*
 }
 
 // Decoder families laid out like LLaMA (RMSNorm, RoPE, gated MLP, no biases unless said).
-void map_llama_like(Model& m, const JsonObject& c, const std::string& type) {
+void map_llama_like(Model& m, const JsonObject& c, const std::string& type, std::vector<std::string>& notes) {
   Defaults d = defaults_for(type);
+  std::string absent;
+  for (const char* key : {"vocab_size", "max_position_embeddings", "tie_word_embeddings"})
+    if (!c.has(key)) absent += std::string(absent.empty() ? "" : ", ") + key;
+  if (type == "gemma3_text" && !c.has("sliding_window_pattern") && !c.has("layer_types"))
+    absent += std::string(absent.empty() ? "" : ", ") + "sliding_window_pattern";
+  if (!absent.empty()) notes.push_back("absent from the config, the transformers defaults for " + type + " were used: " + absent);
   m.hidden_size = c.required("hidden_size");
   m.layers = c.required("num_hidden_layers", 1, 100000);
   set_heads(m, c, "num_attention_heads", "num_key_value_heads");
@@ -227,8 +233,8 @@ void map_moe(Model& m, const JsonObject& c, const std::string& type) {
   m.moe = moe;
 }
 
-void map_deepseek(Model& m, const JsonObject& c, const std::string& type) {
-  map_llama_like(m, c, type);
+void map_deepseek(Model& m, const JsonObject& c, const std::string& type, std::vector<std::string>& notes) {
+  map_llama_like(m, c, type, notes);
   MlaConfig a;
   a.q_lora_rank = c.integer("q_lora_rank", 1, kMaxDim).value_or(0);
   a.kv_lora_rank = c.required("kv_lora_rank");
@@ -404,8 +410,8 @@ Model parse_hf_config(const std::string& text, const std::string& file, const st
   else if (type == "gptj") map_gptj(m, c, notes);
   else if (type == "gpt_neox") map_neox(m, c);
   else if (type == "falcon") map_falcon(m, c);
-  else if (type == "deepseek_v2" || type == "deepseek_v3") map_deepseek(m, c, type);
-  else map_llama_like(m, c, type);
+  else if (type == "deepseek_v2" || type == "deepseek_v3") map_deepseek(m, c, type, notes);
+  else map_llama_like(m, c, type, notes);
   if (type == "mixtral" || type == "qwen2_moe" || type == "qwen3_moe") map_moe(m, c, type);
   if (m.mla == std::nullopt && type == "phi3" && m.sliding_window > 0)
     notes.push_back("Phi-3 sliding window of " + std::to_string(m.sliding_window) + " tokens applied to every layer");

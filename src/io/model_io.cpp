@@ -1,6 +1,9 @@
 #include "io/model_io.hpp"
 
+#include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -108,12 +111,109 @@ Model parse_model(const std::string& text, const std::string& file) {
     model.weight_format = parse_enum(m, "weight_format", parse_weight_format, "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0");
     model.weight_format_note = "weight_format in " + file;
   }
+  if (auto bytes = m.number("checkpoint_weight_bytes", false, 1, 1e16)) {
+    model.checkpoint_weight_bytes = *bytes;
+    model.checkpoint_dtypes = m.str("checkpoint_dtypes", false).value_or("");
+  }
   if (auto extra = m.integer("extra_parameters", false, 0, INT64_MAX / 4)) {
     model.extra_parameters = *extra;
     model.extra_parameters_note = *m.str("extra_parameters_note", true);
   }
   m.finish();
   return model;
+}
+
+namespace {
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Shortest text that reads back to the same double.
+std::string number_text(double v) {
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string model_id_from(const std::string& name) {
+  std::string base = name;
+  auto slash = base.find_last_of('/');
+  if (slash != std::string::npos) base = base.substr(slash + 1);
+  std::string id;
+  for (char c : base) {
+    char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    id += (std::isalnum(static_cast<unsigned char>(l)) || l == '.' || l == '_' || l == '-') ? l : '-';
+  }
+  while (!id.empty() && !std::isalnum(static_cast<unsigned char>(id[0]))) id.erase(0, 1);
+  return id.empty() ? "model" : id;
+}
+
+std::string model_to_yaml(const Model& m) {
+  std::ostringstream o;
+  std::string source = m.source;
+  for (const auto& note : m.ingest_notes) source += "; " + note;
+  o << "id: " << model_id_from(m.id) << "\n";
+  o << "name: " << quoted(m.name) << "\n";
+  o << "family: " << to_string(m.family) << "\n";
+  if (m.family == ModelFamily::kGeneric) {
+    o << "parameters: " << number_text(m.generic_parameters) << "\n";
+    o << "forward_gflops_per_sample: " << number_text(m.forward_flops_per_sample / 1e9) << "\n";
+    o << "activation_mib_per_sample: " << number_text(m.activation_bytes_per_sample / kMiB) << "\n";
+    o << "input: " << quoted(m.input) << "\n";
+  } else {
+    o << "layers: " << m.layers << "\n";
+    if (m.family == ModelFamily::kEncoderDecoder) o << "decoder_layers: " << m.decoder_layers << "\n";
+    o << "hidden_size: " << m.hidden_size << "\nattention_heads: " << m.attention_heads << "\n";
+    o << "kv_heads: " << m.kv_heads << "\nhead_dim: " << m.head_dim << "\n";
+    o << "ffn_hidden_size: " << m.ffn_hidden_size << "\nffn_activation: " << to_string(m.ffn_activation) << "\n";
+    o << "vocab_size: " << m.vocab_size << "\nmax_sequence_length: " << m.max_sequence_length << "\n";
+    o << "tied_embeddings: " << (m.tied_embeddings ? "true" : "false") << "\n";
+    o << "position_embedding: " << to_string(m.position_embedding) << "\nnorm: " << to_string(m.norm) << "\n";
+    o << "linear_bias: " << to_string(m.linear_bias) << "\n";
+    o << "parallel_attention: " << (m.parallel_attention ? "true" : "false") << "\n";
+    o << "dropout: " << (m.dropout ? "true" : "false") << "\n";
+    if (m.moe) {
+      o << "moe: {experts: " << m.moe->experts << ", experts_per_token: " << m.moe->experts_per_token
+        << ", shared_experts: " << m.moe->shared_experts;
+      if (m.moe->expert_ffn_hidden_size > 0) o << ", expert_ffn_hidden_size: " << m.moe->expert_ffn_hidden_size;
+      if (m.moe->dense_layers > 0) o << ", dense_layers: " << m.moe->dense_layers;
+      o << "}\n";
+    }
+    if (m.mla)
+      o << "mla: {q_lora_rank: " << m.mla->q_lora_rank << ", kv_lora_rank: " << m.mla->kv_lora_rank
+        << ", qk_nope_head_dim: " << m.mla->qk_nope_head_dim << ", qk_rope_head_dim: " << m.mla->qk_rope_head_dim
+        << ", v_head_dim: " << m.mla->v_head_dim << "}\n";
+    if (m.sliding_window > 0)
+      o << "sliding_window: " << m.sliding_window << "\nsliding_window_layers: " << m.sliding_window_layers << "\n";
+    if (m.mtp_layers > 0) o << "mtp_layers: " << m.mtp_layers << "\n";
+    if (m.weight_format) o << "weight_format: " << to_string(*m.weight_format) << "\n";
+    if (m.checkpoint_weight_bytes > 0) {
+      o << "checkpoint_weight_bytes: " << number_text(m.checkpoint_weight_bytes) << "\n";
+      if (!m.checkpoint_dtypes.empty()) o << "checkpoint_dtypes: " << quoted(m.checkpoint_dtypes) << "\n";
+    }
+  }
+  if (m.extra_parameters > 0)
+    o << "extra_parameters: " << m.extra_parameters << "\nextra_parameters_note: " << quoted(m.extra_parameters_note) << "\n";
+  if (m.published_parameters > 0) o << "published_parameters: " << number_text(m.published_parameters) << "\n";
+  if (m.moe && m.published_active_parameters > 0)
+    o << "published_active_parameters: " << number_text(m.published_active_parameters) << "\n";
+  o << "source: " << quoted(source) << "\n";
+  return o.str();
 }
 
 Model load_model_file(const std::string& path) {

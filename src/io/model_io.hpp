@@ -9,6 +9,11 @@ namespace hwplan::io {
 
 Model parse_model(const std::string& text, const std::string& file);
 Model load_model_file(const std::string& path);
+// The model as a zoo YAML file that parse_model reads back to the same Model (every modelling field, the
+// published figures and the source; notes from a foreign format go into the source).
+std::string model_to_yaml(const Model& model);
+// A valid zoo id from any name ("Qwen/Qwen2.5-7B" -> "qwen2.5-7b").
+std::string model_id_from(const std::string& name);
 // A LLaMA-style decoder with roughly `parameters` parameters (d_model, layers and heads from the scaling of the
 // LLaMA / Chinchilla families; SwiGLU MLP of 8/3 d rounded to 256; vocab 32000; 4096 context).
 Model standard_decoder(double parameters, const std::string& label);

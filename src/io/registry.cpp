@@ -1,6 +1,8 @@
 #include "io/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "estimators/params.hpp"
 #include "io/catalog_io.hpp"
 #include "io/embedded.hpp"
 #include "io/gguf_io.hpp"
@@ -148,6 +151,23 @@ const Device& Registry::device(const std::string& name) const {
 
 namespace {
 
+// A user file's published_parameters is only a check: more than 1% off the computed count is worth a warning.
+Model checked(Model m) {
+  if (m.published_parameters > 0) {
+    double computed = count_parameters(m).total;
+    double off = computed / m.published_parameters - 1;
+    if (std::abs(off) > 0.01)
+    {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%+.1f%%", 100 * off);
+      m.ingest_notes.push_back("published_parameters is " + human_count(m.published_parameters) +
+                               " but the architecture gives " + human_count(computed) + " (" + pct +
+                               "): check the shape keys");
+    }
+  }
+  return m;
+}
+
 // A model file by its name, or by its first bytes when the name says nothing.
 Model load_model_path(const std::string& name) {
   std::string lower = to_lower(name);
@@ -165,13 +185,13 @@ Model load_model_path(const std::string& name) {
   if (lower.ends_with(".gguf")) return load_gguf(name);
   if (lower.ends_with(".safetensors") || lower.ends_with(".safetensors.index.json")) return load_safetensors(name);
   if (lower.ends_with(".json")) return load_hf_config(name);
-  if (lower.ends_with(".yaml") || lower.ends_with(".yml")) return load_model_file(name);
+  if (lower.ends_with(".yaml") || lower.ends_with(".yml")) return checked(load_model_file(name));
   char magic[4] = {};
   std::ifstream in(name, std::ios::binary);
   in.read(magic, 4);
   if (in.gcount() == 4 && std::string(magic, 4) == "GGUF") return load_gguf(name);
   if (in.gcount() >= 1 && magic[0] == '{') return load_hf_config(name);
-  return load_model_file(name);
+  return checked(load_model_file(name));
 }
 
 }  // namespace
