@@ -26,8 +26,11 @@ constexpr std::int64_t kMaxDim = 10'000'000;
 // the quoted key) its line and column.
 class JsonObject {
  public:
-  JsonObject(const json& object, const std::string& text, const std::string& file, std::string prefix = "")
-      : j_(object), text_(text), file_(file), prefix_(std::move(prefix)) {}
+  JsonObject(const json& object, const std::string& text, const std::string& file, std::string prefix = "",
+             SourceLocation at = {})
+      : j_(object), text_(text), file_(file), prefix_(std::move(prefix)), at_(at) {
+    if (at_.file.empty()) at_ = {file, 1, 1};
+  }
 
   bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
 
@@ -38,7 +41,7 @@ class JsonObject {
   SourceLocation where(const std::string& key) const {
     SourceLocation at{file_, 0, 0};
     auto pos = text_.find("\"" + key + "\"");
-    if (pos == std::string::npos) return at;
+    if (pos == std::string::npos || !j_.contains(key)) return at_;  // absent: the object's own position
     at.line = 1 + static_cast<int>(std::count(text_.begin(), text_.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
     auto line_start = text_.rfind('\n', pos);
     at.column = static_cast<int>(pos - (line_start == std::string::npos ? 0 : line_start + 1)) + 1;
@@ -62,7 +65,7 @@ class JsonObject {
   }
   std::int64_t required(const std::string& key, std::int64_t min = 1, std::int64_t max = kMaxDim) const {
     auto v = integer(key, min, max);
-    if (!v) throw InputError(SourceLocation{file_, 0, 0}, prefix_ + key, "required key is missing");
+    if (!v) throw InputError(at_, prefix_ + key, "required key is missing");
     return *v;
   }
   std::optional<double> number(const std::string& key) const {
@@ -87,7 +90,7 @@ class JsonObject {
     if (!has(key)) return std::nullopt;
     const json& v = j_.at(key);
     if (!v.is_object()) fail(key, "expected an object, found " + describe(v));
-    return JsonObject(v, text_, file_, prefix_ + key + ".");
+    return JsonObject(v, text_, file_, prefix_ + key + ".", where(key));
   }
   const json& raw(const std::string& key) const { return j_.at(key); }
 
@@ -102,6 +105,7 @@ class JsonObject {
   const std::string& text_;
   std::string file_;
   std::string prefix_;
+  SourceLocation at_;  // the object itself: where a missing key is reported
 };
 
 const std::vector<std::string> kModelTypes = {
@@ -387,7 +391,7 @@ Model parse_hf_config(const std::string& text, const std::string& file, const st
   if (auto tc = top.object("text_config")) {
     config = &root.at("text_config");
     prefix = "text_config.";
-    JsonObject t(*config, text, file, prefix);
+    JsonObject t(*config, text, file, prefix, top.where("text_config"));
     std::string inner = t.str("model_type").value_or(type == "gemma3" ? "gemma3_text" : type);
     notes.push_back("multimodal checkpoint (" + (type.empty() ? std::string("?") : type) +
                     "): planning its language model (text_config, " + inner + "); the vision/audio towers are not counted");
@@ -398,10 +402,10 @@ Model parse_hf_config(const std::string& text, const std::string& file, const st
   if (std::find(kModelTypes.begin(), kModelTypes.end(), type) == kModelTypes.end()) {
     std::string list;
     for (const auto& t : kModelTypes) list += (list.empty() ? "" : ", ") + t;
-    (prefix.empty() ? top : JsonObject(*config, text, file, prefix))
+    (prefix.empty() ? top : JsonObject(*config, text, file, prefix, top.where("text_config")))
         .fail("model_type", "'" + type + "' is not a supported architecture (" + list + ")");
   }
-  JsonObject c(*config, text, file, prefix);
+  JsonObject c(*config, text, file, prefix, prefix.empty() ? SourceLocation{} : top.where("text_config"));
   Model m;
   m.id = to_lower(id);
   m.family = ModelFamily::kDecoder;
