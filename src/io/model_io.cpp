@@ -221,37 +221,51 @@ Model load_model_file(const std::string& path) {
 }
 
 Model standard_decoder(double parameters, const std::string& label) {
-  // Per layer a LLaMA block has ~12 d^2 parameters (4 d^2 attention + 3 * (8/3) d^2 MLP). Depth/width follows
-  // the LLaMA family's aspect ratio (d / layers ~ 128): 7B -> 32 x 4096, 13B -> 40 x 5120, 70B -> 80 x 8192.
-  // Solve 12 * d^2 * (d / 128) + 2 * 32000 * d = P for d, then round to a multiple of 128.
+  // A LLaMA-3-style decoder (Llama 3.1 8B/70B, Llama 3.2 1B/3B configs): head_dim 128, 8 key/value heads (GQA),
+  // SwiGLU MLP of 3.5 d (14336 for d 4096, 28672 for d 8192) rounded to 256, vocab 128,256, 8,192-token context,
+  // embeddings tied below 4B parameters (as Llama 3.2 1B/3B). Depth follows d / layers ~ 128 (8B: 4096 / 32).
+  // Per layer: q and o 2 d^2, k and v 2 x d x 1024, MLP 3 x d x 3.5 d; solve layers(d) x that + embeddings = P.
+  const double vocab = 128256;
+  const bool tied = parameters < 4e9;
+  auto total = [&](double d) {
+    return d / 128 * (12.5 * d * d + 2048 * d) + (tied ? 1 : 2) * vocab * d;
+  };
   double d = 256;
-  for (int i = 0; i < 60; ++i) {
-    double f = 12 * d * d * (d / 128) + 2 * 32000 * d - parameters;
-    double df = 36 * d * d / 128 + 2 * 32000;
+  for (int i = 0; i < 80; ++i) {
+    double f = total(d) - parameters;
+    double df = (3 * 12.5 * d * d + 2 * 2048 * d) / 128 + (tied ? 1 : 2) * vocab;
     d -= f / df;
-    if (d < 64) d = 64;
+    if (d < 128) d = 128;
   }
   Model m;
   m.id = label;
   m.name = "standard decoder, " + label;
   m.family = ModelFamily::kDecoder;
-  m.hidden_size = std::max<std::int64_t>(128, static_cast<std::int64_t>(std::llround(d / 128)) * 128);
+  // Width in whole groups of 8 heads (8 KV heads, as every Llama 3 size); the depth then absorbs the rounding.
+  // Below ~0.5B (d < 1024) the shape stays multi-head with d a multiple of 128.
+  if (d >= 1024) {
+    m.hidden_size = std::max<std::int64_t>(1024, std::llround(d / 1024) * 1024);
+    m.kv_heads = 8;
+  } else {
+    m.hidden_size = std::max<std::int64_t>(128, std::llround(d / 128) * 128);
+    m.kv_heads = m.hidden_size / 128;
+  }
   m.attention_heads = m.hidden_size / 128;
-  m.kv_heads = m.attention_heads;
   m.head_dim = 128;
-  m.ffn_hidden_size = static_cast<std::int64_t>(std::ceil(m.hidden_size * 8.0 / 3.0 / 256.0)) * 256;
-  double per_layer = 4.0 * m.hidden_size * m.hidden_size + 3.0 * m.hidden_size * m.ffn_hidden_size + 2.0 * m.hidden_size;
-  double embed = 2.0 * 32000 * m.hidden_size;
+  m.ffn_hidden_size = static_cast<std::int64_t>(std::llround(m.hidden_size * 3.5 / 256.0)) * 256;
+  const double h = static_cast<double>(m.hidden_size);
+  double per_layer = 2 * h * h + 2 * h * static_cast<double>(m.kv_heads * 128) + 3 * h * static_cast<double>(m.ffn_hidden_size) + 2 * h;
+  double embed = (tied ? 1 : 2) * vocab * h;
   m.layers = std::max<std::int64_t>(1, std::llround((parameters - embed) / per_layer));
   m.ffn_activation = Activation::kSwiglu;
-  m.vocab_size = 32000;
-  m.max_sequence_length = 4096;
-  m.tied_embeddings = false;
+  m.vocab_size = static_cast<std::int64_t>(vocab);
+  m.max_sequence_length = 8192;
+  m.tied_embeddings = tied;
   m.position_embedding = PositionEmbedding::kRope;
   m.norm = NormKind::kRmsNorm;
   m.linear_bias = LinearBias::kNone;
   m.published_parameters = parameters;
-  m.source = "hwplan standard LLaMA-style shape for " + label;
+  m.source = "hwplan standard LLaMA-3-style shape for " + label;
   m.origin = "built-in size";
   return m;
 }

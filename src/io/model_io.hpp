@@ -14,8 +14,8 @@ Model load_model_file(const std::string& path);
 std::string model_to_yaml(const Model& model);
 // A valid zoo id from any name ("Qwen/Qwen2.5-7B" -> "qwen2.5-7b").
 std::string model_id_from(const std::string& name);
-// A LLaMA-style decoder with roughly `parameters` parameters (d_model, layers and heads from the scaling of the
-// LLaMA / Chinchilla families; SwiGLU MLP of 8/3 d rounded to 256; vocab 32000; 4096 context).
+// A LLaMA-3-style decoder with roughly `parameters` parameters: GQA with 8 key/value heads of 128, SwiGLU MLP of
+// 3.5 d, vocab 128,256, 8,192 context, tied embeddings below 4B; depth ~ d / 128 (models/README.md has the table).
 Model standard_decoder(double parameters, const std::string& label);
 
 }  // namespace hwplan::io
