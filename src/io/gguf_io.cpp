@@ -14,7 +14,8 @@
 namespace hwplan::io {
 namespace {
 
-// A bounded byte source: a file read in chunks, or a string. Every read is checked against the size.
+// A bounded byte source: a file read through a 1 MiB window, or a string. Every read is checked against the size,
+// and skipped bytes beyond the window are seeked over, never read.
 class Source {
  public:
   Source(std::string file, const std::string* bytes, std::ifstream* stream, std::uint64_t size)
@@ -30,15 +31,22 @@ class Source {
     if (n > left()) fail(key, "file ends inside the header (truncated GGUF)");
     if (bytes_) {
       std::memcpy(out, bytes_->data() + pos_, n);
-    } else {
-      stream_->read(static_cast<char*>(out), static_cast<std::streamsize>(n));
-      if (!*stream_) fail(key, "read error");
+      pos_ += n;
+      return;
     }
-    pos_ += n;
+    char* dst = static_cast<char*>(out);
+    while (n > 0) {
+      if (pos_ < window_start_ || pos_ >= window_start_ + window_.size()) fill(key);
+      std::uint64_t offset = pos_ - window_start_;
+      std::uint64_t take = std::min<std::uint64_t>(n, window_.size() - offset);
+      std::memcpy(dst, window_.data() + offset, take);
+      dst += take;
+      n -= take;
+      pos_ += take;
+    }
   }
   void skip(std::uint64_t n, const std::string& key) {
     if (n > left()) fail(key, "file ends inside the header (truncated GGUF)");
-    if (!bytes_) stream_->seekg(static_cast<std::streamoff>(pos_ + n));
     pos_ += n;
   }
   template <typename T>
@@ -61,11 +69,23 @@ class Source {
   }
 
  private:
+  void fill(const std::string& key) {
+    constexpr std::uint64_t kWindow = 1u << 20;
+    window_.resize(std::min<std::uint64_t>(kWindow, left()));
+    stream_->clear();
+    stream_->seekg(static_cast<std::streamoff>(pos_));
+    stream_->read(window_.data(), static_cast<std::streamsize>(window_.size()));
+    if (!*stream_) fail(key, "read error");
+    window_start_ = pos_;
+  }
+
   std::string file_;
   const std::string* bytes_;
   std::ifstream* stream_;
   std::uint64_t size_;
   std::uint64_t pos_ = 0;
+  std::vector<char> window_;
+  std::uint64_t window_start_ = 0;
 };
 
 enum : std::uint32_t { kU8, kI8, kU16, kI16, kU32, kI32, kF32, kBool, kString, kArray, kU64, kI64, kF64 };
