@@ -37,6 +37,10 @@ TEST_CASE("a bare size picks a standard decoder of about that size") {
     CAPTURE(label);
     CHECK(count_parameters(m).total == doctest::Approx(size).epsilon(0.05));
     CHECK(m.hidden_size % 128 == 0);
+    // LLaMA-3-style: 8 KV heads of 128 (GQA), vocab 128,256 (models/README.md, bare sizes).
+    CHECK(m.kv_heads == 8);
+    CHECK(m.head_dim == 128);
+    CHECK(m.vocab_size == 128256);
   }
 }
 

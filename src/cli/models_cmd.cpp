@@ -153,7 +153,7 @@ int run_show(const ModelsOptions& o) {
   report::Table t;
   t.header = {"key", "value"};
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() == "notes") continue;
+    if (it.key() == "notes" || (it.key() == "published_parameters" && m.published_parameters == 0)) continue;
     std::string v = it->is_string() ? it->get<std::string>() : it->dump();
     if (it->is_number_float()) v = fmt::format("{:.0f}", it->get<double>());
     t.rows.push_back({it.key(), v});

@@ -330,6 +330,7 @@ void map_falcon(Model& m, const JsonObject& c) {
 }
 
 // quantization_config -> weight format.
+// The estimate says so when it uses the format (src/recommend/query.cpp); models show prints it.
 void map_quantization(Model& m, const JsonObject& c, std::vector<std::string>& notes) {
   auto q = c.object("quantization_config");
   if (!q) return;
@@ -352,8 +353,6 @@ void map_quantization(Model& m, const JsonObject& c, std::vector<std::string>& n
   }
   m.weight_format = format;
   m.weight_format_note = "quantization_config " + method + " in " + c.where("quantization_config").file;
-  notes.push_back(std::string("checkpoint is quantised (") + method + "): inference weights default to " +
-                  to_string(*format));
 }
 
 std::string read_file_text(const std::string& path) {
