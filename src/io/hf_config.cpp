@@ -500,7 +500,7 @@ std::string resolve_hf_repo(const std::string& repo_id) {
   std::string where;
   for (const auto& l : looked) where += (where.empty() ? "" : ", ") + l;
   throw InputError({}, "model",
-                   "'" + repo_id + "' is not in the local Hugging Face cache (looked in " +
+                   "'" + repo_id + "' is neither a file nor a model in the local Hugging Face cache (looked in " +
                        (where.empty() ? std::string("no cache directory: HF_HUB_CACHE, HF_HOME and HOME are unset") : where) +
                        "); fetch its config with: huggingface-cli download " + repo_id +
                        " config.json (hwplan never downloads)");

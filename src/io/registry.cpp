@@ -54,6 +54,8 @@ void overlay(std::vector<T>& items, const std::vector<std::string>& files, Parse
   }
 }
 
+Model checked(Model m);
+
 }  // namespace
 
 void add_environment(RegistryOptions& options) {
@@ -105,7 +107,7 @@ void Registry::load_models() const {
   if (options_.builtin)
     models = builtin_models();
   for (const auto& dir : options_.model_dirs)
-    overlay(models, yaml_files_in(dir), [](const std::string& f) { return load_model_file(f); });
+    overlay(models, yaml_files_in(dir), [](const std::string& f) { return checked(load_model_file(f)); });
   std::sort(models.begin(), models.end(), [](const Model& a, const Model& b) { return a.id < b.id; });
   models_ = std::move(models);
 }
