@@ -3,6 +3,7 @@
 #include "io/gguf_io.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/strings.hpp"
+#include "estimators/params.hpp"
 
 namespace hwplan::io {
 namespace {
@@ -334,6 +336,12 @@ Model parse(Source& in, const std::string& file, GgufInfo* out) {
   m.ingest_notes.push_back("GGUF: " + std::to_string(info.tensor_count) + " tensors, " +
                            std::to_string(static_cast<long long>(info.total_elements)) + " parameters stored, " +
                            std::to_string(static_cast<long long>(info.total_bytes)) + " weight bytes (" + dtypes + ")");
+  const double computed = count_parameters(m).total;
+  if (computed > 0 && std::abs(info.total_elements / computed - 1) > 0.01)
+    m.ingest_notes.push_back("the file stores " + std::to_string(static_cast<long long>(info.total_elements)) +
+                             " parameters, the architecture from its metadata " +
+                             std::to_string(static_cast<long long>(computed)) +
+                             ": estimates use the architecture, memory the stored bytes");
   if (out) *out = info;
   return m;
 }
