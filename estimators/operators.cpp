@@ -58,11 +58,12 @@ class OpBuilder {
 
   // Fused attention (FlashAttention-2): s x s scores never reach DRAM; backward recomputes them, about 2.5x the
   // forward FLOPs. Causal masks skip half the blocks.
-  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal) {
+  // `score_fraction`: the share of the causal score matrix computed (sliding-window layers skip keys beyond the window).
+  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal, double score_fraction = 1.0) {
     const double e = s_.activation_bytes;
     const DeviceRates& r_ = s_.attention_rates ? *s_.attention_rates : this->r_;
     OpRecord op{"flash-attention", OpKind::kAttention};
-    double flops = 4 * batch_heads * s * s * d * (causal ? 0.5 : 1.0);
+    double flops = 4 * batch_heads * s * s * d * (causal ? 0.5 : 1.0) * score_fraction;
     double bytes = batch_heads * s * d * e * (2 + 2 * kv_fraction);
     double rate = r_.matrix_flops * r_.attention_efficiency * gemm_efficiency(r_, s, s, d, batch_heads);
     op.forward_flops = flops;
@@ -204,7 +205,15 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     if (dropout) b.memory("attn-dropout", 2 * scores * e + scores, 2 * scores * e + scores, true);
     b.batched("attn-context", s.seq, d, s.seq, batch_heads);
   } else {
-    b.flash(batch_heads, s.seq, d, kv / q, causal);
+    // Sliding-window layers score each query against at most `window` keys: s w - w^2 / 2 of the s^2 / 2 causal
+    // scores; averaged over the model's local and global layers.
+    double score_fraction = 1.0;
+    if (causal && m.sliding_window > 0 && s.seq > static_cast<double>(m.sliding_window)) {
+      const double w = static_cast<double>(m.sliding_window), n = s.seq;
+      const double local = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.total_layers());
+      score_fraction = (1 - local) + local * (n * w - w * w / 2) / (n * n / 2);
+    }
+    b.flash(batch_heads, s.seq, d, kv / q, causal, score_fraction);
   }
   b.linear("out-proj", tokens, h, m.mla ? heads * static_cast<double>(m.mla->v_head_dim) : q);
   b.memory("residual-1", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);

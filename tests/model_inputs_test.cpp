@@ -401,3 +401,28 @@ TEST_CASE("models import writes a zoo file that estimate takes") {
   CHECK(test::run_hwplan("estimate --model " + out + " --device h100-sxm --count 8 --task infer --prompt 512 --generate 64").exit_code == 0);
   fs::remove_all(dir);
 }
+
+TEST_CASE("sliding-window layers make long prefill cheaper and the KV cache smaller") {
+  fs::path dir = temp_dir("window");
+  std::string yaml = io::model_to_yaml(fixture("gemma-3-27b"));
+  write(dir / "local.yaml", yaml);
+  std::string global = yaml;
+  auto cut = global.find("sliding_window:");
+  REQUIRE(cut != std::string::npos);
+  auto end = global.find('\n', global.find("sliding_window_layers:"));
+  global.erase(cut, end + 1 - cut);
+  write(dir / "global.yaml", global);
+  auto prefill = [&](const std::string& file) {
+    auto r = test::run_hwplan("estimate --model " + (dir / file).string() +
+                              " --device h100-sxm --task infer --prompt 32768 --generate 1 --format json");
+    REQUIRE(r.exit_code == 0);
+    auto at = r.out.find("\"prefill_seconds\": ");
+    REQUIRE(at != std::string::npos);
+    return std::stod(r.out.substr(at + 19));
+  };
+  double local = prefill("local.yaml"), all_global = prefill("global.yaml");
+  CHECK(local < all_global);
+  // Attention is only part of the layer: the saving is real but bounded by the projections and the MLP.
+  CHECK(local > 0.3 * all_global);
+  fs::remove_all(dir);
+}
