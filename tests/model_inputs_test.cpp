@@ -426,3 +426,31 @@ TEST_CASE("sliding-window layers make long prefill cheaper and the KV cache smal
   CHECK(local > 0.3 * all_global);
   fs::remove_all(dir);
 }
+
+TEST_CASE("quantised checkpoints: weight format and bytes with group scales and zero points") {
+  fs::path dir = temp_dir("quant");
+  std::ifstream in(test::source_path("tests/fixtures/hf/llama-3.1-8b/config.json"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string config = text.str();
+  config.insert(config.rfind('}'), R"(, "quantization_config": {"quant_method": "gptq", "bits": 4, "group_size": 128})");
+  write(dir / "config.json", config);
+  Model m = io::load_hf_config(dir.string());
+  REQUIRE(m.weight_format);
+  CHECK(*m.weight_format == WeightFormat::kInt4);
+  ParameterCounts c = count_parameters(m);
+  const double kept = c.embedding + c.output;  // embedding, LM head and final norm stay in 16 bits
+  // 4 bits per weight + an fp16 scale and a 4-bit zero point per 128 weights.
+  CHECK(m.checkpoint_weight_bytes == doctest::Approx((c.total - kept) * (0.5 + 2.5 / 128) + kept * 2));
+  CHECK(m.checkpoint_weight_bytes / 1e9 == doctest::Approx(5.73).epsilon(0.01));
+  // A ModelOpt hf_quant_config.json beside a plain config: NVFP4 (fp8 scale per 16 values).
+  write(dir / "config.json", text.str());
+  write(dir / "hf_quant_config.json", R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "group_size": 16}})");
+  Model fp4 = io::load_hf_config(dir.string());
+  REQUIRE(fp4.weight_format);
+  CHECK(fp4.checkpoint_weight_bytes == doctest::Approx((c.total - kept) * (0.5 + 1.0 / 16) + kept * 2));
+  auto r = test::run_hwplan("estimate --model " + dir.string() + " --device rtx-4090 --task infer --prompt 128 --generate 16");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("hf_quant_config.json NVFP4") != std::string::npos);
+  fs::remove_all(dir);
+}

@@ -4,6 +4,7 @@
 #include "io/hf_config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/strings.hpp"
+#include "estimators/params.hpp"
 #include "io/model_io.hpp"
 #include "io/yaml_map.hpp"
 
@@ -330,7 +332,16 @@ void map_falcon(Model& m, const JsonObject& c) {
 }
 
 // quantization_config -> weight format.
-// The estimate says so when it uses the format (src/recommend/query.cpp); models show prints it.
+// Bytes of a quantised checkpoint: the linear layers in the quantised format with its scales (and zero points),
+// the embeddings, output head and norms left in 16 bits (GPTQ, AWQ, bitsandbytes and FP8 checkpoints all keep
+// them so). The estimate says when it uses the format (src/recommend/query.cpp); models show prints it.
+void set_quantised_bytes(Model& m, double linear_bytes_per_param, const std::string& how) {
+  ParameterCounts c = count_parameters(m);
+  const double unquantised = c.embedding + c.output;
+  m.checkpoint_weight_bytes = (c.total - unquantised) * linear_bytes_per_param + unquantised * 2;
+  m.checkpoint_dtypes = how;
+}
+
 void map_quantization(Model& m, const JsonObject& c, std::vector<std::string>& notes) {
   auto q = c.object("quantization_config");
   if (!q) return;
@@ -341,18 +352,81 @@ void map_quantization(Model& m, const JsonObject& c, std::vector<std::string>& n
     if (bits == 4) format = WeightFormat::kInt4;
     else if (bits == 8) format = WeightFormat::kInt8;
     else q->fail("bits", "only 4 and 8-bit " + method + " are modelled");
+    // Per group of group_size weights (per output column when -1): an fp16 scale and a packed zero point.
+    auto group = q->has("group_size") && q->raw("group_size").is_number_integer() && q->raw("group_size").get<std::int64_t>() == -1
+                     ? m.hidden_size
+                     : q->integer("group_size", 1, 1'000'000).value_or(128);
+    double bits_d = static_cast<double>(bits);
+    set_quantised_bytes(m, bits_d / 8 + (2 + bits_d / 8) / static_cast<double>(group),
+                        method + " " + std::to_string(bits) + "-bit, group " + std::to_string(group) +
+                            " (fp16 scale and packed zero point per group); embeddings and head in 16 bits");
   } else if (method == "bitsandbytes") {
-    if (q->boolean("load_in_4bit").value_or(false)) format = WeightFormat::kNf4;
-    else if (q->boolean("load_in_8bit").value_or(false)) format = WeightFormat::kInt8;
-    else q->fail("load_in_4bit", "bitsandbytes config with neither load_in_4bit nor load_in_8bit");
+    if (q->boolean("load_in_4bit").value_or(false)) {
+      format = WeightFormat::kNf4;
+      set_quantised_bytes(m, bytes_per_param(WeightFormat::kNf4), "bitsandbytes 4-bit; embeddings and head in 16 bits");
+    } else if (q->boolean("load_in_8bit").value_or(false)) {
+      format = WeightFormat::kInt8;
+      set_quantised_bytes(m, 1 + 4.0 / static_cast<double>(m.hidden_size),
+                          "bitsandbytes LLM.int8() (fp32 scale per row); embeddings and head in 16 bits");
+    } else {
+      q->fail("load_in_4bit", "bitsandbytes config with neither load_in_4bit nor load_in_8bit");
+    }
   } else if (method == "fp8" || method == "fbgemm_fp8") {
     format = WeightFormat::kFp8;
+    // Block-scaled FP8 (DeepSeek-V3: weight_block_size [128, 128], an fp32 scale per block); else per tensor/row.
+    double scale = 0;
+    if (q->has("weight_block_size")) {
+      const json& b = q->raw("weight_block_size");
+      if (!b.is_array() || b.size() != 2 || !b[0].is_number_unsigned() || !b[1].is_number_unsigned() ||
+          b[0].get<std::uint64_t>() == 0 || b[1].get<std::uint64_t>() == 0 || b[0].get<std::uint64_t>() > 65536 ||
+          b[1].get<std::uint64_t>() > 65536)
+        q->fail("weight_block_size", "expected two positive block sizes, found " + JsonObject::describe(b));
+      scale = 4.0 / static_cast<double>(b[0].get<std::uint64_t>() * b[1].get<std::uint64_t>());
+    }
+    set_quantised_bytes(m, 1 + scale, scale > 0 ? "fp8, block-scaled (fp32 scale per block); embeddings and head in 16 bits"
+                                                : "fp8; embeddings and head in 16 bits");
   } else {
     notes.push_back("quantization_config.quant_method '" + method + "' is not modelled: weights assumed bf16");
     return;
   }
   m.weight_format = format;
   m.weight_format_note = "quantization_config " + method + " in " + c.where("quantization_config").file;
+}
+
+// NVIDIA ModelOpt checkpoints (TensorRT-LLM) carry hf_quant_config.json beside config.json.
+void map_modelopt(Model& m, const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::file_size(path, ec) > (1u << 20)) return;
+  std::string text = read_text_file(path, "file");
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError({path, 0, 0}, "", std::string("not valid JSON (") + e.what() + ")");
+  }
+  if (!root.is_object() || !root.contains("quantization") || !root["quantization"].is_object())
+    throw InputError({path, 1, 1}, "quantization", "expected an object (ModelOpt hf_quant_config.json)");
+  JsonObject q(root["quantization"], text, path, "quantization.");
+  std::string algo = q.str("quant_algo").value_or("");
+  std::string upper;
+  for (char ch : algo) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (upper == "FP8" || upper == "FP8_PER_CHANNEL_PER_TOKEN") {
+    m.weight_format = WeightFormat::kFp8;
+    set_quantised_bytes(m, 1, "ModelOpt FP8; embeddings and head in 16 bits");
+  } else if (upper == "W4A16_AWQ" || upper == "W4A8_AWQ" || upper == "INT4_AWQ") {
+    m.weight_format = WeightFormat::kInt4;
+    set_quantised_bytes(m, 0.5 + 2.0 / 128, "ModelOpt INT4 AWQ, group 128; embeddings and head in 16 bits");
+  } else if (upper == "NVFP4") {
+    // 4-bit values with an fp8 scale per 16 (NVFP4), computed on the int4/fp4 path.
+    m.weight_format = WeightFormat::kInt4;
+    set_quantised_bytes(m, 0.5 + 1.0 / 16, "ModelOpt NVFP4 (fp8 scale per 16); embeddings and head in 16 bits");
+  } else if (upper == "W8A8_SQ_PER_CHANNEL" || upper == "INT8_SQ") {
+    m.weight_format = WeightFormat::kInt8;
+    set_quantised_bytes(m, 1, "ModelOpt INT8 SmoothQuant; embeddings and head in 16 bits");
+  } else {
+    q.fail("quant_algo", "'" + algo + "' is not one of FP8, NVFP4, W4A16_AWQ, W4A8_AWQ, W8A8_SQ_PER_CHANNEL");
+  }
+  m.weight_format_note = "hf_quant_config.json " + algo + " in " + path;
 }
 
 std::string read_file_text(const std::string& path) {
@@ -446,7 +520,9 @@ Model load_hf_config(const std::string& path) {
     }
   }
   if (id.empty()) id = "config";
-  return parse_hf_config(read_file_text(file), file, id);
+  Model m = parse_hf_config(read_file_text(file), file, id);
+  map_modelopt(m, (fs::path(file).parent_path() / "hf_quant_config.json").string());
+  return m;
 }
 
 std::vector<std::string> hf_cache_dirs() {
