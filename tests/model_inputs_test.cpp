@@ -454,3 +454,27 @@ TEST_CASE("quantised checkpoints: weight format and bytes with group scales and 
   CHECK(r.out.find("hf_quant_config.json NVFP4") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("GGUF: DeepSeek-V2 metadata gives MLA, shared experts and dense first layers") {
+  // llama.cpp's deepseek2 keys for DeepSeek-V2-Lite (config.json: kv_lora_rank 512, qk 128 + 64, v 128,
+  // 64 routed + 2 shared experts of 1408, 6 per token, first_k_dense_replace 1).
+  Bytes b;
+  b.s = "GGUF";
+  b.put<std::uint32_t>(3).put<std::uint64_t>(1).put<std::uint64_t>(16);
+  b.kv_str("general.architecture", "deepseek2");
+  b.kv_u32("deepseek2.block_count", 27).kv_u32("deepseek2.embedding_length", 2048);
+  b.kv_u32("deepseek2.feed_forward_length", 10944).kv_u32("deepseek2.attention.head_count", 16);
+  b.kv_u32("deepseek2.attention.head_count_kv", 16).kv_u32("deepseek2.attention.kv_lora_rank", 512);
+  b.kv_u32("deepseek2.attention.key_length", 192).kv_u32("deepseek2.attention.value_length", 128);
+  b.kv_u32("deepseek2.rope.dimension_count", 64).kv_u32("deepseek2.expert_count", 64);
+  b.kv_u32("deepseek2.expert_used_count", 6).kv_u32("deepseek2.expert_shared_count", 2);
+  b.kv_u32("deepseek2.expert_feed_forward_length", 1408).kv_u32("deepseek2.leading_dense_block_count", 1);
+  b.kv_u32("deepseek2.vocab_size", 102400);
+  b.tensor("output.weight", {2048, 102400}, 8);
+  Model m = io::parse_gguf(b.s, "ds.gguf");
+  REQUIRE(m.mla);
+  CHECK(m.mla->qk_nope_head_dim == 128);
+  CHECK(kv_cache_elements(m, 1) == 27.0 * 576);
+  // DeepSeek-V2 paper, appendix B: 15.7B total.
+  CHECK(count_parameters(m).total == doctest::Approx(15.7e9).epsilon(0.01));
+}

@@ -199,7 +199,7 @@ struct Meta {
 Model model_from(const Meta& meta, const GgufInfo& info, bool has_output, bool qkv_bias, const std::string& file) {
   const std::string& a = info.architecture;
   static const std::vector<std::string> kArchs = {"llama", "mistral", "qwen2", "qwen3", "qwen2moe", "qwen3moe",
-                                                  "gemma", "gemma2", "gemma3", "phi3", "mixtral"};
+                                                  "gemma", "gemma2", "gemma3", "phi3", "mixtral", "deepseek2"};
   if (std::find(kArchs.begin(), kArchs.end(), a) == kArchs.end()) {
     std::string list;
     for (const auto& k : kArchs) list += (list.empty() ? "" : ", ") + k;
@@ -245,7 +245,27 @@ Model model_from(const Meta& meta, const GgufInfo& info, bool has_output, bool q
     moe.experts = static_cast<int>(integer("expert_count", true, 0, 1e5));
     moe.experts_per_token = static_cast<int>(integer("expert_used_count", true, 0, moe.experts));
     if (meta.find(a + ".expert_feed_forward_length")) moe.expert_ffn_hidden_size = integer("expert_feed_forward_length", true, 0);
+    if (meta.find(a + ".expert_shared_count")) moe.shared_experts = static_cast<int>(integer("expert_shared_count", true, 0, 1e5));
+    if (meta.find(a + ".leading_dense_block_count"))
+      moe.dense_layers = std::min<std::int64_t>(integer("leading_dense_block_count", true, 0, 1e5), m.layers - 1);
     m.moe = moe;
+  }
+  if (a == "deepseek2") {
+    // llama.cpp's DeepSeek-V2/V3 keys: MLA ranks, key_length = nope + rope, value_length, rope.dimension_count.
+    MlaConfig mla;
+    if (meta.find(a + ".attention.q_lora_rank")) mla.q_lora_rank = integer("attention.q_lora_rank", true, 0);
+    mla.kv_lora_rank = integer("attention.kv_lora_rank", true, 0);
+    mla.qk_rope_head_dim = integer("rope.dimension_count", true, 0);
+    // Newer conversions store the absorbed (latent) sizes in key/value_length and the per-head ones in *_mla.
+    const bool absorbed = meta.find(a + ".attention.key_length_mla") != nullptr;
+    std::int64_t key = integer(absorbed ? "attention.key_length_mla" : "attention.key_length", true, 0);
+    if (key <= mla.qk_rope_head_dim)
+      throw InputError({file, 0, 0}, a + ".attention.key_length", "must exceed rope.dimension_count");
+    mla.qk_nope_head_dim = key - mla.qk_rope_head_dim;
+    mla.v_head_dim = integer(absorbed ? "attention.value_length_mla" : "attention.value_length", true, 0);
+    m.mla = mla;
+    m.head_dim = key;
+    m.kv_heads = m.attention_heads;
   }
   if (meta.find(a + ".attention.sliding_window")) {
     m.sliding_window = integer("attention.sliding_window", true, 0, 1e9);
