@@ -190,6 +190,9 @@ void map_llama_like(Model& m, const JsonObject& c, const std::string& type, std:
     m.sliding_window = c.required("sliding_window", 1, 1'000'000'000);
     m.sliding_window_layers = m.layers;
     if (type == "gemma2") m.sliding_window_layers = (m.layers + 1) / 2;
+    // Qwen2/3 (modeling_qwen2.py): layers from max_window_layers on use the window.
+    if (type.rfind("qwen", 0) == 0 && c.has("max_window_layers"))
+      m.sliding_window_layers = m.layers - std::min(m.layers, *c.integer("max_window_layers", 0, 100000));
     if (type == "gemma3_text") {
       auto pattern = c.integer("sliding_window_pattern", 1, 100000).value_or(6);
       m.sliding_window_layers = m.layers - m.layers / pattern;
