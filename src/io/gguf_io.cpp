@@ -209,10 +209,12 @@ Model model_from(const Meta& meta, const GgufInfo& info, bool has_output, bool q
     const Value* v = meta.find(a + "." + key);
     if (!v) {
       if (required) throw InputError({file, 0, 0}, a + "." + key, "required metadata key is missing");
+      if (!(fallback >= 0 && fallback <= max))
+        throw InputError({file, 0, 0}, a + "." + key, "missing, and the fallback " + std::to_string(fallback) + " is out of range");
       return static_cast<std::int64_t>(fallback);
     }
     double x = v->type == kArray ? v->array_max : v->number;
-    if (!(v->is_number || v->type == kArray) || x < 1 || x > max || x != static_cast<double>(static_cast<std::int64_t>(x)))
+    if (!(v->is_number || v->type == kArray) || !std::isfinite(x) || x < 1 || x > max || x != std::floor(x))
       throw InputError({file, 0, 0}, a + "." + key, "expected a whole number 1.." + std::to_string(static_cast<long long>(max)));
     return static_cast<std::int64_t>(x);
   };
