@@ -134,6 +134,11 @@ Value read_value(Source& in, std::uint32_t type, const std::string& key, int dep
         in.skip(n, key);
       }
     }
+    // Long numeric arrays (token scores, types) are skipped whole: only short ones (per-layer counts) are read.
+    if (item_type != kString && item_type != kArray && count > 4096) {
+      in.skip(count * min_size, key);
+      return v;
+    }
     for (std::uint64_t i = 0; i < count && item_type != kString; ++i) {
       Value item = read_value(in, item_type, key, depth + 1);
       if (item.is_number) v.array_max = std::max(v.array_max, item.number);
