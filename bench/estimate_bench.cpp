@@ -1,10 +1,13 @@
 // Micro-benchmarks of the estimators (Google Benchmark). Run: bash bench/run.sh
 #include <benchmark/benchmark.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "estimators/search.hpp"
 #include "io/batch_io.hpp"
+#include "io/gguf_io.hpp"
 #include "io/registry.hpp"
 #include "recommend/query.hpp"
 #include "recommend/recommend.hpp"
@@ -106,6 +109,56 @@ void BM_Batch10k(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Batch10k)->Unit(benchmark::kMillisecond);
+
+// A 40 GB GGUF (sparse: only the header is written) shaped like a Llama-3-70B Q4_K_M file: 128,256 tokenizer
+// strings and 723 tensor infos. Reading it must cost what the header costs (target < 10 ms).
+void BM_Gguf40GbHeader(benchmark::State& state) {
+  std::string b = "GGUF";
+  auto u32 = [&](std::uint32_t v) { b.append(reinterpret_cast<const char*>(&v), 4); };
+  auto u64 = [&](std::uint64_t v) { b.append(reinterpret_cast<const char*>(&v), 8); };
+  auto str = [&](const std::string& v) { u64(v.size()); b += v; };
+  auto kv = [&](const std::string& k, std::uint32_t v) { str(k); u32(4); u32(v); };
+  const int layers = 80;
+  u32(3);
+  u64(3 + 9 * layers);
+  u64(8);
+  str("general.architecture"); u32(8); str("llama");
+  kv("llama.block_count", layers); kv("llama.embedding_length", 8192); kv("llama.feed_forward_length", 28672);
+  kv("llama.attention.head_count", 64); kv("llama.attention.head_count_kv", 8); kv("llama.context_length", 131072);
+  str("tokenizer.ggml.tokens"); u32(9); u32(8); u64(128256);
+  for (int i = 0; i < 128256; ++i) str("tok" + std::to_string(i));
+  auto tensor = [&](const std::string& name, std::uint64_t a, std::uint64_t c, std::uint32_t type) {
+    str(name); u32(c ? 2 : 1); u64(a); if (c) u64(c); u32(type); u64(0);
+  };
+  tensor("token_embd.weight", 8192, 128256, 12);
+  tensor("output_norm.weight", 8192, 0, 0);
+  tensor("output.weight", 8192, 128256, 14);
+  for (int l = 0; l < layers; ++l) {
+    std::string p = "blk." + std::to_string(l) + ".";
+    tensor(p + "attn_norm.weight", 8192, 0, 0);
+    tensor(p + "attn_q.weight", 8192, 8192, 12);
+    tensor(p + "attn_k.weight", 8192, 1024, 12);
+    tensor(p + "attn_v.weight", 8192, 1024, 14);
+    tensor(p + "attn_output.weight", 8192, 8192, 12);
+    tensor(p + "ffn_norm.weight", 8192, 0, 0);
+    tensor(p + "ffn_gate.weight", 8192, 28672, 12);
+    tensor(p + "ffn_up.weight", 8192, 28672, 12);
+    tensor(p + "ffn_down.weight", 28672, 8192, 14);
+  }
+  std::string path = (std::filesystem::temp_directory_path() / "hwplan_bench_40gb.gguf").string();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(b.data(), static_cast<std::streamsize>(b.size()));
+  }
+  std::filesystem::resize_file(path, 40ull * 1000 * 1000 * 1000);
+  for (auto _ : state) {
+    Model m = io::load_gguf(path);
+    benchmark::DoNotOptimize(m.checkpoint_weight_bytes);
+  }
+  state.counters["header_bytes"] = static_cast<double>(b.size());
+  std::filesystem::remove(path);
+}
+BENCHMARK(BM_Gguf40GbHeader)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

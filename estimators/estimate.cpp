@@ -68,6 +68,8 @@ Estimate estimate(const EstimateInput& in) {
   e.usable_bytes = in.system.usable_bytes(d.memory_bytes);
   e.fits = e.memory.total() <= e.usable_bytes;
 
+  // Assumptions made reading a foreign model format (config.json, GGUF, safetensors) travel with every estimate.
+  for (const auto& note : m.ingest_notes) e.warnings.push_back(m.id + ": " + note);
   if (e.training && !d.training)
     e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
                          "): treat the training figures as theoretical");

@@ -20,7 +20,7 @@ double token_layer_seconds(const Model& m, const DeviceRates& r, double batch, i
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.attention_heads * m.head_dim) / tp;
   const double kv = std::max(static_cast<double>(m.head_dim), static_cast<double>(m.kv_heads * m.head_dim) / tp);
-  const double f = static_cast<double>(m.ffn_hidden_size) / tp;
+  const double f = static_cast<double>(m.moe ? m.expert_ffn() : m.ffn_hidden_size) / tp;
   const double e = 2;
   double t = 0;
   double weights = 0;
@@ -28,8 +28,13 @@ double token_layer_seconds(const Model& m, const DeviceRates& r, double batch, i
     t += count * gemm_seconds(r, batch, n, k, 1, e, weight_bytes);
     weights += count * n * k * weight_bytes;
   };
-  proj(q + 2 * kv, h);  // fused QKV
-  proj(h, q);           // output
+  if (m.mla) {
+    // MLA: the low-rank query and key/value factors and the output projection, all read once per step.
+    proj(attention_parameters(m) / tp / h, h);
+  } else {
+    proj(q + 2 * kv, h);  // fused QKV
+    proj(h, q);           // output
+  }
   if (m.moe) {
     // Each token activates k experts; with a batch, distinct experts touched ~ E (1 - (1 - k/E)^batch).
     double experts = m.moe->experts;
@@ -55,10 +60,17 @@ double token_layer_seconds(const Model& m, const DeviceRates& r, double batch, i
 // Decode attention of one layer over `context_tokens` cached positions in total (summed over the sequences), per
 // device: read K and V for every cached position; 4 a d c FLOPs per sequence.
 double decode_attention_layer_seconds(const Model& m, const DeviceRates& r, double context_tokens, int tp,
-                                      double kv_bytes, double* kv_read) {
+                                      double kv_bytes, double* kv_read, double sequences = 1) {
   const double q = static_cast<double>(m.attention_heads * m.head_dim) / tp;
   const double kv = std::max(static_cast<double>(m.head_dim), static_cast<double>(m.kv_heads * m.head_dim) / tp);
-  const double cache = 2 * kv * context_tokens * kv_bytes;
+  double cache = 2 * kv * context_tokens * kv_bytes;
+  if (m.mla || m.sliding_window > 0) {
+    // Average over the layers: sliding-window layers read at most the window of each sequence, MLA reads its
+    // latent (whole on every tensor-parallel rank).
+    const double split = m.mla ? 1 : kv / static_cast<double>(m.kv_heads * m.head_dim);
+    const double n = std::max(1.0, sequences);
+    cache = kv_cache_elements(m, context_tokens / n) / static_cast<double>(m.total_layers()) * split * n * kv_bytes;
+  }
   const double attn_flops = 4 * q * context_tokens;
   if (kv_read) *kv_read += cache;
   return std::max(cache / achieved_bandwidth(r, cache), attn_flops / (r.matrix_flops * 0.3)) + 3 * r.kernel_overhead_seconds;
@@ -68,7 +80,7 @@ double decode_attention_layer_seconds(const Model& m, const DeviceRates& r, doub
 double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, double context, int tp,
                             double weight_bytes, double kv_bytes, double* weight_read, double* kv_read) {
   return token_layer_seconds(m, r, batch, tp, weight_bytes, weight_read) +
-         decode_attention_layer_seconds(m, r, context * batch, tp, kv_bytes, kv_read);
+         decode_attention_layer_seconds(m, r, context * batch, tp, kv_bytes, kv_read, batch);
 }
 
 // Kernels one decode step issues per layer. Fused engines: QKV, output, up and down GEMMs, attention (3), two
@@ -227,7 +239,10 @@ double step_logits_seconds(const StepRates& s, double sequences) {
 
 double step_decode_attention_seconds(const StepRates& s, double context_tokens) {
   if (context_tokens <= 0) return 0;
-  return s.layers * decode_attention_layer_seconds(*s.model, s.rates, context_tokens, s.tp, s.kv_bytes, nullptr);
+  // The serving step knows only the summed context: sliding windows are not applied per sequence here (a
+  // conservative read of the cache); MLA's latent is.
+  return s.layers * decode_attention_layer_seconds(*s.model, s.rates, context_tokens, s.tp, s.kv_bytes, nullptr,
+                                                   context_tokens);
 }
 
 double step_prefill_attention_seconds(const StepRates& s, double score_tokens, double kv_tokens) {

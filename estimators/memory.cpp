@@ -50,6 +50,7 @@ double activation_bytes(Precision p) { return p == Precision::kFp32 || p == Prec
 
 double weight_bytes_per_param(const Workload& w) {
   if (w.task == Task::kQlora) return bytes_per_param(WeightFormat::kNf4);
+  if (w.task == Task::kInfer && w.checkpoint_bytes_per_param) return *w.checkpoint_bytes_per_param;
   if (w.task == Task::kInfer && w.weights) return bytes_per_param(*w.weights);
   if (w.precision == Precision::kFp32 || w.precision == Precision::kTf32) return 4;
   return 2;
@@ -62,7 +63,7 @@ double layer_activation_bytes(const Model& m, const Workload& w, const Plan& pla
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.attention_heads * m.head_dim);
   const double kv = static_cast<double>(m.kv_heads * m.head_dim);
-  const double f = static_cast<double>(m.ffn_hidden_size);
+  const double f = static_cast<double>(m.moe ? m.expert_ffn() : m.ffn_hidden_size);
   const double heads = static_cast<double>(m.attention_heads);
   const double s = static_cast<double>(w.seq);
   const double mask = m.dropout ? 1 : 0;
@@ -102,8 +103,14 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   if (model.is_transformer()) {
     double per_layer_dense = params.attention_per_layer + (model.moe ? 0 : params.mlp_per_layer);
     double per_layer_experts = model.moe ? params.mlp_per_layer / std::max(1, plan.ep) : 0;
-    double ends = pp == 1 ? params.embedding + params.output + params.extra
-                          : std::max(params.embedding, params.output) + params.extra;
+    if (model.moe && params.dense_layers > 0) {
+      // Dense first layers (first_k_dense_replace): spread over the layers as an average.
+      const double dense_fraction = params.dense_layers / layers;
+      per_layer_dense += dense_fraction * params.mlp_dense_per_layer;
+      per_layer_experts *= 1 - dense_fraction;
+    }
+    double ends = pp == 1 ? params.embedding + params.output + params.extra + params.mtp
+                          : std::max(params.embedding, params.output) + params.extra + params.mtp;
     stage_params = (std::ceil(layers / pp) * (per_layer_dense + per_layer_experts) + ends) / tp;
     if (model.decoder_layers > 0) stage_params += std::ceil(static_cast<double>(model.decoder_layers) / pp) * params.decoder_cross_attention / tp;
   } else {
@@ -199,8 +206,14 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
     const double layers = std::ceil(static_cast<double>(model.total_layers()) / pp);
     // KV heads are split across tensor-parallel ranks (replicated when there are fewer heads than ranks).
     const double kv_heads_local = std::max(1.0, static_cast<double>(model.kv_heads) / tp);
-    if (w.generate > 0 || w.prompt > 0)
+    if ((w.generate > 0 || w.prompt > 0) && !model.mla && model.sliding_window <= 0) {
       m.kv_cache = 2 * layers * kv_heads_local * static_cast<double>(model.head_dim) * context * batch * kv_bytes;
+    } else if (w.generate > 0 || w.prompt > 0) {
+      // Sliding-window layers hold at most the window; MLA's latent is not split by tensor parallelism.
+      const double split = model.mla ? 1 : kv_heads_local / static_cast<double>(model.kv_heads);
+      const double stage = layers / static_cast<double>(model.total_layers());
+      m.kv_cache = kv_cache_elements(model, context) * stage * split * batch * kv_bytes;
+    }
     // Transient activations of one layer during prefill (flash attention; eager adds the s x s scores).
     const double e = 2;
     const double tokens = batch * static_cast<double>(w.prompt);

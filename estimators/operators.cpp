@@ -58,11 +58,12 @@ class OpBuilder {
 
   // Fused attention (FlashAttention-2): s x s scores never reach DRAM; backward recomputes them, about 2.5x the
   // forward FLOPs. Causal masks skip half the blocks.
-  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal) {
+  // `score_fraction`: the share of the causal score matrix computed (sliding-window layers skip keys beyond the window).
+  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal, double score_fraction = 1.0) {
     const double e = s_.activation_bytes;
     const DeviceRates& r_ = s_.attention_rates ? *s_.attention_rates : this->r_;
     OpRecord op{"flash-attention", OpKind::kAttention};
-    double flops = 4 * batch_heads * s * s * d * (causal ? 0.5 : 1.0);
+    double flops = 4 * batch_heads * s * s * d * (causal ? 0.5 : 1.0) * score_fraction;
     double bytes = batch_heads * s * d * e * (2 + 2 * kv_fraction);
     double rate = r_.matrix_flops * r_.attention_efficiency * gemm_efficiency(r_, s, s, d, batch_heads);
     op.forward_flops = flops;
@@ -151,7 +152,7 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.attention_heads * m.head_dim) / t;
   const double kv = static_cast<double>(m.kv_heads * m.head_dim) / t;
-  const double f = static_cast<double>(m.ffn_hidden_size) / t;
+  const double f = static_cast<double>(m.moe ? m.expert_ffn() : m.ffn_hidden_size) / t;
   const double heads = static_cast<double>(m.attention_heads) / t;
   const double d = static_cast<double>(m.head_dim);
   const bool dropout = m.dropout && s.training;
@@ -171,7 +172,23 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     b.memory("dequantize-nf4", layer_weights * (0.53 + 2), layer_weights * (0.53 + 2), false, 7);
   }
   b.memory("norm-1", norm_fwd, norm_bwd, false, norm_kernels);
-  b.linear("qkv-proj", tokens, q + 2 * kv, h);
+  if (m.mla) {
+    // MLA (DeepSeek-V2/V3): queries through an optional low-rank bottleneck; keys and values from a shared
+    // latent (kv_lora_rank) plus a RoPE key, expanded per head. Attention then runs on heads of nope + rope.
+    const MlaConfig& a = *m.mla;
+    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim) * heads;
+    const double lq = static_cast<double>(a.q_lora_rank), lkv = static_cast<double>(a.kv_lora_rank);
+    if (lq > 0) {
+      b.linear("q-a-proj", tokens, lq, h);
+      b.linear("q-b-proj", tokens, qk, lq);
+    } else {
+      b.linear("q-proj", tokens, qk, h);
+    }
+    b.linear("kv-a-proj", tokens, lkv + static_cast<double>(a.qk_rope_head_dim), h);
+    b.linear("kv-b-proj", tokens, heads * static_cast<double>(a.qk_nope_head_dim + a.v_head_dim), lkv);
+  } else {
+    b.linear("qkv-proj", tokens, q + 2 * kv, h);
+  }
   // RoPE: fused, read and write q and k once; eager (x cos + rotate_half(x) sin) is five ops per tensor:
   // negate half, concatenate, two multiplies, add (~11 passes).
   if (m.position_embedding == PositionEmbedding::kRope) {
@@ -188,9 +205,17 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     if (dropout) b.memory("attn-dropout", 2 * scores * e + scores, 2 * scores * e + scores, true);
     b.batched("attn-context", s.seq, d, s.seq, batch_heads);
   } else {
-    b.flash(batch_heads, s.seq, d, kv / q, causal);
+    // Sliding-window layers score each query against at most `window` keys: s w - w^2 / 2 of the s^2 / 2 causal
+    // scores; averaged over the model's local and global layers.
+    double score_fraction = 1.0;
+    if (causal && m.sliding_window > 0 && s.seq > static_cast<double>(m.sliding_window)) {
+      const double w = static_cast<double>(m.sliding_window), n = s.seq;
+      const double local = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.total_layers());
+      score_fraction = (1 - local) + local * (n * w - w * w / 2) / (n * n / 2);
+    }
+    b.flash(batch_heads, s.seq, d, kv / q, causal, score_fraction);
   }
-  b.linear("out-proj", tokens, h, q);
+  b.linear("out-proj", tokens, h, m.mla ? heads * static_cast<double>(m.mla->v_head_dim) : q);
   b.memory("residual-1", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);
   if (!m.parallel_attention) b.memory("norm-2", norm_fwd, norm_bwd, false, norm_kernels);
   const double up = m.gated() ? 2 : 1;

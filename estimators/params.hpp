@@ -14,11 +14,24 @@ struct ParameterCounts {
   double mlp_per_layer = 0;        // MLP incl. its norm, all experts (+ router)
   double mlp_active_per_layer = 0;
   double decoder_cross_attention = 0;  // encoder-decoder: per decoder layer
+  double mlp_dense_per_layer = 0;      // MoE models: the dense MLP of the first `dense_layers` layers
+  double dense_layers = 0;
+  double mtp = 0;                      // multi-token-prediction modules (in total, not active)
   double extra = 0;
   double layer_total() const { return attention_per_layer + mlp_per_layer; }
 };
 
 ParameterCounts count_parameters(const Model& model);
+
+// Attention block of one layer without its norm (projections, biases; MLA's low-rank factors and their norms).
+double attention_parameters(const Model& model);
+
+// KV-cache elements held per sequence for `context` tokens, summed over the model's layers, before tensor
+// parallelism: 2 x kv_heads x head_dim per token per layer; sliding-window layers hold at most the window; MLA
+// layers hold the latent (kv_lora_rank + qk_rope_head_dim, once for keys and values).
+double kv_cache_elements(const Model& model, double context);
+// Elements per token per layer for one global layer (the figure a single-formula tool would use).
+double kv_elements_per_token_per_layer(const Model& model);
 
 // LoRA trainable parameters for rank r on the attention projections ("qv": q and v only; "all-linear":
 // q, k, v, o and the MLP matrices).

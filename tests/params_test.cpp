@@ -8,13 +8,15 @@ using namespace hwplan;
 
 TEST_CASE("every zoo model's computed parameter count is within 1% of its published count") {
   const auto& models = test::registry().models();
-  REQUIRE(models.size() >= 22);
+  REQUIRE(models.size() >= 49);
   for (const auto& m : models) {
     ParameterCounts c = count_parameters(m);
     CAPTURE(m.id);
     CAPTURE(m.source);
     CHECK(c.total == doctest::Approx(m.published_parameters).epsilon(0.01));
-    if (m.moe) CHECK(c.active == doctest::Approx(m.published_active_parameters).epsilon(0.01));
+    // DeepSeek-V2-Lite publishes "2.4B" active, rounded to 0.1B (+/-2.1%): held to that rounding instead.
+    const double active_tolerance = m.id == "deepseek-v2-lite" ? 0.021 : 0.01;
+    if (m.moe) CHECK(c.active == doctest::Approx(m.published_active_parameters).epsilon(active_tolerance));
   }
 }
 
@@ -35,6 +37,10 @@ TEST_CASE("a bare size picks a standard decoder of about that size") {
     CAPTURE(label);
     CHECK(count_parameters(m).total == doctest::Approx(size).epsilon(0.05));
     CHECK(m.hidden_size % 128 == 0);
+    // LLaMA-3-style: 8 KV heads of 128 (GQA), vocab 128,256 (models/README.md, bare sizes).
+    CHECK(m.kv_heads == 8);
+    CHECK(m.head_dim == 128);
+    CHECK(m.vocab_size == 128256);
   }
 }
 

@@ -128,7 +128,16 @@ void emit_model(std::ostream& o, const Model& m, int index) {
   o << "    m.position_embedding = static_cast<PositionEmbedding>(" << static_cast<int>(m.position_embedding) << ");\n";
   o << "    m.norm = static_cast<NormKind>(" << static_cast<int>(m.norm) << ");\n    m.linear_bias = static_cast<LinearBias>(" << static_cast<int>(m.linear_bias) << ");\n";
   o << "    m.parallel_attention = " << (m.parallel_attention ? "true" : "false") << ";\n    m.dropout = " << (m.dropout ? "true" : "false") << ";\n";
-  if (m.moe) o << "    m.moe = MoeConfig{" << m.moe->experts << ", " << m.moe->experts_per_token << ", " << m.moe->shared_experts << "};\n";
+  if (m.moe)
+    o << "    m.moe = MoeConfig{" << m.moe->experts << ", " << m.moe->experts_per_token << ", " << m.moe->shared_experts
+      << ", " << m.moe->expert_ffn_hidden_size << ", " << m.moe->dense_layers << "};\n";
+  if (m.mla)
+    o << "    m.mla = MlaConfig{" << m.mla->q_lora_rank << ", " << m.mla->kv_lora_rank << ", " << m.mla->qk_nope_head_dim
+      << ", " << m.mla->qk_rope_head_dim << ", " << m.mla->v_head_dim << "};\n";
+  o << "    m.sliding_window = " << m.sliding_window << ";\n    m.sliding_window_layers = " << m.sliding_window_layers << ";\n";
+  o << "    m.mtp_layers = " << m.mtp_layers << ";\n";
+  if (m.weight_format) o << "    m.weight_format = static_cast<WeightFormat>(" << static_cast<int>(*m.weight_format) << ");\n";
+  o << "    m.weight_format_note = " << str(m.weight_format_note) << ";\n";
   o << "    m.extra_parameters = " << m.extra_parameters << ";\n    m.extra_parameters_note = " << str(m.extra_parameters_note) << ";\n";
   o << "    m.generic_parameters = " << num(m.generic_parameters) << ";\n    m.forward_flops_per_sample = " << num(m.forward_flops_per_sample) << ";\n";
   o << "    m.activation_bytes_per_sample = " << num(m.activation_bytes_per_sample) << ";\n    m.input = " << str(m.input) << ";\n";
@@ -162,6 +171,10 @@ int main(int argc, char** argv) {
       Model m = parse_model(read(p), rel);
       if (p.stem().string() != m.id)
         throw InputError(m.where_id, "id", "'" + m.id + "' does not match the file name " + rel);
+      if (!(m.published_parameters > 0))
+        throw InputError({rel, 0, 0}, "published_parameters", "required in the built-in zoo (the count is tested)");
+      if (m.moe && !(m.published_active_parameters > 0))
+        throw InputError({rel, 0, 0}, "published_active_parameters", "required for MoE models in the built-in zoo");
       emit_model(o, m, models++);
     }
     o << "std::vector<Device> builtin_devices() {\n  std::vector<Device> out;\n";

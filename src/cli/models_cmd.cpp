@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +10,7 @@
 #include "core/strings.hpp"
 #include "estimators/params.hpp"
 #include "report/json.hpp"
+#include "io/model_io.hpp"
 #include "report/table.hpp"
 
 namespace hwplan::cli {
@@ -20,7 +22,9 @@ struct ModelsOptions {
   GlobalOptions* global = nullptr;
   CLI::App* list = nullptr;
   CLI::App* show = nullptr;
+  CLI::App* import = nullptr;
   std::string id;
+  std::string source;
 };
 
 
@@ -57,9 +61,23 @@ int run_list(const ModelsOptions& o) {
   return 0;
 }
 
+int run_import(const ModelsOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  Model m = registry.model(o.source);
+  emit(*o.global, io::model_to_yaml(m));
+  if (!o.global->output.empty())
+    std::cerr << "hwplan: wrote " << o.global->output << " (" << human_count(count_parameters(m).total)
+              << " parameters); use it with --model " << o.global->output << " or --models DIR\n";
+  return 0;
+}
+
 int run_show(const ModelsOptions& o) {
   const io::Registry& registry = registry_of(*o.global);
   Model m = registry.model(o.id);
+  if (o.global->format == "yaml") {
+    emit(*o.global, io::model_to_yaml(m));
+    return 0;
+  }
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
     emit(*o.global, report::model_document(m).dump(2) + "\n");
@@ -69,6 +87,7 @@ int run_show(const ModelsOptions& o) {
   report::Table t;
   t.header = {"key", "value"};
   for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "notes" || (it.key() == "published_parameters" && m.published_parameters == 0)) continue;
     std::string v = it->is_string() ? it->get<std::string>() : it->dump();
     if (it->is_number_float()) v = fmt::format("{:.0f}", it->get<double>());
     t.rows.push_back({it.key(), v});
@@ -76,6 +95,7 @@ int run_show(const ModelsOptions& o) {
   ParameterCounts c = count_parameters(m);
   if (m.published_parameters > 0)
     t.rows.push_back({"computed vs published", fmt::format("{:+.2f}%", 100 * (c.total / m.published_parameters - 1))});
+  for (const auto& note : m.ingest_notes) t.rows.push_back({"note", note});
   emit(*o.global, report::render(t, format));
   return 0;
 }
@@ -92,12 +112,23 @@ Command models_command() {
     cmd->require_subcommand(1);
     o->list = cmd->add_subcommand("list", "List models with parameter counts computed from the architecture");
     add_format_option(*o->list, g);
-    o->show = cmd->add_subcommand("show", "Show one model (id, YAML path or a size such as 7B)");
-    o->show->add_option("id", o->id, "Model id")->required();
-    add_format_option(*o->show, g);
+    o->show = cmd->add_subcommand(
+        "show", "Show one model: where it came from, its architecture, parameters (total, active), weight bytes and "
+                "KV-cache bytes per token. MODEL is a zoo id, a size (7B), a YAML file, a Hugging Face config.json or "
+                "snapshot directory, a cached org/name id, a .gguf or a .safetensors (.index.json) file");
+    o->show->add_option("id", o->id, "Model")->required();
+    o->show->add_option("--format", g.format, "Output format (yaml: a zoo file that loads back to the same model)")
+        ->check(CLI::IsMember({"table", "json", "csv", "markdown", "yaml"}))
+        ->capture_default_str();
+    o->show->add_option("-o,--output", g.output, "Write the output to FILE (atomically) instead of stdout")->type_name("FILE");
+    o->import = cmd->add_subcommand("import", "Convert any model input (see show) into a zoo YAML file\n"
+                                              "  hwplan models import meta-llama/Llama-3.1-8B -o llama.yaml\n"
+                                              "  hwplan models import ./Qwen2.5-7B/config.json -o qwen.yaml");
+    o->import->add_option("source", o->source, "Model to convert")->required();
+    o->import->add_option("-o,--output", g.output, "Write the YAML to FILE (atomically) instead of stdout")->type_name("FILE");
   };
-  c.parsed = [o] { return o->list->parsed() || o->show->parsed(); };
-  c.run = [o] { return o->list->parsed() ? run_list(*o) : run_show(*o); };
+  c.parsed = [o] { return o->list->parsed() || o->show->parsed() || o->import->parsed(); };
+  c.run = [o] { return o->list->parsed() ? run_list(*o) : o->import->parsed() ? run_import(*o) : run_show(*o); };
   c.result = [o] { return models_result(*o); };
   c.reset = [o] {
     o->id.clear();

@@ -5,7 +5,10 @@
 #include <optional>
 #include <string>
 
+#include <vector>
+
 #include "core/error.hpp"
+#include "core/precision.hpp"
 
 namespace hwplan {
 
@@ -20,6 +23,19 @@ struct MoeConfig {
   int experts = 0;
   int experts_per_token = 0;
   int shared_experts = 0;
+  std::int64_t expert_ffn_hidden_size = 0;  // per expert (moe_intermediate_size); 0: the model's ffn_hidden_size
+  std::int64_t dense_layers = 0;            // first layers with a dense MLP of ffn_hidden_size (first_k_dense_replace)
+};
+
+// Multi-head latent attention (DeepSeek-V2/V3): keys and values are compressed to a latent of kv_lora_rank
+// (plus a shared RoPE key of qk_rope_head_dim) and that is what the cache holds; queries optionally go through a
+// q_lora_rank bottleneck.
+struct MlaConfig {
+  std::int64_t q_lora_rank = 0;  // 0: a full query projection
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
 };
 
 struct Model {
@@ -44,6 +60,21 @@ struct Model {
   bool parallel_attention = false;
   bool dropout = false;  // trained with dropout (stores masks)
   std::optional<MoeConfig> moe;
+  std::optional<MlaConfig> mla;
+  // Sliding-window attention: `sliding_window_layers` of the layers attend to (and cache) only the last
+  // `sliding_window` tokens; the others are global (Mistral v0.1: all layers; Gemma 2: every other; Gemma 3: 5 of 6).
+  std::int64_t sliding_window = 0;  // 0: every layer is global
+  std::int64_t sliding_window_layers = 0;
+  // Multi-token-prediction modules stored with the checkpoint (DeepSeek-V3): counted as parameters (weights held
+  // in memory), not used per token by the estimates.
+  std::int64_t mtp_layers = 0;
+  // Weight format of the checkpoint when it is quantised (quantization_config, GGUF); the inference default
+  // when --weights is not given. `weight_format_note` says where it came from.
+  std::optional<WeightFormat> weight_format;
+  std::string weight_format_note;
+  double checkpoint_weight_bytes = 0;  // exact, when read from GGUF / safetensors headers (0: unknown)
+  std::string checkpoint_dtypes;       // e.g. "Q4_K: 193 tensors, F32: 65 tensors"
+  std::vector<std::string> ingest_notes;  // assumptions made reading a foreign format (shown to the user)
   std::int64_t extra_parameters = 0;
   std::string extra_parameters_note;
   // Generic (non-transformer) form.
@@ -61,6 +92,7 @@ struct Model {
   bool is_transformer() const { return family != ModelFamily::kGeneric; }
   bool gated() const { return ffn_activation == Activation::kSwiglu || ffn_activation == Activation::kGeglu; }
   std::int64_t total_layers() const { return layers + decoder_layers; }
+  std::int64_t expert_ffn() const { return moe && moe->expert_ffn_hidden_size > 0 ? moe->expert_ffn_hidden_size : ffn_hidden_size; }
 };
 
 const char* to_string(ModelFamily f);

@@ -93,6 +93,9 @@ struct Workload {
   Task task = Task::kTrain;
   Precision precision = Precision::kBf16;       // compute precision of training / inference
   std::optional<WeightFormat> weights;          // inference weight storage (default: precision)
+  // Exact bytes per parameter of a checkpoint read from its headers (GGUF, safetensors); inference only, and
+  // only when --weights is not given.
+  std::optional<double> checkpoint_bytes_per_param;
   Precision kv_cache = Precision::kBf16;        // KV cache element format
   bool kv_cache_set = false;
   std::int64_t seq = 2048;

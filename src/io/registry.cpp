@@ -1,15 +1,22 @@
 #include "io/registry.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "estimators/params.hpp"
 #include "io/catalog_io.hpp"
 #include "io/embedded.hpp"
+#include "io/gguf_io.hpp"
+#include "io/hf_config.hpp"
 #include "io/model_io.hpp"
+#include "io/safetensors_io.hpp"
 
 namespace hwplan::io {
 namespace fs = std::filesystem;
@@ -46,6 +53,8 @@ void overlay(std::vector<T>& items, const std::vector<std::string>& files, Parse
     else items.push_back(std::move(item));
   }
 }
+
+Model checked(Model m);
 
 }  // namespace
 
@@ -98,7 +107,7 @@ void Registry::load_models() const {
   if (options_.builtin)
     models = builtin_models();
   for (const auto& dir : options_.model_dirs)
-    overlay(models, yaml_files_in(dir), [](const std::string& f) { return load_model_file(f); });
+    overlay(models, yaml_files_in(dir), [](const std::string& f) { return checked(load_model_file(f)); });
   std::sort(models.begin(), models.end(), [](const Model& a, const Model& b) { return a.id < b.id; });
   models_ = std::move(models);
 }
@@ -142,15 +151,62 @@ const Device& Registry::device(const std::string& name) const {
   throw InputError({}, "device", message);
 }
 
+namespace {
+
+// A user file's published_parameters is only a check: more than 1% off the computed count is worth a warning.
+Model checked(Model m) {
+  if (m.published_parameters > 0) {
+    double computed = count_parameters(m).total;
+    double off = computed / m.published_parameters - 1;
+    if (std::abs(off) > 0.01)
+    {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%+.1f%%", 100 * off);
+      m.ingest_notes.push_back("published_parameters is " + human_count(m.published_parameters) +
+                               " but the architecture gives " + human_count(computed) + " (" + pct +
+                               "): check the shape keys");
+    }
+  }
+  return m;
+}
+
+// A model file by its name, or by its first bytes when the name says nothing.
+Model load_model_path(const std::string& name) {
+  std::string lower = to_lower(name);
+  std::error_code ec;
+  if (fs::is_directory(name, ec)) {
+    // A Hugging Face snapshot directory: config.json (the safetensors headers add exact bytes when present).
+    fs::path dir(name);
+    if (fs::is_regular_file(dir / "model.safetensors.index.json", ec))
+      return load_safetensors((dir / "model.safetensors.index.json").string());
+    if (fs::is_regular_file(dir / "model.safetensors", ec)) return load_safetensors((dir / "model.safetensors").string());
+    if (fs::is_regular_file(dir / "config.json", ec)) return load_hf_config(name);
+    throw InputError({name, 0, 0}, "model", "directory without config.json (a Hugging Face snapshot holds one)");
+  }
+  if (!fs::is_regular_file(name, ec)) throw InputError({name, 0, 0}, "model", "model file not found");
+  if (lower.ends_with(".gguf")) return load_gguf(name);
+  if (lower.ends_with(".safetensors") || lower.ends_with(".safetensors.index.json")) return load_safetensors(name);
+  if (lower.ends_with(".json")) return load_hf_config(name);
+  if (lower.ends_with(".yaml") || lower.ends_with(".yml")) return checked(load_model_file(name));
+  char magic[4] = {};
+  std::ifstream in(name, std::ios::binary);
+  in.read(magic, 4);
+  if (in.gcount() == 4 && std::string(magic, 4) == "GGUF") return load_gguf(name);
+  if (in.gcount() >= 1 && magic[0] == '{') return load_hf_config(name);
+  return checked(load_model_file(name));
+}
+
+}  // namespace
+
 Model Registry::model(const std::string& name) const {
   std::string lower = to_lower(name);
   for (const auto& m : models())
     if (m.id == lower) return m;
   std::error_code ec;
-  if ((lower.ends_with(".yaml") || lower.ends_with(".yml")) || fs::is_regular_file(name, ec)) {
-    if (!fs::is_regular_file(name, ec)) throw InputError({name, 0, 0}, "model", "model file not found");
-    return load_model_file(name);
-  }
+  if (lower.ends_with(".yaml") || lower.ends_with(".yml") || lower.ends_with(".json") || lower.ends_with(".gguf") ||
+      lower.ends_with(".safetensors") || fs::exists(name, ec))
+    return load_model_path(name);
+  if (looks_like_repo_id(name)) return load_hf_config(resolve_hf_repo(name));
   if (auto n = parse_param_count(name)) {
     if (*n < 1e6 || *n > 1e14)
       throw InputError({}, "model", "size '" + name + "' is outside 1M..100T parameters");
@@ -160,7 +216,8 @@ Model Registry::model(const std::string& name) const {
   for (const auto& m : models()) ids.push_back(m.id);
   std::string message = "unknown model '" + name + "'";
   if (auto near = nearest(name, ids)) message += "; did you mean '" + *near + "'?";
-  message += " (hwplan models list shows all; a size such as 7B or a YAML path also works)";
+  message += " (hwplan models list shows all; a size such as 7B, a YAML, config.json, .gguf or .safetensors path, or a "
+             "cached Hugging Face id such as org/name also works)";
   throw InputError({}, "model", message);
 }
 

@@ -231,8 +231,10 @@ YAML::Node YamlMap::value(const std::string& key, bool required) {
     std::vector<std::string> unknown;
     for (const auto& kv : node_)
       if (!seen_.count(kv.first.Scalar())) unknown.push_back(kv.first.Scalar());
+    // Report the missing key as missing; name a close unknown key as a likely misspelling of it.
     if (auto near = nearest(key, unknown))
-      throw InputError(where(*near), prefix_ + *near, "unknown key (did you mean '" + key + "'?)");
+      throw InputError(where(*near), prefix_ + key,
+                       "required key is missing (is '" + prefix_ + *near + "' here a misspelling of it?)");
     throw InputError(location_of(node_, file_), prefix_ + key, "required key is missing");
   }
   return YAML::Node();

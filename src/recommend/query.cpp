@@ -1,5 +1,7 @@
 #include "recommend/query.hpp"
 
+#include "estimators/params.hpp"
+
 #include <cmath>
 
 #include "estimators/stack.hpp"
@@ -110,6 +112,17 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     w.weights = parse_choice<WeightFormat>("--weights", *o.weights, parse_weight_format,
                                            "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0");
     if (w.task != Task::kInfer) bad("--weights", "applies to --task infer (QLoRA uses nf4 by itself)");
+  }
+  // A quantised checkpoint (quantization_config, GGUF) is served in its own format unless --weights says otherwise.
+  if (!o.weights && w.task == Task::kInfer && q.model.weight_format && *q.model.weight_format != WeightFormat::kBf16 &&
+      *q.model.weight_format != WeightFormat::kFp16 && *q.model.weight_format != WeightFormat::kFp32) {
+    w.weights = q.model.weight_format;
+    q.model.ingest_notes.push_back(std::string("weights assumed ") + to_string(*w.weights) + " (" +
+                                   q.model.weight_format_note + "); --weights overrides");
+  }
+  if (!o.weights && w.task == Task::kInfer && q.model.checkpoint_weight_bytes > 0) {
+    double params = count_parameters(q.model).total;
+    if (params > 0) w.checkpoint_bytes_per_param = q.model.checkpoint_weight_bytes / params;
   }
   w.kv_cache = w.precision == Precision::kFp32 ? Precision::kFp32 : Precision::kBf16;
   if (o.kv_cache) {

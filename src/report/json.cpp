@@ -1,5 +1,6 @@
 #include "report/json.hpp"
 
+#include "core/precision.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "estimators/params.hpp"
@@ -56,6 +57,20 @@ json device_json(const Device& d) {
   return j;
 }
 
+const char* model_attention_kind(const Model& m) {
+  if (m.mla) return "mla";
+  if (m.kv_heads == 1 && m.attention_heads > 1) return "mqa";
+  if (m.kv_heads != m.attention_heads) return "gqa";
+  return "mha";
+}
+
+// Bytes the weights take: exact when read from a checkpoint's headers, else the checkpoint's format, else bf16.
+double model_weight_bytes(const Model& m, const ParameterCounts& c) {
+  if (m.checkpoint_weight_bytes > 0) return m.checkpoint_weight_bytes;
+  if (m.weight_format) return c.total * bytes_per_param(*m.weight_format);
+  return c.total * 2;
+}
+
 json model_json(const Model& m) {
   ParameterCounts c = count_parameters(m);
   json j = {{"id", m.id},
@@ -83,7 +98,29 @@ json model_json(const Model& m) {
     j["linear_bias"] = to_string(m.linear_bias);
     if (m.moe)
       j["moe"] = {{"experts", m.moe->experts}, {"experts_per_token", m.moe->experts_per_token},
-                  {"shared_experts", m.moe->shared_experts}};
+                  {"shared_experts", m.moe->shared_experts}, {"expert_ffn_hidden_size", m.expert_ffn()},
+                  {"dense_layers", m.moe->dense_layers}};
+    j["attention"] = model_attention_kind(m);
+    if (m.mla)
+      j["mla"] = {{"q_lora_rank", m.mla->q_lora_rank}, {"kv_lora_rank", m.mla->kv_lora_rank},
+                  {"qk_nope_head_dim", m.mla->qk_nope_head_dim}, {"qk_rope_head_dim", m.mla->qk_rope_head_dim},
+                  {"v_head_dim", m.mla->v_head_dim}};
+    if (m.sliding_window > 0) {
+      j["sliding_window"] = m.sliding_window;
+      j["sliding_window_layers"] = m.sliding_window_layers;
+    }
+    if (m.mtp_layers > 0) {
+      j["mtp_layers"] = m.mtp_layers;
+      j["mtp_parameters"] = c.mtp;
+    }
+    // KV cache in bf16: per token while the context is within every window, and per sequence at the full context.
+    j["kv_cache_bytes_per_token_bf16"] = kv_cache_elements(m, 1) * 2;
+    j["kv_cache_bytes_at_max_context_bf16"] = kv_cache_elements(m, static_cast<double>(m.max_sequence_length)) * 2;
+    j["weight_bytes"] = model_weight_bytes(m, c);
+    j["weight_format"] = m.checkpoint_weight_bytes > 0 ? "checkpoint (" + m.checkpoint_dtypes + ")"
+                         : m.weight_format ? std::string(to_string(*m.weight_format)) + " (" + m.weight_format_note + ")"
+                                           : std::string("bf16 (assumed)");
+    if (!m.ingest_notes.empty()) j["notes"] = m.ingest_notes;
   } else {
     j["forward_flops_per_sample"] = m.forward_flops_per_sample;
     j["activation_bytes_per_sample"] = m.activation_bytes_per_sample;

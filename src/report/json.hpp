@@ -7,6 +7,7 @@
 
 #include "core/device.hpp"
 #include "core/model.hpp"
+#include "estimators/params.hpp"
 
 namespace hwplan::report {
 
@@ -15,6 +16,10 @@ inline constexpr int kSchemaVersion = 1;
 
 nlohmann::json device_json(const Device& d);
 nlohmann::json model_json(const Model& m);
+// "mha", "gqa", "mqa" or "mla".
+const char* model_attention_kind(const Model& m);
+// Bytes the weights take: exact when read from a checkpoint's headers, else the checkpoint's format, else bf16.
+double model_weight_bytes(const Model& m, const ParameterCounts& c);
 // `catalog list` / `catalog show` / `models list` / `models show` documents.
 nlohmann::json catalog_json(const std::vector<const Device*>& devices);
 nlohmann::json device_document(const Device& d);
