@@ -22,6 +22,7 @@ namespace hwplan::cli {
 struct GlobalOptions {
   std::vector<std::string> catalog_dirs;
   std::vector<std::string> model_dirs;
+  std::vector<std::string> price_files;
   std::string format = "table";
   std::string output;  // -o FILE, written atomically
 };
