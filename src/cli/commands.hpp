@@ -26,6 +26,7 @@ Command batch_command();
 Command plot_command();
 Command calibrate_command();
 Command doctor_command();
+Command tco_command();
 std::vector<Command> all_commands();
 
 }  // namespace hwplan::cli

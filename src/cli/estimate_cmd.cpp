@@ -45,7 +45,7 @@ Command estimate_command() {
 }
 
 std::vector<Command> all_commands() {
-  return {catalog_command(), models_command(), estimate_command(), recommend_command(), fit_command(), batch_command(), plot_command(), calibrate_command(), validate_command(), doctor_command()};
+  return {catalog_command(), models_command(), estimate_command(), recommend_command(), fit_command(), batch_command(), plot_command(), calibrate_command(), validate_command(), doctor_command(), tco_command()};
 }
 
 }  // namespace hwplan::cli
