@@ -4,7 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "tco/tco.hpp"
 #include "test_util.hpp"
@@ -143,4 +146,19 @@ TEST_CASE("hwplan tco: the JSON contract, old prices noted, unpriced devices exi
   CHECK(unpriced.err.find("--prices FILE") != std::string::npos);
   auto csv = test::run_hwplan("tco --model 7B --device rtx-4090 --task infer --format csv");
   CHECK(csv.out.rfind("own_total_usd,own_capex_usd,", 0) == 0);
+}
+
+TEST_CASE("hwplan plot tco draws both cumulative costs and marks the break-even month") {
+  std::string path = "/tmp/hwplan_tco_test_" + std::to_string(::getpid()) + ".svg";
+  auto r = test::run_hwplan("plot tco --model 7B --device rtx-4090 --task infer --batch 8 -o " + path);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string svg = ss.str();
+  CHECK(svg.find("class=\"series\" data-name=\"own\"") != std::string::npos);
+  CHECK(svg.find("class=\"series\" data-name=\"rent\"") != std::string::npos);
+  CHECK(svg.find("class=\"break-even\"") != std::string::npos);
+  CHECK(svg.find("nan") == std::string::npos);
+  std::remove(path.c_str());
 }

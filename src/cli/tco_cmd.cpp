@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "io/atomic_file.hpp"
+#include "report/svg.hpp"
 #include "report/table.hpp"
 #include "tco/tco.hpp"
 
@@ -21,6 +23,8 @@ using nlohmann::json;
 struct TcoOptions {
   GlobalOptions* global = nullptr;
   CLI::App* app = nullptr;
+  CLI::App* plot = nullptr;  // hwplan plot tco
+  std::string plot_output;
   WorkloadOptions workload;
   double years = 3;
   double utilization = 0.5;
@@ -187,8 +191,15 @@ std::string text_report(const Device& d, const tco::Inputs& in, const tco::Resul
   return out;
 }
 
-int run_tco(TcoOptions& o) {
-  io::Registry registry = make_registry(*o.global);
+struct Costed {
+  const Device* device = nullptr;
+  tco::Inputs inputs;
+  tco::Result result;
+  std::vector<std::string> notes;
+};
+
+// The workload's estimate, then the costs. nullopt when the workload does not fit (exit 3, said on stderr).
+std::optional<Costed> cost(const TcoOptions& o, const io::Registry& registry) {
   positive("--years", o.years);
   if (!(o.utilization > 0 && o.utilization <= 1)) throw InputError({}, "--utilization", "must be in (0, 1]");
   if (o.rent_basis != "on-demand" && o.rent_basis != "reserved")
@@ -199,7 +210,7 @@ int run_tco(TcoOptions& o) {
   if (!outcome.found || !outcome.estimate.fits) {
     std::cerr << "hwplan: " << o.workload.model << " does not fit on " << q.input.system.count << " x " << d.id
               << " as configured (see hwplan estimate / hwplan fit): nothing to cost\n";
-    return kExitNothingFeasible;
+    return std::nullopt;
   }
   tco::Inputs in = tco::default_inputs(d, q.input.system.count, o.used, o.rent_basis);
   in.years = o.years;
@@ -240,10 +251,49 @@ int run_tco(TcoOptions& o) {
     in.job_hours = e.infer.total_seconds / 3600;
     in.tokens_per_second = static_cast<double>(q.input.plan.global_batch()) * q.input.workload.generate / e.infer.total_seconds;
   }
-  tco::Result r = tco::evaluate(d, in);
-  std::vector<std::string> notes = stale_notes(d, in);
+  Costed c{&d, in, tco::evaluate(d, in), stale_notes(d, in)};
   if (!in.rent_usd_per_device_hour)
-    notes.push_back("no " + in.rent_basis + " rental price for " + d.id + ": only owning is costed");
+    c.notes.push_back("no " + in.rent_basis + " rental price for " + d.id + ": only owning is costed");
+  return c;
+}
+
+int run_plot_tco(TcoOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  auto costed = cost(o, registry);
+  if (!costed) return kExitNothingFeasible;
+  for (const auto& n : costed->notes) std::cerr << "note: " << n << "\n";
+  const Device& d = *costed->device;
+  const tco::Inputs& in = costed->inputs;
+  report::CostChart chart;
+  chart.title = fmt::format("{} x {}: owning against renting at {:.0f}% utilisation", in.count, d.id, 100 * in.utilization);
+  double months = in.years * 12;
+  if (costed->result.break_even_months) months = std::max(months, std::min(120.0, *costed->result.break_even_months * 1.25));
+  report::CostSeries own{"own", fmt::format("own: {} up front, then running costs", report::money(costed->result.own.capex_usd)), {}};
+  report::CostSeries rent{"rent", in.rent_usd_per_device_hour ? fmt::format("rent: {}/device-hour ({})",
+                                                                            report::money(*in.rent_usd_per_device_hour), in.rent_basis)
+                                                              : std::string("rent: no price"),
+                          {}};
+  for (int i = 0; i <= 120; ++i) {
+    double m = months * i / 120;
+    own.points.push_back({m, tco::own_cumulative_usd(d, in, m)});
+    if (in.rent_usd_per_device_hour) rent.points.push_back({m, tco::rent_cumulative_usd(in, m)});
+  }
+  chart.series.push_back(own);
+  if (in.rent_usd_per_device_hour) chart.series.push_back(rent);
+  if (costed->result.break_even_months) chart.break_even_months = *costed->result.break_even_months;
+  io::write_file_atomically(o.plot_output, report::render_cost_svg(chart));
+  std::cerr << "wrote " << o.plot_output << "\n";
+  return kExitOk;
+}
+
+int run_tco(TcoOptions& o) {
+  io::Registry registry = make_registry(*o.global);
+  auto costed = cost(o, registry);
+  if (!costed) return kExitNothingFeasible;
+  const Device& d = *costed->device;
+  const tco::Inputs& in = costed->inputs;
+  const tco::Result& r = costed->result;
+  const std::vector<std::string>& notes = costed->notes;
   report::Format format = format_of(*o.global);
   if (format != report::Format::kJson)
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";
@@ -251,6 +301,26 @@ int run_tco(TcoOptions& o) {
   else if (format == report::Format::kCsv) emit(*o.global, csv_text(r));
   else emit(*o.global, text_report(d, in, r, format));
   return kExitOk;
+}
+
+// The workload flags and the cost inputs, shared by hwplan tco and hwplan plot tco.
+void add_cost_options(CLI::App& app, TcoOptions& opts) {
+  TcoOptions* o = &opts;
+  add_workload_options(app, o->workload);
+  app.add_option("--years", o->years, "Horizon in years")->capture_default_str();
+  app.add_option("--utilization", o->utilization, "Fraction of the horizon the devices work (0-1]")->capture_default_str();
+  app.add_flag("--used", o->used, "Buy at the used-market price");
+  app.add_option("--rent", o->rent_basis, "Rental price: on-demand | reserved")->capture_default_str();
+  app.add_option("--rent-usd-per-hour", o->rent_usd_per_hour, "Your rental price per device-hour (overrides the catalog)");
+  app.add_option("--usd-per-kwh", o->usd_per_kwh, "Electricity price (default 0.15)");
+  app.add_option("--pue", o->pue, "Power usage effectiveness (default: 1.0 desktop/edge, 1.5 server)");
+  app.add_option("--usd-per-kw-month", o->usd_per_kw_month, "Colocation / space per provisioned kW (default: 0 desktop, 150 server)");
+  app.add_option("--operations", o->operations, "Operations per year as a fraction of capex (default: 0 desktop, 0.05 server)");
+  app.add_option("--resale", o->resale, "Resale value at the end as a fraction of the purchase (default: the class curve)");
+  app.add_option("--host-usd", o->host_usd, "Price of one host without its accelerators");
+  app.add_option("--host-watts", o->host_watts, "Host power under load, W");
+  app.add_option("--devices-per-host", o->devices_per_host, "Accelerators per host");
+  app.add_option("--network-usd-per-host", o->network_usd_per_host, "Networking per host (counted when there is more than one)");
 }
 
 }  // namespace
@@ -269,25 +339,22 @@ Owned = devices + host share + networking + electricity (TDP x utilisation, devi
 (provisioned kW x PUE x months) + operations (% of capex a year) - resale. Rented = device-hours of the same work
 (the horizon x utilisation) x the hourly price. Class defaults (host, power, PUE, space, resale curve) are listed in
 the output (--format json: inputs.*) and in the README section "Cost of ownership".)");
-    add_workload_options(*o->app, o->workload);
-    o->app->add_option("--years", o->years, "Horizon in years")->capture_default_str();
-    o->app->add_option("--utilization", o->utilization, "Fraction of the horizon the devices work (0-1]")->capture_default_str();
-    o->app->add_flag("--used", o->used, "Buy at the used-market price");
-    o->app->add_option("--rent", o->rent_basis, "Rental price: on-demand | reserved")->capture_default_str();
-    o->app->add_option("--rent-usd-per-hour", o->rent_usd_per_hour, "Your rental price per device-hour (overrides the catalog)");
-    o->app->add_option("--usd-per-kwh", o->usd_per_kwh, "Electricity price (default 0.15)");
-    o->app->add_option("--pue", o->pue, "Power usage effectiveness (default: 1.0 desktop/edge, 1.5 server)");
-    o->app->add_option("--usd-per-kw-month", o->usd_per_kw_month, "Colocation / space per provisioned kW (default: 0 desktop, 150 server)");
-    o->app->add_option("--operations", o->operations, "Operations per year as a fraction of capex (default: 0 desktop, 0.05 server)");
-    o->app->add_option("--resale", o->resale, "Resale value at the end as a fraction of the purchase (default: the class curve)");
-    o->app->add_option("--host-usd", o->host_usd, "Price of one host without its accelerators");
-    o->app->add_option("--host-watts", o->host_watts, "Host power under load, W");
-    o->app->add_option("--devices-per-host", o->devices_per_host, "Accelerators per host");
-    o->app->add_option("--network-usd-per-host", o->network_usd_per_host, "Networking per host (counted when there is more than one)");
+    add_cost_options(*o->app, *o);
     add_format_option(*o->app, g);
+    // hwplan plot tco: the plot command is set up before this one (all_commands order).
+    CLI::App* plot = nullptr;
+    for (CLI::App* sub : app.get_subcommands({}))
+      if (sub->get_name() == "plot") plot = sub;
+    if (plot) {
+      o->plot = plot->add_subcommand("tco", "Cumulative cost over months, owning against renting, break-even marked.")
+                    ->footer(R"(Example:
+  hwplan plot tco --model llama-3-70b --device h100-sxm --count 8 --task infer --batch 32 -o tco.svg)");
+      add_cost_options(*o->plot, *o);
+      o->plot->add_option("-o,--output", o->plot_output, "SVG file to write")->required();
+    }
   };
-  c.parsed = [o] { return o->app->parsed(); };
-  c.run = [o] { return run_tco(*o); };
+  c.parsed = [o] { return o->app->parsed() || (o->plot && o->plot->parsed()); };
+  c.run = [o] { return o->plot && o->plot->parsed() ? run_plot_tco(*o) : run_tco(*o); };
   return c;
 }
 
