@@ -164,6 +164,7 @@ TEST_CASE("money is shown as money") {
   CHECK(report::money(12.345) == "$12.35");
   CHECK(report::money(0.59) == "$0.59");
   CHECK(report::money(0.0042) == "$0.0042");
+  CHECK(report::money(0.000078) == "$0.000078");
   CHECK(report::money(-1200) == "-$1,200");
   CHECK(report::money(0) == "$0.00");
 }

@@ -72,18 +72,18 @@ TEST_CASE("break-even months and utilisation match a hand computation") {
   REQUIRE(in.device_usd == 1300);                // street price, 2026-05
   REQUIRE(*in.rent_usd_per_device_hour == 0.74);  // RunPod Secure Cloud, 2026-09
   tco::Result r = tco::evaluate(d, in);
-  // capex = 1,300 (card) + 1,500 (desktop) = 2,800
-  CHECK(r.own.capex_usd == doctest::Approx(2800));
-  // energy over 3 years: (450 W + 150 W) x 0.5 x 26,280 h x 0.15 $/kWh = 0.6 kW x 13,140 h x 0.15 = 1,182.60
-  CHECK(r.own.energy_usd == doctest::Approx(1182.60));
-  // running cost per month = 1,182.60 / 36 = 32.85; rent per month = 0.74 x 730 h x 0.5 = 270.10
-  // break-even = 2,800 / (270.10 - 32.85) = 2,800 / 237.25 = 11.80 months
+  // capex = 1,300 (card) + 1,500 / 2 (half of a two-card desktop) = 2,050
+  CHECK(r.own.capex_usd == doctest::Approx(2050));
+  // energy over 3 years: (450 W + 150 W / 2) x 0.5 x 26,280 h x 0.15 $/kWh = 0.525 kW x 13,140 h x 0.15 = 1,034.775
+  CHECK(r.own.energy_usd == doctest::Approx(1034.775));
+  // running cost per month = 1,034.775 / 36 = 28.744; rent per month = 0.74 x 730 h x 0.5 = 270.10
+  // break-even = 2,050 / (270.10 - 28.744) = 2,050 / 241.356 = 8.494 months
   REQUIRE(r.break_even_months);
-  CHECK(*r.break_even_months == doctest::Approx(11.80).epsilon(0.001));
-  // break-even utilisation: resale = 2,800 x 0.89^3 = 1,973.97; fixed = 2,800 - 1,973.97 = 826.03;
-  // at 100%: energy 2,365.20, rent 0.74 x 26,280 = 19,447.20; u = 826.03 / (19,447.20 - 2,365.20) = 0.04836
+  CHECK(*r.break_even_months == doctest::Approx(8.494).epsilon(0.001));
+  // break-even utilisation: resale = 2,050 x 0.89^3 = 2,050 x 0.704969 = 1,445.19; fixed = 2,050 - 1,445.19 = 604.81;
+  // at 100%: energy 2,069.55, rent 0.74 x 26,280 = 19,447.20; u = 604.81 / (19,447.20 - 2,069.55) = 0.034804
   REQUIRE(r.break_even_utilization);
-  CHECK(*r.break_even_utilization == doctest::Approx(0.04836).epsilon(0.001));
+  CHECK(*r.break_even_utilization == doctest::Approx(0.034804).epsilon(0.001));
   // The sensitivity entry for utilisation is the same point, found by search.
   for (const auto& f : r.sensitivity)
     if (f.input == "utilization") {

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "core/strings.hpp"
 #include "io/atomic_file.hpp"
 #include "report/svg.hpp"
 #include "report/table.hpp"
@@ -91,6 +92,7 @@ json inputs_json(const Device& d, const tco::Inputs& in) {
           {"rent_provider", in.rent_provider},
           {"rent_price_date", in.rent_date},
           {"job_hours", in.job_hours},
+          {"job_kind", in.job_kind},
           {"tokens_per_second", in.tokens_per_second}};
 }
 
@@ -170,7 +172,9 @@ std::string text_report(const Device& d, const tco::Inputs& in, const tco::Resul
   t.rows.push_back({fmt::format("resale ({:.0f}%)", 100 * in.resale_fraction_at_end()), report::money(-r.own.resale_usd), ""});
   t.rows.push_back({"total", report::money(r.own.total_usd), m(r.rent_total_usd)});
   t.rows.push_back({"per device-hour delivered", report::money(r.own_usd_per_device_hour), m(r.rent_usd_per_device_hour)});
-  if (r.jobs) t.rows.push_back({fmt::format("per job ({:.4g} h, {:.4g} jobs)", in.job_hours, *r.jobs), m(r.own_usd_per_job), m(r.rent_usd_per_job)});
+  if (r.jobs)
+    t.rows.push_back({fmt::format("per {} ({}, {:.3g} in the horizon)", in.job_kind, human_seconds(in.job_hours * 3600), *r.jobs),
+                      m(r.own_usd_per_job), m(r.rent_usd_per_job)});
   if (r.own_usd_per_million_tokens)
     t.rows.push_back({"per million tokens", m(r.own_usd_per_million_tokens), m(r.rent_usd_per_million_tokens)});
   out += report::render(t, format) + "\n";
@@ -246,9 +250,11 @@ std::optional<Costed> cost(const TcoOptions& o, const io::Registry& registry) {
   const Estimate& e = outcome.estimate;
   if (e.training) {
     if (e.total_seconds > 0) in.job_hours = e.total_seconds / 3600;
+    in.job_kind = "training run";
     in.tokens_per_second = e.train.tokens_per_second;
   } else if (e.infer.total_seconds > 0) {
     in.job_hours = e.infer.total_seconds / 3600;
+    in.job_kind = "batch of requests";
     in.tokens_per_second = static_cast<double>(q.input.plan.global_batch()) * q.input.workload.generate / e.infer.total_seconds;
   }
   Costed c{&d, in, tco::evaluate(d, in), stale_notes(d, in)};

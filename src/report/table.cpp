@@ -100,9 +100,10 @@ std::string money(double usd) {
   if (!std::isfinite(usd)) return "-";
   std::string sign = usd < 0 ? "-" : "";
   double a = std::fabs(usd);
-  if (a > 0 && a < 0.01) {
+  if (a > 0 && a < 0.01) {  // two significant digits, never exponent notation
+    int decimals = std::min(12, 1 - static_cast<int>(std::floor(std::log10(a))));
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2g", a);
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, a);
     return sign + "$" + buf;
   }
   int decimals = a < 100 ? 2 : 0;

@@ -127,10 +127,9 @@ Inputs default_inputs(const Device& d, int count, bool used, const std::string& 
 
 namespace {
 
-int hosts_for(const Inputs& in) {
-  int per_host = std::max(1, in.devices_per_host);
-  return (in.count + per_host - 1) / per_host;
-}
+// Hosts as a share: count / devices per host (one card in a two-card desktop carries half of it). A partly filled
+// host costs its full price: pass --devices-per-host to say how many the host really holds.
+double hosts_for(const Inputs& in) { return static_cast<double>(in.count) / std::max(1, in.devices_per_host); }
 
 double resale_of(const Inputs& in, double capex) { return capex * in.resale_fraction_at_end(); }
 
@@ -141,10 +140,10 @@ double working_watts(const Device& d, const Inputs& in) { return in.count * d.td
 
 OwnCost own_cost(const Device& d, const Inputs& in) {
   OwnCost c;
-  int hosts = hosts_for(in);
+  double hosts = hosts_for(in);
   c.devices_usd = in.count * in.device_usd;
   c.hosts_usd = hosts * in.host_usd;
-  c.network_usd = hosts > 1 ? hosts * in.network_usd_per_host : 0;
+  c.network_usd = in.count > in.devices_per_host ? hosts * in.network_usd_per_host : 0;  // more than one host
   c.capex_usd = c.devices_usd + c.hosts_usd + c.network_usd;
   double hours = in.years * kHoursPerYear;
   double kw = working_watts(d, in) / 1000;

@@ -60,6 +60,7 @@ struct Inputs {
   // --tokens); it moves tokens_per_second (trained or generated) while running.
   double job_hours = 0;
   double tokens_per_second = 0;
+  std::string job_kind = "job";  // what one job is, in words ("training run", "batch of requests")
 };
 
 struct OwnCost {
