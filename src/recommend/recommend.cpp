@@ -64,7 +64,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
   if (basis == "auto") {
     if (!d.price.cloud_usd_per_hour && !purchase_price(d)) {
       if (cost_needed) {
-        out.rejection = Rejection{d.id, "no price (purchase or rental) in the catalog", "add one with --catalog"};
+        out.rejection = Rejection{d.id, "no price (purchase or rental) in the catalog", "give a quote with --prices FILE"};
         return out;
       }
       basis = "unknown";
@@ -73,11 +73,13 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     }
   }
   if (basis == "rent" && !d.price.cloud_usd_per_hour) {
-    out.rejection = Rejection{d.id, "no rental price in the catalog", "use --buy"};
+    out.rejection = Rejection{d.id, "no rental price in the catalog",
+                              purchase_price(d) ? "use --buy" : "give a quote with --prices FILE"};
     return out;
   }
   if (basis == "buy" && !purchase_price(d)) {
-    out.rejection = Rejection{d.id, "no purchase price in the catalog", "use --rent"};
+    out.rejection = Rejection{d.id, "no purchase price in the catalog",
+                              d.price.cloud_usd_per_hour ? "use --rent" : "give a quote with --prices FILE"};
     return out;
   }
   std::string last_reason;
