@@ -118,6 +118,19 @@ int run_list(const CatalogOptions& o) {
                       report::num(d->memory_bandwidth_bytes_per_s / kGB, 0), tflops(*d, Precision::kFp32), half,
                       tflops(*d, Precision::kFp8), tflops(*d, Precision::kInt8), report::num(d->tdp_w, 0),
                       d->interconnect.type, price_text(*d)});
+    if (format == report::Format::kCsv) {  // numbers with their unit in the column name, one unit per column
+      auto buy = d->price.new_purchase_usd();
+      t.rows.back().back() = buy ? fmt::format("{}", *buy) : "";
+      t.rows.back().push_back(d->price.used_usd ? fmt::format("{}", *d->price.used_usd) : "");
+      t.rows.back().push_back(d->price.cloud_usd_per_hour ? fmt::format("{}", *d->price.cloud_usd_per_hour) : "");
+    }
+  }
+  if (format == report::Format::kCsv) {
+    t.header.back() = "new_usd";
+    t.header.push_back("used_usd");
+    t.header.push_back("cloud_usd_per_device_hour");
+    t.right_align.push_back(true);
+    t.right_align.push_back(true);
   }
   std::string out = report::render(t, format);
   if (format == report::Format::kTable)
