@@ -27,6 +27,7 @@ TEST_CASE("bad-input corpus: exit 2, one message naming file:line:column and the
     else if (rel.rfind("model/", 0) == 0) command = "models list --models '" + path + "'";
     else if (rel.rfind("profile/", 0) == 0) command = "estimate --model gpt2 --device t4 --profile '" + path + "'";
     else if (rel.rfind("batch/", 0) == 0) command = "batch '" + path + "' --strict";
+    else if (rel.rfind("prices/", 0) == 0) command = "catalog list --prices '" + path + "'";
     else FAIL("unknown corpus folder: " << rel);
     CAPTURE(rel);
     CAPTURE(description);

@@ -120,6 +120,18 @@ std::string general_price_source(YamlMap& m) {
 // provider); kinds not named are left as they were. `fallback_source` cites quotes without their own source.
 void read_price(YamlMap& m, Price& p, const std::string& fallback_source, const std::string& origin = "") {
   static const std::regex kDate("(19|20)[0-9]{2}-(0[1-9]|1[0-2])");
+  // Unknown keys first, so that a typo (`street_dat`) is named as such rather than as a missing date.
+  std::vector<std::string> known = {"cloud_reserved_term"};
+  for (const auto& k : kPriceKinds) {
+    for (const char* suffix : {"_date", "_source"}) known.push_back(std::string(k.kind) + suffix);
+    known.push_back(k.amount);
+    if (k.rental) known.push_back(std::string(k.kind) + "_provider");
+  }
+  for (const auto& key : m.keys())
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      auto near = nearest(key, known);
+      m.fail(key, "unknown key" + (near ? "; did you mean '" + *near + "'?" : std::string()));
+    }
   for (const auto& k : kPriceKinds) {
     std::string kind = k.kind;
     auto amount = m.number(k.amount, false, 0, k.rental ? 1e5 : 1e9);
@@ -285,7 +297,11 @@ Device load_device_file(const std::string& path) {
 namespace hwplan::io {
 
 void apply_price_file(std::vector<Device>& devices, const std::string& path) {
-  YAML::Node root = parse_document(read_text_file(path, "prices file"), path);
+  apply_price_text(devices, read_text_file(path, "prices file"), path);
+}
+
+void apply_price_text(std::vector<Device>& devices, const std::string& text, const std::string& path) {
+  YAML::Node root = parse_document(text, path);
   if (!root.IsMap())
     throw InputError(location_of(root, path), "", "a prices file is a map of device ids to prices, e.g. "
                                                    "`h100-sxm: {street_usd: 24000, street_date: \"2026-11\"}`");

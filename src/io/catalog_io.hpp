@@ -16,5 +16,7 @@ Device load_device_file(const std::string& path);
 // in the catalog (`street_usd`, `street_date`, `street_source`, `cloud_usd_per_hour`, `cloud_provider`, ...).
 // Unknown ids and keys are errors naming file:line:column; a quote without its own source cites the file.
 void apply_price_file(std::vector<Device>& devices, const std::string& path);
+// The same for text already read; `file` names it in errors.
+void apply_price_text(std::vector<Device>& devices, const std::string& text, const std::string& file);
 
 }  // namespace hwplan::io
