@@ -144,6 +144,16 @@ TEST_CASE("hwplan tco: the JSON contract, old prices noted, unpriced devices exi
   auto unpriced = test::run_hwplan("tco --model 7B --device h200-sxm --task infer");
   CHECK(unpriced.exit_code == 2);
   CHECK(unpriced.err.find("--prices FILE") != std::string::npos);
+  // --jobs N: the utilisation is N jobs x the job time over the horizon.
+  auto jobs = test::run_hwplan("tco --model llama-2-7b --device rtx-4090 --task lora --batch 1 --seq 1024 --recompute full "
+                               "--tokens 1e8 --jobs 100 --format json");
+  REQUIRE(jobs.exit_code == 0);
+  auto jj = nlohmann::json::parse(jobs.out);
+  double job_hours = jj["inputs"]["job_hours"];
+  CHECK(jj["inputs"]["utilization"].get<double>() == doctest::Approx(100 * job_hours / (3 * 8760)));
+  CHECK(jj["tco"]["jobs"].get<double>() == doctest::Approx(100));
+  CHECK(test::run_hwplan("tco --model llama-2-7b --device rtx-4090 --task lora --batch 1 --seq 1024 --recompute full "
+                         "--tokens 1e8 --jobs 1e6").exit_code == 2);
   auto csv = test::run_hwplan("tco --model 7B --device rtx-4090 --task infer --format csv");
   CHECK(csv.out.rfind("own_total_usd,own_capex_usd,", 0) == 0);
 }

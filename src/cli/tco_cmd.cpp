@@ -29,6 +29,7 @@ struct TcoOptions {
   WorkloadOptions workload;
   double years = 3;
   double utilization = 0.5;
+  std::optional<double> jobs;  // the work as a number of jobs over the horizon: sets the utilisation
   bool used = false;
   std::string rent_basis = "on-demand";
   std::optional<double> usd_per_kwh, pue, usd_per_kw_month, operations, resale, rent_usd_per_hour;
@@ -151,7 +152,7 @@ std::string flip_value(const std::string& input, double v) {
 
 std::string text_report(const Device& d, const tco::Inputs& in, const tco::Result& r, report::Format format) {
   auto m = [](const std::optional<double>& v) { return v ? report::money(*v) : std::string("-"); };
-  std::string out = fmt::format("Cost of ownership: {} x {} over {:g} years at {:.0f}% utilisation ({}, {} per host)\n", in.count,
+  std::string out = fmt::format("Cost of ownership: {} x {} over {:g} years at {:.3g}% utilisation ({}, {} per host)\n", in.count,
                                 d.id, in.years, 100 * in.utilization, tco::to_string(in.host_class), in.devices_per_host);
   out += fmt::format("Buy: {} per device ({}, {}). Rent: {}\n\n", report::money(in.device_usd), in.device_price_kind,
                      in.device_price_date,
@@ -257,6 +258,17 @@ std::optional<Costed> cost(const TcoOptions& o, const io::Registry& registry) {
     in.job_kind = "batch of requests";
     in.tokens_per_second = static_cast<double>(q.input.plan.global_batch()) * q.input.workload.generate / e.infer.total_seconds;
   }
+  if (o.jobs) {
+    positive("--jobs", *o.jobs);
+    if (!(in.job_hours > 0))
+      throw InputError({}, "--jobs", "this workload has no end to count jobs by: give --tokens (training) or use --utilization");
+    double horizon_hours = in.years * 8760;
+    double busy = *o.jobs * in.job_hours;
+    if (busy > horizon_hours)
+      throw InputError({}, "--jobs", fmt::format("{:g} jobs of {} take {:.0f} h, more than the {:g}-year horizon: raise --years or "
+                                                 "--count", *o.jobs, human_seconds(in.job_hours * 3600), busy, in.years));
+    in.utilization = busy / horizon_hours;
+  }
   Costed c{&d, in, tco::evaluate(d, in), stale_notes(d, in)};
   if (!in.rent_usd_per_device_hour)
     c.notes.push_back("no " + in.rent_basis + " rental price for " + d.id + ": only owning is costed");
@@ -315,6 +327,7 @@ void add_cost_options(CLI::App& app, TcoOptions& opts) {
   add_workload_options(app, o->workload);
   app.add_option("--years", o->years, "Horizon in years")->capture_default_str();
   app.add_option("--utilization", o->utilization, "Fraction of the horizon the devices work (0-1]")->capture_default_str();
+  app.add_option("--jobs", o->jobs, "The work as a number of jobs over the horizon (sets the utilisation from the job time)");
   app.add_flag("--used", o->used, "Buy at the used-market price");
   app.add_option("--rent", o->rent_basis, "Rental price: on-demand | reserved")->capture_default_str();
   app.add_option("--rent-usd-per-hour", o->rent_usd_per_hour, "Your rental price per device-hour (overrides the catalog)");
