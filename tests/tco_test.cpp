@@ -172,3 +172,16 @@ TEST_CASE("hwplan plot tco draws both cumulative costs and marks the break-even 
   CHECK(svg.find("nan") == std::string::npos);
   std::remove(path.c_str());
 }
+
+TEST_CASE("recommend --own-years ranks on the owned cost of hwplan tco, one basis only") {
+  auto r = test::run_hwplan("recommend --model llama-2-7b --task lora --own-years 3 --top 3 --format json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["candidates"].size() >= 1);
+  for (const auto& c : j["candidates"]) {
+    CHECK(c["cost_basis"] == "own");
+    CHECK(c["cost_usd"].get<double>() > 0);
+  }
+  CHECK(test::run_hwplan("recommend --model llama-2-7b --task lora --own-years 3 --buy").exit_code == 2);
+  CHECK(test::run_hwplan("recommend --model llama-2-7b --task lora --own-years 0").exit_code == 2);
+}
