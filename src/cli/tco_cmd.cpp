@@ -350,9 +350,10 @@ Command tco_command() {
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("tco", "Cost of owning the hardware a workload needs against renting it.")->footer(R"(Examples:
-  hwplan tco --model llama-3-8b --device rtx-4090 --task lora --batch 4 --seq 1024 --years 2
+  hwplan tco --model llama-2-7b --device rtx-4090 --task lora --batch 1 --seq 1024 --recompute full --tokens 1e8 --years 2
   hwplan tco --model llama-3-70b --device h100-sxm --count 8 --task infer --batch 32 --utilization 0.3
-  hwplan tco --model 7B --device l40s --task infer --rent reserved --usd-per-kwh 0.25 --format json
+  hwplan tco --model 7B --device mi300x --count 2 --task infer --batch 16 --rent-usd-per-hour 1.5 --usd-per-kwh 0.25 --format json
+  hwplan tco --model llama-2-7b --device rtx-3090 --used --task lora --batch 1 --recompute full --tokens 1e8 --jobs 50 --prices my-quotes.yaml
 
 Owned = devices + host share + networking + electricity (TDP x utilisation, device and host, x PUE) + space
 (provisioned kW x PUE x months) + operations (% of capex a year) - resale. Rented = device-hours of the same work
