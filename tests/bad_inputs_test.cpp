@@ -30,6 +30,7 @@ TEST_CASE("bad-input corpus: exit 2, one message naming file:line:column and the
     else if (rel.rfind("batch/", 0) == 0) command = "batch '" + path + "' --strict";
     else if (rel.rfind("hf/", 0) == 0 || rel.rfind("gguf/", 0) == 0 || rel.rfind("safetensors/", 0) == 0)
       command = "models show '" + path + "'";
+    else if (rel.rfind("prices/", 0) == 0) command = "catalog list --prices '" + path + "'";
     else FAIL("unknown corpus folder: " << rel);
     CAPTURE(rel);
     CAPTURE(description);

@@ -110,6 +110,13 @@ void emit_device(std::ostream& o, const Device& d, int index) {
   o << "    d.price.launch_msrp_usd = " << opt(d.price.launch_msrp_usd) << ";\n    d.price.launch_msrp_date = " << str(d.price.launch_msrp_date) << ";\n";
   o << "    d.price.street_usd = " << opt(d.price.street_usd) << ";\n    d.price.street_date = " << str(d.price.street_date) << ";\n";
   o << "    d.price.cloud_usd_per_hour = " << opt(d.price.cloud_usd_per_hour) << ";\n    d.price.cloud_date = " << str(d.price.cloud_date) << ";\n";
+  o << "    d.price.cloud_provider = " << str(d.price.cloud_provider) << ";\n";
+  o << "    d.price.used_usd = " << opt(d.price.used_usd) << ";\n    d.price.used_date = " << str(d.price.used_date) << ";\n";
+  o << "    d.price.cloud_reserved_usd_per_hour = " << opt(d.price.cloud_reserved_usd_per_hour) << ";\n";
+  o << "    d.price.cloud_reserved_date = " << str(d.price.cloud_reserved_date) << ";\n";
+  o << "    d.price.cloud_reserved_provider = " << str(d.price.cloud_reserved_provider) << ";\n";
+  o << "    d.price.cloud_reserved_term = " << str(d.price.cloud_reserved_term) << ";\n";
+  o << "    d.price.sources = " << string_map(d.price.sources) << ";\n";
   o << "    d.confidence = " << str(d.confidence) << ";\n    d.sources = " << string_map(d.sources) << ";\n";
   o << "    d.derived = " << string_map(d.derived) << ";\n    d.notes = " << str(d.notes) << ";\n";
   o << "    d.origin = " << str(d.origin) << ";\n    d.where_id = " << location(d.where_id) << ";\n";

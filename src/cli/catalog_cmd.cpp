@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -33,8 +34,10 @@ std::string tflops(const Device& d, Precision p) {
 
 
 std::string price_text(const Device& d) {
-  if (d.price.launch_msrp_usd) return fmt::format("${:.0f}", *d.price.launch_msrp_usd);
-  if (d.price.street_usd) return fmt::format("~${:.0f}", *d.price.street_usd);
+  if (d.price.street_usd) return report::money(*d.price.street_usd);
+  if (d.price.launch_msrp_usd) return report::money(*d.price.launch_msrp_usd) + " (launch)";
+  if (d.price.used_usd) return report::money(*d.price.used_usd) + " (used)";
+  if (d.price.cloud_usd_per_hour) return report::money(*d.price.cloud_usd_per_hour) + "/h";
   return "-";
 }
 
@@ -67,6 +70,19 @@ int run_list(const CatalogOptions& o) {
                       report::num(d->memory_bandwidth_bytes_per_s / kGB, 0), tflops(*d, Precision::kFp32), half,
                       tflops(*d, Precision::kFp8), tflops(*d, Precision::kInt8), report::num(d->tdp_w, 0),
                       d->interconnect.type, price_text(*d)});
+    if (format == report::Format::kCsv) {  // numbers with their unit in the column name, one unit per column
+      auto buy = d->price.new_purchase_usd();
+      t.rows.back().back() = buy ? fmt::format("{}", *buy) : "";
+      t.rows.back().push_back(d->price.used_usd ? fmt::format("{}", *d->price.used_usd) : "");
+      t.rows.back().push_back(d->price.cloud_usd_per_hour ? fmt::format("{}", *d->price.cloud_usd_per_hour) : "");
+    }
+  }
+  if (format == report::Format::kCsv) {
+    t.header.back() = "new_usd";
+    t.header.push_back("used_usd");
+    t.header.push_back("cloud_usd_per_device_hour");
+    t.right_align.push_back(true);
+    t.right_align.push_back(true);
   }
   std::string out = report::render(t, format);
   if (format == report::Format::kTable)
@@ -92,15 +108,18 @@ int run_show(const CatalogOptions& o) {
   t.header = {"key", "value", "source"};
   // Sources are long: the table cites them by number and lists them below it.
   std::vector<std::string> cited;
-  auto src = [&](const std::string& key) -> std::string {
-    auto it = d.sources.find(key);
-    if (it == d.sources.end()) return "";
-    auto pos = std::find(cited.begin(), cited.end(), it->second);
+  auto cite = [&](const std::string& text) -> std::string {
+    if (text.empty()) return "";
+    auto pos = std::find(cited.begin(), cited.end(), text);
     if (pos == cited.end()) {
-      cited.push_back(it->second);
+      cited.push_back(text);
       pos = cited.end() - 1;
     }
     return "[" + std::to_string(pos - cited.begin() + 1) + "]";
+  };
+  auto src = [&](const std::string& key) -> std::string {
+    auto it = d.sources.find(key);
+    return it == d.sources.end() ? std::string() : cite(it->second);
   };
   auto row = [&](const std::string& k, const std::string& v, const std::string& source_key) {
     t.rows.push_back({k, v, src(source_key)});
@@ -148,9 +167,18 @@ int run_show(const CatalogOptions& o) {
   std::string sw;
   for (const auto& s : d.software) sw += (sw.empty() ? "" : ", ") + s;
   row("software", sw + (d.training ? "" : " (inference only)"), "");
-  if (d.price.launch_msrp_usd) row("launch MSRP", fmt::format("${:.0f} ({})", *d.price.launch_msrp_usd, d.price.launch_msrp_date), "price");
-  if (d.price.street_usd) row("street price", fmt::format("${:.0f} ({})", *d.price.street_usd, d.price.street_date), "price");
-  if (d.price.cloud_usd_per_hour) row("cloud", fmt::format("${:.2f}/h ({})", *d.price.cloud_usd_per_hour, d.price.cloud_date), "price");
+  static const std::map<std::string, std::string> kPriceLabels = {{"launch_msrp", "launch list price"},
+                                                                   {"street", "street price (new)"},
+                                                                   {"used", "used price"},
+                                                                   {"cloud", "cloud on-demand"},
+                                                                   {"cloud_reserved", "cloud reserved"}};
+  for (const auto& q : quotes_of(d.price)) {
+    std::string value = report::money(q.usd) + (q.per_hour ? " per device-hour" : "") + " (" + q.date +
+                        (q.provider.empty() ? "" : ", " + q.provider) + ")";
+    auto origin = d.price.origins.find(q.kind);
+    if (origin != d.price.origins.end()) value += " [your quote, " + origin->second + "]";
+    t.rows.push_back({kPriceLabels.at(q.kind), value, cite(q.source)});
+  }
   row("confidence", d.confidence, "");
   row("defined in", d.origin, "");
   std::string out = report::render(t, format);

@@ -44,6 +44,7 @@ Command plot_command();
 Command calibrate_command();
 Command doctor_command();
 Command serve_command();
+Command tco_command();
 std::vector<Command> all_commands();
 
 }  // namespace hwplan::cli

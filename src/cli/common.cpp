@@ -15,6 +15,10 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
       ->type_name("DIR");
   app.add_option("--models", g.model_dirs, "Extra model directory or file (adds/overrides models); also HWPLAN_MODELS")
       ->type_name("DIR");
+  app.add_option("--prices", g.price_files,
+                 "YAML of your own price quotes (device id -> street_usd/used_usd/cloud_usd_per_hour ... with dates); "
+                 "overrides the catalog; also HWPLAN_PRICES")
+      ->type_name("FILE");
 }
 
 void add_format_option(CLI::App& app, GlobalOptions& g, bool html) {
@@ -31,6 +35,7 @@ io::Registry make_registry(const GlobalOptions& g) {
   io::add_environment(options);
   options.catalog_dirs.insert(options.catalog_dirs.end(), g.catalog_dirs.begin(), g.catalog_dirs.end());
   options.model_dirs.insert(options.model_dirs.end(), g.model_dirs.begin(), g.model_dirs.end());
+  options.price_files.insert(options.price_files.end(), g.price_files.begin(), g.price_files.end());
   return io::Registry(options);
 }
 

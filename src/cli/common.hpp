@@ -24,6 +24,7 @@ namespace hwplan::cli {
 struct GlobalOptions {
   std::vector<std::string> catalog_dirs;
   std::vector<std::string> model_dirs;
+  std::vector<std::string> price_files;
   std::string format = "table";
   std::string output;  // -o FILE, written atomically
   std::string command_line;  // as typed, for the HTML report's "question"

@@ -20,14 +20,19 @@ struct RecommendOptions {
   RecommendSpec spec;
   bool buy = false;
   bool rent = false;
+  std::optional<double> own_years;
   int threads = 0;
   ServeOptions serve;  // --task serve: traffic, targets, engine scheduler
 };
 
 Recommendation compute(RecommendOptions& o) {
   const io::Registry& registry = registry_of(*o.global);
-  if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
-  o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";
+  if (o.buy + o.rent + o.own_years.has_value() > 1) throw InputError({}, "--buy", "give one of --buy, --rent, --own-years");
+  o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : o.own_years ? "own" : "auto";
+  if (o.own_years) {
+    if (!(*o.own_years > 0 && *o.own_years <= 20)) throw InputError({}, "--own-years", "must be in (0, 20]");
+    o.spec.own_years = *o.own_years;
+  }
   if (o.spec.top < 1) throw InputError({}, "--top", "must be at least 1");
   if (o.spec.budget_usd && !(*o.spec.budget_usd > 0)) throw InputError({}, "--budget-usd", "must be positive");
   // --device / --devices restrict the candidates; --count fixes the count (both used to be ignored).
@@ -41,7 +46,7 @@ Recommendation compute(RecommendOptions& o) {
 int run_recommend(RecommendOptions& o) {
   if (o.workload.task == "serve") {
     if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
-    o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";
+    o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";  // serving ranks on rent or purchase price
     if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
     int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     return run_recommend_serve(*o.global, o.workload, o.serve, o.spec, threads);
@@ -81,6 +86,9 @@ Command recommend_command() {
     o->app->add_option("--deadline", o->spec.deadline, "Finish the job within, e.g. 14d, 36h");
     o->app->add_flag("--buy", o->buy, "Cost = purchase price (launch MSRP or street price)");
     o->app->add_flag("--rent", o->rent, "Cost = cloud price per hour x job time");
+    o->app->add_option("--own-years", o->own_years,
+                       "Cost = owning for N years (devices, host share, electricity, space, operations, less resale; "
+                       "as hwplan tco)");
     o->app->add_option("--class", o->spec.classes, "Only these classes: consumer, workstation, datacenter, npu, edge");
     o->app->add_option("--vendor", o->spec.vendors, "Only these vendors");
     o->app->add_option("--exclude", o->spec.exclude, "Leave out these devices")->delimiter(',');
@@ -102,6 +110,7 @@ Command recommend_command() {
     o->workload = {};
     o->spec = {};
     o->buy = o->rent = false;
+    o->own_years.reset();
     o->threads = 0;
   };
   return c;

@@ -28,14 +28,44 @@ struct HostLink {
   double bytes_per_s() const;
 };
 
+// Prices as quoted by a source on a date (YYYY-MM). Every quote carries its citation in `sources` under its kind
+// ("launch_msrp", "street", "used", "cloud", "cloud_reserved"); rentals name the provider.
 struct Price {
-  std::optional<double> launch_msrp_usd;
+  std::optional<double> launch_msrp_usd;  // vendor list price at launch (GeForce, Jetson kits, Macs)
   std::string launch_msrp_date;
-  std::optional<double> street_usd;
+  std::optional<double> street_usd;  // new, from retailers or reported deal prices (datacenter parts have no MSRP)
   std::string street_date;
-  std::optional<double> cloud_usd_per_hour;
+  std::optional<double> used_usd;  // second-hand market (eBay sold listings, refurbishers)
+  std::string used_date;
+  std::optional<double> cloud_usd_per_hour;  // on-demand, per device-hour
   std::string cloud_date;
+  std::string cloud_provider;
+  std::optional<double> cloud_reserved_usd_per_hour;  // committed / reserved, per device-hour
+  std::string cloud_reserved_date;
+  std::string cloud_reserved_provider;
+  std::string cloud_reserved_term;  // "1-year", "3-year", ...
+  std::map<std::string, std::string> sources;  // kind -> citation
+  std::map<std::string, std::string> origins;  // kind -> where it was set when not the catalog ("prices.yaml:4")
+
+  bool empty() const {
+    return !launch_msrp_usd && !street_usd && !used_usd && !cloud_usd_per_hour && !cloud_reserved_usd_per_hour;
+  }
+  // A purchase price: the street price when one is known (what a buyer pays today), else the launch list price.
+  std::optional<double> new_purchase_usd() const { return street_usd ? street_usd : launch_msrp_usd; }
 };
+
+// One quote of a Price, for listing and checking them all alike.
+struct PriceQuote {
+  const char* kind;  // launch_msrp, street, used, cloud, cloud_reserved
+  double usd;        // USD, or USD per device-hour for rentals
+  bool per_hour;
+  std::string date;
+  std::string provider;
+  std::string source;
+};
+std::vector<PriceQuote> quotes_of(const Price& p);
+// Whole months from a YYYY-MM date to (to_year, to_month); 0 for a malformed date.
+int months_between(const std::string& from_yyyy_mm, int to_year, int to_month);
 
 struct Device {
   std::string id;

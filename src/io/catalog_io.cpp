@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/precision.hpp"
+#include "core/strings.hpp"
 #include "core/units.hpp"
 #include "io/yaml_map.hpp"
 
@@ -77,6 +78,91 @@ std::string require_one_of(YamlMap& m, const std::string& key, const std::string
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
   m.fail(key, "'" + value + "' is not one of: " + list);
+}
+
+
+// Price quotes: each kind has its amount, a YYYY-MM date and a source; rentals name the provider (the built-in
+// catalog always does; a user's file may leave it out). Used by catalog files
+// and by --prices files alike, so a user's quote is held to the same rules as a built-in one.
+struct PriceKindKeys {
+  const char* kind;
+  const char* amount;
+  bool rental;
+};
+const PriceKindKeys kPriceKinds[] = {{"launch_msrp", "launch_msrp_usd", false},
+                                     {"street", "street_usd", false},
+                                     {"used", "used_usd", false},
+                                     {"cloud", "cloud_usd_per_hour", true},
+                                     {"cloud_reserved", "cloud_reserved_usd_per_hour", true}};
+
+std::optional<double>& amount_of(Price& p, const std::string& kind) {
+  if (kind == "launch_msrp") return p.launch_msrp_usd;
+  if (kind == "street") return p.street_usd;
+  if (kind == "used") return p.used_usd;
+  if (kind == "cloud") return p.cloud_usd_per_hour;
+  return p.cloud_reserved_usd_per_hour;
+}
+std::string& date_of(Price& p, const std::string& kind) {
+  if (kind == "launch_msrp") return p.launch_msrp_date;
+  if (kind == "street") return p.street_date;
+  if (kind == "used") return p.used_date;
+  if (kind == "cloud") return p.cloud_date;
+  return p.cloud_reserved_date;
+}
+
+std::string general_price_source(YamlMap& m) {
+  const YAML::Node& node = m.node()["sources"];
+  if (node && node.IsMap() && node["price"] && node["price"].IsScalar()) return node["price"].as<std::string>();
+  return "";
+}
+
+// Reads every price key of `m` into `p`. A kind given here replaces the whole quote (amount, date, source,
+// provider); kinds not named are left as they were. `fallback_source` cites quotes without their own source.
+void read_price(YamlMap& m, Price& p, const std::string& fallback_source, const std::string& origin = "") {
+  static const std::regex kDate("(19|20)[0-9]{2}-(0[1-9]|1[0-2])");
+  // Unknown keys first, so that a typo (`street_dat`) is named as such rather than as a missing date.
+  std::vector<std::string> known = {"cloud_reserved_term"};
+  for (const auto& k : kPriceKinds) {
+    for (const char* suffix : {"_date", "_source"}) known.push_back(std::string(k.kind) + suffix);
+    known.push_back(k.amount);
+    if (k.rental) known.push_back(std::string(k.kind) + "_provider");
+  }
+  for (const auto& key : m.keys())
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      auto near = nearest(key, known);
+      m.fail(key, "unknown key" + (near ? "; did you mean '" + *near + "'?" : std::string()));
+    }
+  for (const auto& k : kPriceKinds) {
+    std::string kind = k.kind;
+    auto amount = m.number(k.amount, false, 0, k.rental ? 1e5 : 1e9);
+    auto date = m.str(kind + "_date", false);
+    auto source = m.str(kind + "_source", false);
+    std::optional<std::string> provider, term;
+    if (k.rental) provider = m.str(kind + "_provider", false);
+    if (kind == "cloud_reserved") term = m.str("cloud_reserved_term", false);
+    if (!amount) {
+      for (const char* extra : {"_date", "_source", "_provider", "_term"})
+        if (m.has(kind + extra)) m.fail(kind + extra, std::string("is given without ") + k.amount);
+      continue;
+    }
+    if (!date) m.fail(k.amount, "needs " + kind + "_date (YYYY-MM, when the price was quoted) beside it");
+    if (!std::regex_match(*date, kDate)) m.fail(kind + "_date", "'" + *date + "' is not a YYYY-MM date");
+    std::string cited = source ? *source : fallback_source;
+    if (cited.empty())
+      m.fail(k.amount, "needs " + kind + "_source beside it (who quoted this price: a pricing page, a retailer, a report)");
+    if (provider && provider->empty()) m.fail(kind + "_provider", "must not be empty (the cloud that rents at this price)");
+    if (term && term->empty()) m.fail("cloud_reserved_term", "must not be empty");
+    amount_of(p, kind) = amount;
+    date_of(p, kind) = *date;
+    p.sources[kind] = cited;
+    if (origin.empty()) p.origins.erase(kind);
+    else p.origins[kind] = origin;
+    if (kind == "cloud") p.cloud_provider = provider.value_or("");
+    if (kind == "cloud_reserved") {
+      p.cloud_reserved_provider = provider.value_or("");
+      p.cloud_reserved_term = term.value_or("");
+    }
+  }
 }
 
 }  // namespace
@@ -162,26 +248,11 @@ Device parse_device(const std::string& text, const std::string& file) {
   d.training = *m.boolean("training", true);
 
   if (auto price = m.map("price", false)) {
-    d.price.launch_msrp_usd = price->number("launch_msrp_usd", false, 0, 1e9);
-    d.price.launch_msrp_date = price->str("launch_msrp_date", false).value_or("");
-    d.price.street_usd = price->number("street_usd", false, 0, 1e9);
-    d.price.street_date = price->str("street_date", false).value_or("");
-    d.price.cloud_usd_per_hour = price->number("cloud_usd_per_hour", false, 0, 1e5);
-    d.price.cloud_date = price->str("cloud_date", false).value_or("");
-    static const std::regex kDate("(19|20)[0-9]{2}-(0[1-9]|1[0-2])");
-    for (const char* key : {"launch_msrp_date", "street_date", "cloud_date"}) {
-      const std::string& value = std::string(key) == "launch_msrp_date" ? d.price.launch_msrp_date
-                                 : std::string(key) == "street_date"    ? d.price.street_date
-                                                                        : d.price.cloud_date;
-      if (!value.empty() && !std::regex_match(value, kDate)) price->fail(key, "'" + value + "' is not a YYYY-MM date");
-    }
-    if (d.price.launch_msrp_usd && d.price.launch_msrp_date.empty())
-      price->fail("launch_msrp_usd", "needs launch_msrp_date (YYYY-MM) beside it");
-    if (d.price.street_usd && d.price.street_date.empty())
-      price->fail("street_usd", "needs street_date (YYYY-MM) beside it");
-    if (d.price.cloud_usd_per_hour && d.price.cloud_date.empty())
-      price->fail("cloud_usd_per_hour", "needs cloud_date (YYYY-MM) beside it");
+    // A quote's citation sits beside it (`street_source`); a file-wide `sources.price` covers quotes without one.
+    read_price(*price, d.price, m.has("sources") ? general_price_source(m) : std::string());
     price->finish();
+    if (d.price.empty()) m.fail("price", "has no price: give launch_msrp_usd, street_usd, used_usd, cloud_usd_per_hour "
+                                         "or cloud_reserved_usd_per_hour, or leave the key out");
   }
 
   std::string confidence = *m.str("confidence", true);
@@ -194,7 +265,7 @@ Device parse_device(const std::string& text, const std::string& file) {
     d.sources[key] = *text;
   }
   for (const auto& key : kSourcedKeys)
-    if (m.has(key) && !d.sources.count(key))
+    if (m.has(key) && !d.sources.count(key) && key != "price")
       sources.fail(key, "figure '" + key + "' has no source: add `" + key + ": \"<datasheet or URL>\"` under sources");
   for (const auto& [key, text] : d.sources)
     if (std::find(kSourcedKeys.begin(), kSourcedKeys.end(), key) == kSourcedKeys.end())
@@ -219,6 +290,41 @@ Device parse_device(const std::string& text, const std::string& file) {
 
 Device load_device_file(const std::string& path) {
   return parse_device(read_text_file(path, "file"), path);
+}
+
+}  // namespace hwplan::io
+
+namespace hwplan::io {
+
+void apply_price_file(std::vector<Device>& devices, const std::string& path) {
+  apply_price_text(devices, read_text_file(path, "prices file"), path);
+}
+
+void apply_price_text(std::vector<Device>& devices, const std::string& text, const std::string& path) {
+  YAML::Node root = parse_document(text, path);
+  if (!root.IsMap())
+    throw InputError(location_of(root, path), "", "a prices file is a map of device ids to prices, e.g. "
+                                                   "`h100-sxm: {street_usd: 24000, street_date: \"2026-11\"}`");
+  YamlMap top(root, path);
+  for (const auto& id : top.keys()) {
+    auto it = std::find_if(devices.begin(), devices.end(), [&](const Device& d) { return d.id == id; });
+    if (it == devices.end()) {
+      std::vector<std::string> ids;
+      for (const auto& d : devices) ids.push_back(d.id);
+      std::string message = "unknown device id";
+      if (auto near = nearest(id, ids)) message += "; did you mean '" + *near + "'?";
+      top.fail(id, message);
+    }
+    auto entry = *top.map(id, true);
+    SourceLocation where = top.where(id);
+    std::string origin = path + ":" + std::to_string(where.line);
+    Price updated = it->price;
+    read_price(entry, updated, "your quote (" + origin + ")", origin);
+    entry.finish();
+    if (entry.keys().empty()) top.fail(id, "gives no price");
+    it->price = std::move(updated);
+  }
+  top.finish();
 }
 
 }  // namespace hwplan::io

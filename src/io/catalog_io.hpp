@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/device.hpp"
 
@@ -10,5 +11,12 @@ namespace hwplan::io {
 // Parses one device document. `file` names it in error messages.
 Device parse_device(const std::string& text, const std::string& file);
 Device load_device_file(const std::string& path);
+
+// Overrides prices with a user's own quotes (--prices FILE, HWPLAN_PRICES): a map of device id to price keys as
+// in the catalog (`street_usd`, `street_date`, `street_source`, `cloud_usd_per_hour`, `cloud_provider`, ...).
+// Unknown ids and keys are errors naming file:line:column; a quote without its own source cites the file.
+void apply_price_file(std::vector<Device>& devices, const std::string& path);
+// The same for text already read; `file` names it in errors.
+void apply_price_text(std::vector<Device>& devices, const std::string& text, const std::string& file);
 
 }  // namespace hwplan::io

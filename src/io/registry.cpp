@@ -61,6 +61,7 @@ Model checked(Model m);
 void add_environment(RegistryOptions& options) {
   for (auto& d : split_path_list(std::getenv("HWPLAN_CATALOG"))) options.catalog_dirs.push_back(d);
   for (auto& d : split_path_list(std::getenv("HWPLAN_MODELS"))) options.model_dirs.push_back(d);
+  for (auto& f : split_path_list(std::getenv("HWPLAN_PRICES"))) options.price_files.push_back(f);
 }
 
 std::vector<std::string> yaml_files_in(const std::string& dir_or_file) {
@@ -86,6 +87,7 @@ void Registry::load_devices() const {
   }
   for (const auto& dir : options_.catalog_dirs)
     overlay(devices, yaml_files_in(dir), [](const std::string& f) { return load_device_file(f); });
+  for (const auto& file : options_.price_files) apply_price_file(devices, file);
   // Every name (id or alias) must lead to one device.
   std::map<std::string, std::string> names;
   for (const auto& d : devices) {

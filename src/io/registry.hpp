@@ -14,10 +14,11 @@ namespace hwplan::io {
 struct RegistryOptions {
   std::vector<std::string> catalog_dirs;  // extra device files (a dir or a single .yaml)
   std::vector<std::string> model_dirs;
+  std::vector<std::string> price_files;  // user quotes applied over the catalog (--prices / HWPLAN_PRICES)
   bool builtin = true;
 };
 
-// Reads HWPLAN_CATALOG / HWPLAN_MODELS (colon-separated) into the options.
+// Reads HWPLAN_CATALOG / HWPLAN_MODELS / HWPLAN_PRICES (colon-separated) into the options.
 void add_environment(RegistryOptions& options);
 
 class Registry {

@@ -10,6 +10,7 @@
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "estimators/search.hpp"
+#include "tco/tco.hpp"
 #include "recommend/query.hpp"
 
 namespace hwplan {
@@ -29,6 +30,14 @@ bool listed(const std::vector<std::string>& list, const std::string& value) {
 std::optional<double> purchase_price(const Device& d) {
   if (d.price.launch_msrp_usd) return d.price.launch_msrp_usd;
   return d.price.street_usd;
+}
+
+// Owning `count` devices for `years` (hwplan tco's model and class defaults), busy for the job's hours.
+double own_cost_usd(const Device& d, int count, double job_hours, double years) {
+  tco::Inputs in = tco::default_inputs(d, count, /*used=*/false, "on-demand");
+  in.years = years;
+  in.utilization = std::clamp(job_hours / (years * 8760), 1e-9, 1.0);
+  return tco::own_cost(d, in).total_usd;
 }
 
 bool needs_port(const Device& d) {
@@ -64,7 +73,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
   if (basis == "auto") {
     if (!d.price.cloud_usd_per_hour && !purchase_price(d)) {
       if (cost_needed) {
-        out.rejection = Rejection{d.id, "no price (purchase or rental) in the catalog", "add one with --catalog"};
+        out.rejection = Rejection{d.id, "no price (purchase or rental) in the catalog", "give a quote with --prices FILE"};
         return out;
       }
       basis = "unknown";
@@ -73,11 +82,18 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     }
   }
   if (basis == "rent" && !d.price.cloud_usd_per_hour) {
-    out.rejection = Rejection{d.id, "no rental price in the catalog", "use --buy"};
+    out.rejection = Rejection{d.id, "no rental price in the catalog",
+                              purchase_price(d) ? "use --buy" : "give a quote with --prices FILE"};
+    return out;
+  }
+  if (basis == "own" && !d.price.new_purchase_usd()) {
+    out.rejection = Rejection{d.id, "no purchase price in the catalog",
+                              d.price.cloud_usd_per_hour ? "use --rent" : "give a quote with --prices FILE"};
     return out;
   }
   if (basis == "buy" && !purchase_price(d)) {
-    out.rejection = Rejection{d.id, "no purchase price in the catalog", "use --rent"};
+    out.rejection = Rejection{d.id, "no purchase price in the catalog",
+                              d.price.cloud_usd_per_hour ? "use --rent" : "give a quote with --prices FILE"};
     return out;
   }
   std::string last_reason;
@@ -144,6 +160,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     c.energy_kwh = c.power_w * (inference ? kInferencePowerFraction : kTrainingPowerFraction) * hours / 1000;
     c.cost_usd = basis == "rent" ? count * *d.price.cloud_usd_per_hour * hours
                  : basis == "buy" ? count * *purchase_price(d)
+                 : basis == "own" ? own_cost_usd(d, count, hours, spec.own_years)
                                   : -1;  // unknown
     if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += spec.porting_cost_usd;
     if (deadline_s && c.total_seconds > *deadline_s) {

@@ -15,10 +15,14 @@ json device_json(const Device& d) {
   json measured = json::object();
   for (const auto& [p, v] : d.measured_matmul_flops) measured[to_string(p)] = v / kTera;
   json price = json::object();
-  if (d.price.launch_msrp_usd) price["launch_msrp_usd"] = *d.price.launch_msrp_usd, price["launch_msrp_date"] = d.price.launch_msrp_date;
-  if (d.price.street_usd) price["street_usd"] = *d.price.street_usd, price["street_date"] = d.price.street_date;
-  if (d.price.cloud_usd_per_hour)
-    price["cloud_usd_per_hour"] = *d.price.cloud_usd_per_hour, price["cloud_date"] = d.price.cloud_date;
+  for (const auto& q : quotes_of(d.price)) {
+    std::string kind = q.kind;
+    price[q.per_hour ? kind + "_usd_per_hour" : kind + "_usd"] = q.usd;
+    price[kind + "_date"] = q.date;
+    price[kind + "_source"] = q.source;
+    if (q.per_hour) price[kind + "_provider"] = kind == "cloud" ? d.price.cloud_provider : d.price.cloud_reserved_provider;
+  }
+  if (!d.price.cloud_reserved_term.empty()) price["cloud_reserved_term"] = d.price.cloud_reserved_term;
   json j = {{"id", d.id},
             {"name", d.name},
             {"aliases", d.aliases},

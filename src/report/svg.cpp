@@ -863,4 +863,69 @@ std::string render_latency_svg(const LatencyChart& chart) {
   return std::move(svg).finish();
 }
 
+// Cost over time
+
+std::string render_cost_svg(const CostChart& chart) {
+  double max_month = 0, max_usd = 0;
+  for (const auto& s : chart.series)
+    for (const auto& [m, usd] : s.points) {
+      if (!std::isfinite(m) || !std::isfinite(usd)) continue;
+      max_month = std::max(max_month, m);
+      max_usd = std::max(max_usd, usd);
+    }
+  if (!positive(max_month) || !positive(max_usd)) return no_data_svg(chart.title);
+  const double left = 96, top = 56, plot_w = 560, plot_h = 340, font = 11;
+  const double right = left + plot_w, bottom = top + plot_h;
+  double legend_w = 0;
+  for (const auto& s : chart.series) legend_w = std::max(legend_w, text_width(truncate(s.label, 48), font));
+  const double width = std::ceil(std::max(right + 40 + legend_w + 30, std::min(1200.0, text_width(chart.title, 15) + 40)));
+  const double height = bottom + 56;
+  const double y_step = nice_step(max_usd * 1.08, 6), y_top = std::ceil(max_usd * 1.08 / y_step - 1e-9) * y_step;
+  const double x_step = nice_step(max_month, 8), x_end = std::ceil(max_month / x_step - 1e-9) * x_step;
+  auto x_of = [&](double m) { return left + m / x_end * plot_w; };
+  auto y_of = [&](double usd) { return bottom - usd / y_top * plot_h; };
+
+  Svg svg(width, height, chart.title);
+  for (int i = 0; i * y_step <= y_top + y_step * 1e-9; ++i) {
+    double v = i * y_step, y = y_of(v);
+    svg.line(left, y, right, y, fmt::format("stroke=\"{}\"", i == 0 ? std::string_view("#888888") : kGridColour));
+    std::string label = v >= 1e6 ? fmt::format("${:g}M", v / 1e6) : v >= 1e3 ? fmt::format("${:g}k", v / 1e3) : fmt::format("${:g}", v);
+    svg.text(left - 6, y + 4, label, "class=\"tick\" text-anchor=\"end\"");
+  }
+  for (int i = 0; i * x_step <= x_end + x_step * 1e-9; ++i) {
+    double m = i * x_step, x = x_of(m);
+    svg.line(x, bottom, x, bottom + 4, "stroke=\"#888888\"");
+    svg.text(x, bottom + 16, fmt::format("{:g}", m), "class=\"tick\" text-anchor=\"middle\"");
+  }
+  svg.line(left, top, left, bottom, "stroke=\"#888888\"");
+  svg.text((left + right) / 2, bottom + 36, "Months", "class=\"axis-title\" text-anchor=\"middle\" font-size=\"13\"");
+  const double axis_title_x = left - 70;
+  svg.text(axis_title_x, (top + bottom) / 2, "Cumulative cost (USD)",
+           fmt::format("class=\"axis-title\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 {} {})\"",
+                       px(axis_title_x), px((top + bottom) / 2)));
+
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    const CostSeries& s = chart.series[i];
+    std::string pts;
+    for (const auto& [m, usd] : s.points)
+      if (std::isfinite(m) && std::isfinite(usd) && m >= 0 && usd >= 0) pts += px(x_of(m)) + "," + px(y_of(usd)) + " ";
+    std::string_view colour = kPalette[i % kPalette.size()];
+    svg.raw(fmt::format("<polyline class=\"series\" data-name=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2.5\" "
+                        "points=\"{}\"><title>{}</title></polyline>\n",
+                        xml_escape(s.name), colour, pts, xml_escape(s.label)));
+    double ly = top + 10 + 22.0 * static_cast<double>(i);
+    svg.line(right + 20, ly, right + 40, ly, fmt::format("stroke=\"{}\" stroke-width=\"2.5\"", colour));
+    svg.text(right + 46, ly + 4, truncate(s.label, 48), "class=\"legend\"");
+  }
+  if (chart.break_even_months >= 0 && chart.break_even_months <= x_end) {
+    double x = x_of(chart.break_even_months);
+    svg.raw(fmt::format("<g class=\"break-even\" data-months=\"{}\">\n", px(chart.break_even_months)));
+    svg.line(x, top, x, bottom, "stroke=\"#333333\" stroke-dasharray=\"5,4\"");
+    svg.boxed_text(x + 4, top + 14, fmt::format("break-even: {} months", one_decimal(chart.break_even_months)), font,
+                   "start", "class=\"break-even-label\"");
+    svg.raw("</g>\n");
+  }
+  return std::move(svg).finish();
+}
+
 }  // namespace hwplan::report

@@ -78,6 +78,21 @@ struct LatencyChart {
 };
 
 std::string render_latency_svg(const LatencyChart& chart);
+// Cumulative cost over months, owning against renting, with the break-even month marked.
+//   cost: class="series" (data-name="own" | "rent"), class="break-even" (data-months)
+struct CostSeries {
+  std::string name;                                 // "own", "rent"
+  std::string label;                                // legend text
+  std::vector<std::pair<double, double>> points;    // (month, cumulative USD)
+};
+
+struct CostChart {
+  std::string title;
+  std::vector<CostSeries> series;
+  double break_even_months = -1;  // < 0: none
+};
+
+std::string render_cost_svg(const CostChart& chart);
 
 // Text safe for XML character data and quoted attribute values: & < > " ' become entities and control
 // characters that XML 1.0 forbids (everything below U+0020 except tab, newline, carriage return) become '?'.

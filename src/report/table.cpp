@@ -118,4 +118,27 @@ std::string render(const Table& t, Format format) {
   return out;
 }
 
+std::string money(double usd) {
+  if (!std::isfinite(usd)) return "-";
+  std::string sign = usd < 0 ? "-" : "";
+  double a = std::fabs(usd);
+  if (a > 0 && a < 0.01) {  // two significant digits, never exponent notation
+    int decimals = std::min(12, 1 - static_cast<int>(std::floor(std::log10(a))));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, a);
+    return sign + "$" + buf;
+  }
+  int decimals = a < 100 ? 2 : 0;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, a);
+  std::string digits = buf, frac;
+  if (auto dot = digits.find('.'); dot != std::string::npos) frac = digits.substr(dot), digits = digits.substr(0, dot);
+  std::string grouped;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  return sign + "$" + grouped + frac;
+}
+
 }  // namespace hwplan::report

@@ -20,5 +20,8 @@ std::string render(const Table& table, Format format);
 std::string csv_field(const std::string& s);
 // Numbers for tables: fixed decimals, "-" for absent.
 std::string num(double v, int decimals = 1);
+// Money for people: thousands separators, whole dollars from $100 up, cents below, and two significant digits
+// under one cent ("$1,234,567", "$12.34", "$0.0042"). Negative amounts keep their sign ("-$1,200").
+std::string money(double usd);
 
 }  // namespace hwplan::report
