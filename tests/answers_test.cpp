@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <sstream>
 
 #include "estimators/comm.hpp"
 #include "estimators/efficiency.hpp"
@@ -242,4 +243,21 @@ TEST_CASE("recommend answers for the devices and count asked, and agrees with es
   json rj = json::parse(rec.out);
   REQUIRE(rj["candidates"].size() == 1);
   CHECK(rj["candidates"][0]["count"].get<int>() == smallest);
+}
+
+TEST_CASE("recommend CSV cells are numbers with the unit in the column name, and money shows cents") {
+  auto r = test::run_hwplan("recommend --model llama-2-7b --task lora --top 3 --format csv");
+  REQUIRE(r.exit_code == 0);
+  std::istringstream in(r.out);
+  std::string header, row;
+  std::getline(in, header);
+  CHECK(header.find("cost_usd") != std::string::npos);
+  CHECK(header.find(' ') == std::string::npos);  // no spaces in keys
+  while (std::getline(in, row)) {
+    CHECK(row.find("GiB") == std::string::npos);
+    CHECK(row.find('$') == std::string::npos);
+  }
+  auto table = test::run_hwplan("recommend --model llama-2-7b --task lora --top 3");
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("global batch 16 sequences for every candidate") != std::string::npos);
 }

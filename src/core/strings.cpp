@@ -115,24 +115,6 @@ std::string human_seconds(double seconds) {
   return buf;
 }
 
-std::string human_usd(double usd) {
-  if (!std::isfinite(usd)) return "n/a";
-  const bool negative = usd < 0;
-  double v = std::fabs(usd);
-  char buf[64];
-  if (v < 100) {
-    std::snprintf(buf, sizeof buf, "%s$%.2f", negative ? "-" : "", v);
-    return buf;
-  }
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  std::string digits = buf, grouped;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
-    grouped += digits[i];
-  }
-  return std::string(negative ? "-" : "") + "$" + grouped;
-}
-
 std::string human_days_or_hours(double seconds, double column_max_seconds) {
   char buf[64];
   if (!std::isfinite(seconds)) return "n/a";

@@ -20,7 +20,6 @@ std::optional<double> parse_duration_seconds(std::string_view s);
 std::string human_bytes(double bytes);       // GiB with one decimal, MiB below 1 GiB
 std::string human_seconds(double seconds);   // us / ms / s / min / h / days
 std::string human_count(double n);           // 6.74B, 124M
-std::string human_usd(double usd);           // $0.55, $12.40, $1,599, $1,234,567 (cents below $100)
 std::string human_days_or_hours(double seconds, double column_max_seconds);  // one unit for a whole column
 std::string binary_size(double bytes);       // exact-looking sizes for benchmark shapes: 128 MiB, 1.5 GiB
 

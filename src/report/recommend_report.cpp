@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/strings.hpp"
+#include "core/units.hpp"
 #include "report/estimate_report.hpp"
 
 namespace hwplan::report {
@@ -22,7 +23,11 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                 {"cost_basis", spec.cost_basis},
                 {"budget_usd", spec.budget_usd ? json(*spec.budget_usd) : json(nullptr)},
                 {"max_count", spec.max_count},
-                {"deadline", spec.deadline ? json(*spec.deadline) : json(nullptr)}};
+                {"deadline", spec.deadline ? json(*spec.deadline) : json(nullptr)},
+                {"global_batch", r.global_batch > 0 ? json(r.global_batch) : json(nullptr)},
+                {"global_batch_assumed", r.global_batch_assumed},
+                {"devices", spec.devices},
+                {"count", spec.count ? json(*spec.count) : json(nullptr)}};
   j["candidates"] = json::array();
   long long shown = 0;
   for (const auto& c : r.candidates) {
@@ -42,6 +47,7 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                                {"energy_kwh", c.energy_kwh},
                                {"power_w", c.power_w},
                                {"score", c.score},
+                               {"at_search_limit", c.at_search_limit},
                                {"reasons", c.reasons}});
   }
   j["feasible_devices"] = r.candidates.size();
@@ -52,15 +58,41 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
     j["nearest_misses"] = json::array();
     for (const auto& x : r.nearest_misses) j["nearest_misses"].push_back({{"device", x.device}, {"reason", x.reason}, {"fix", x.fix}});
   }
-  j["search"] = {{"configurations", r.configurations}, {"layouts_evaluated", r.layouts_evaluated}, {"seconds", r.seconds}};
+  j["search"] = {{"configurations", r.configurations}, {"layouts_evaluated", r.layouts_evaluated}};
   return j;
+}
+
+// CSV: one number per cell, the unit in the column name (a spreadsheet can sort and sum it).
+Table recommendation_csv_table(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec) {
+  Table t;
+  const bool inference = w.task == "infer";
+  t.header = {"rank", "device", "count", "tp", "pp", "dp", "memory_per_device_gib", "capacity_gib",
+              inference ? "decode_tokens_per_second" : "tokens_per_second", "job_hours", "cost_usd", "cost_basis",
+              "energy_kwh", "score", "at_search_limit"};
+  long long shown = 0;
+  for (const auto& c : r.candidates) {
+    if (shown >= spec.top) break;
+    ++shown;
+    const Plan& p = c.estimate.plan;
+    t.rows.push_back({std::to_string(shown), c.device->id, std::to_string(c.count), std::to_string(p.tp), std::to_string(p.pp),
+                      std::to_string(p.dp), fmt::format("{:.3f}", c.estimate.memory.total() / kGiB),
+                      fmt::format("{:.3f}", c.estimate.capacity_bytes / kGiB), fmt::format("{:.1f}", c.tokens_per_second),
+                      fmt::format("{:.4f}", c.total_seconds / 3600), c.cost_usd >= 0 ? fmt::format("{:.2f}", c.cost_usd) : "",
+                      c.cost_usd >= 0 ? c.cost_basis : "", fmt::format("{:.3f}", c.energy_kwh), fmt::format("{:.4f}", c.score),
+                      c.at_search_limit ? "true" : "false"});
+  }
+  return t;
 }
 
 Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec) {
   Table t;
   const bool inference = w.task == "infer";
-  t.header = {"#", "device", "count", "layout", "memory/device", inference ? "decode tok/s" : "tokens/s", "job time", "cost", "energy", "score"};
-  t.right_align = {true, false, true, false, true, true, true, true, true, true};
+  double longest = 0;  // one time unit for the whole column
+  long long counted = 0;
+  for (const auto& c : r.candidates)
+    if (counted++ < spec.top) longest = std::max(longest, c.total_seconds);
+  t.header = {"#", "device", "count", "layout", "memory/device", inference ? "decode tok/s" : "tokens/s", "job time", "cost", "basis", "energy", "score"};
+  t.right_align = {true, false, true, false, true, true, true, true, false, true, true};
   long long shown = 0;
   for (const auto& c : r.candidates) {
     if (shown >= spec.top) break;
@@ -69,8 +101,8 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
     t.rows.push_back({std::to_string(shown), c.device->id, std::to_string(c.count),
                       c.count > 1 ? fmt::format("tp{} pp{} dp{}", p.tp, p.pp, p.dp) : "-",
                       fmt::format("{} / {}", human_bytes(c.estimate.memory.total()), human_bytes(c.estimate.capacity_bytes)),
-                      fmt::format("{:.0f}", c.tokens_per_second), human_seconds(c.total_seconds),
-                      c.cost_usd >= 0 ? fmt::format("${:.0f} {}", c.cost_usd, c.cost_basis) : std::string("no price"),
+                      fmt::format("{:.0f}", c.tokens_per_second), human_days_or_hours(c.total_seconds, longest),
+                      c.cost_usd >= 0 ? money(c.cost_usd) : std::string("-"), c.cost_usd >= 0 ? c.cost_basis : "no price",
                       fmt::format("{:.2f} kWh", c.energy_kwh),
                       fmt::format("{:.2f}", c.score)});
   }
@@ -80,12 +112,17 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
 std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,
                                   Format format) {
   if (format == Format::kJson) return recommendation_json(r, w, spec).dump(2) + "\n";
+  if (format == Format::kCsv) return render(recommendation_csv_table(r, w, spec), format);
   Table t = recommendation_table(r, w, spec);
   std::string out;
   if (format == Format::kTable)
-    out += fmt::format("{} {} ({}), job of {} tokens{}; optimizing {}\n\n", r.model_id, w.task,
+    out += fmt::format("{} {} ({}), job of {} tokens{}{}; optimizing {}\n\n", r.model_id, w.task,
                        w.weights ? *w.weights + " weights" : w.precision, human_count(r.job_tokens),
-                       r.job_tokens_assumed ? " (assumed: set --tokens)" : "", spec.optimize);
+                       r.job_tokens_assumed ? " (assumed: set --tokens)" : "",
+                       r.global_batch > 0 ? fmt::format(", global batch {} sequences for every candidate{}", r.global_batch,
+                                                        r.global_batch_assumed ? " (default: set --global-batch)" : "")
+                                          : std::string(),
+                       spec.optimize);
   out += render(t, format);
   if (format != Format::kTable) return out;
   long long shown = 0;
@@ -102,8 +139,8 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
   }
   out += fmt::format("\nRejected ({}):\n", r.rejected.size());
   for (const auto& x : r.rejected) out += "  " + x.device + ": " + x.reason + "\n";
-  out += fmt::format("\n{} feasible configurations of {} evaluated ({} layouts) in {}.\n", r.feasible_configurations, r.configurations,
-                     r.layouts_evaluated, human_seconds(r.seconds));
+  out += fmt::format("\n{} feasible configurations of {} evaluated ({} layouts).\n", r.feasible_configurations, r.configurations,
+                     r.layouts_evaluated);
   return out;
 }
 
