@@ -261,3 +261,16 @@ TEST_CASE("recommend CSV cells are numbers with the unit in the column name, and
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find("global batch 16 sequences for every candidate") != std::string::npos);
 }
+
+TEST_CASE("misspelt commands, flags and vendors name the nearest one and exit 2") {
+  auto cmd = test::run_hwplan("estimat --model llama-2-7b");
+  CHECK(cmd.exit_code == 2);
+  CHECK(cmd.err.find("did you mean 'estimate'") != std::string::npos);
+  auto flag = test::run_hwplan("estimate --model llama-2-7b --device rtx-4090 --bacth 4");
+  CHECK(flag.exit_code == 2);
+  CHECK(flag.err.find("did you mean '--batch'") != std::string::npos);
+  CHECK(flag.err.rfind("hwplan: error: ", 0) == 0);
+  auto vendor = test::run_hwplan("recommend --model llama-2-7b --vendor nvidai");
+  CHECK(vendor.exit_code == 2);
+  CHECK(vendor.err.find("did you mean 'nvidia'") != std::string::npos);
+}

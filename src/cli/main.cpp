@@ -2,11 +2,13 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 
 namespace {
 
@@ -54,6 +56,35 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "hwplan: error: %s\n", e.what());
+    // A misspelt subcommand or flag: name the nearest one.
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (argc > 1 && argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      auto near = hwplan::nearest(argv[1], names);
+      std::fprintf(stderr, "hwplan: error: '%s' is not a command%s\n", argv[1],
+                   near ? (" (did you mean '" + *near + "'?)").c_str() : "; the commands are listed by 'hwplan --help'");
+    } else {
+      const CLI::App* sub = nullptr;
+      for (const auto* c : app.get_subcommands([](const CLI::App*) { return true; }))
+        if (argc > 1 && c->get_name() == argv[1]) sub = c;
+      if (sub) {
+        std::vector<std::string> flags;
+        for (const auto* opt : sub->get_options())
+          for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
+        for (const auto* sub2 : sub->get_subcommands([](const CLI::App*) { return true; }))
+          for (const auto* opt : sub2->get_options())
+            for (const auto& n : opt->get_lnames()) flags.push_back("--" + n);
+        for (int i = 2; i < argc; ++i) {
+          std::string arg = argv[i];
+          if (arg.rfind("--", 0) != 0) continue;
+          arg = arg.substr(0, arg.find('='));
+          if (std::find(flags.begin(), flags.end(), arg) != flags.end()) continue;
+          if (app.get_option_no_throw(arg) != nullptr) continue;
+          if (auto near = hwplan::nearest(arg, flags))
+            std::fprintf(stderr, "hwplan: error: unknown flag '%s' (did you mean '%s'?)\n", arg.c_str(), near->c_str());
+        }
+      }
+    }
     std::fprintf(stderr, "Run 'hwplan --help' or 'hwplan <command> --help' for usage.\n");
     return hwplan::kExitBadInput;
   }

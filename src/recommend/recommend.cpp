@@ -291,6 +291,29 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   for (const auto& c : spec.classes)
     if (!parse_device_class(c)) throw InputError({}, "--class", "'" + c + "' is not one of: consumer, workstation, datacenter, npu, edge");
   for (const auto& x : spec.exclude) registry.device(x);  // unknown ids are errors, with a suggestion
+  {
+    // A vendor or class no catalog device has is a typo, not an empty answer.
+    std::vector<std::string> vendors, classes;
+    for (const auto& d : registry.devices()) {
+      vendors.push_back(d.vendor);
+      classes.push_back(to_string(d.device_class));
+    }
+    for (const auto& v : spec.vendors)
+      {
+        bool found = false;
+        for (const auto& x : vendors) found = found || to_lower(x) == to_lower(v);
+        if (!found) {
+          auto near = nearest(v, vendors);
+          throw InputError({}, "--vendor", "no device in the catalog is from '" + v + "'" + (near ? " (did you mean '" + *near + "'?)" : ""));
+        }
+      }
+    for (const auto& c : spec.classes) {
+      bool found = false;
+      for (const auto& x : classes) found = found || to_lower(x) == to_lower(c);
+      if (!found && parse_device_class(c))
+        throw InputError({}, "--class", "no device in the catalog has class '" + c + "'");
+    }
+  }
   std::vector<const Device*> only;
   for (const auto& x : spec.devices) only.push_back(&registry.device(x));
   if (spec.count && *spec.count < 1) throw InputError({}, "--count", "must be at least 1");
