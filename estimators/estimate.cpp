@@ -41,12 +41,19 @@ void validate_plan(const EstimateInput& in) {
                     std::to_string(m.attention_heads) + " attention heads of " + m.id);
     if (p.pp > m.total_layers())
       bad("pp", std::to_string(p.pp) + " pipeline stages exceed the " + std::to_string(m.total_layers()) + " layers");
+    // Interleaved pipelines give each device vp chunks of at least one layer (Megatron: layers divisible by pp x vp).
+    if (p.vp > 1 && p.pp < 2) bad("vp", "virtual pipeline stages need --pp of at least 2");
+    if (p.vp > 1 && static_cast<long long>(p.pp) * p.vp > m.total_layers())
+      bad("vp", std::to_string(p.pp) + " stages x " + std::to_string(p.vp) + " chunks = " + std::to_string(p.pp * p.vp) +
+                    " chunks for " + std::to_string(m.total_layers()) + " layers: each chunk needs at least one layer");
     if (m.moe && p.ep > 1 && (m.moe->experts % p.ep != 0 || p.dp % p.ep != 0))
       bad("ep", "expert parallelism must divide both the experts and dp");
   } else if (p.tp > 1 || p.pp > 1) {
     bad("tp", "tensor and pipeline parallelism need a transformer model; " + m.id + " is a generic network");
   }
   if (w.task == Task::kInfer && p.zero > 0) bad("zero", "ZeRO applies to training only");
+  if (!m.is_transformer() && (w.task == Task::kLora || w.task == Task::kQlora))
+    bad("task", "LoRA adapts a transformer's linear layers; " + m.id + " is a generic network (use --task finetune)");
   if ((w.task == Task::kLora || w.task == Task::kQlora) && w.lora_rank < 1) bad("lora-rank", "must be at least 1");
 }
 
@@ -191,6 +198,10 @@ Estimate estimate(const EstimateInput& in) {
       e.notes.push_back("MFU " + pct(t.mfu) + " of " + to_string(e.effective_precision) +
                         (e.precision_passes > 1 ? " dense peak / " + std::to_string(static_cast<int>(e.precision_passes)) + " passes"
                                                 : std::string(" dense peak")));
+  } else if (!m.is_transformer()) {
+    e.notes.push_back("a forward pass of batch " + std::to_string(in.plan.micro_batch) + " takes " +
+                      human_seconds(e.infer.prefill_seconds) + " (" + std::to_string(static_cast<long long>(e.infer.decode_tokens_per_second)) +
+                      " samples/s)");
   } else if (w.generate > 0) {
     e.notes.push_back(std::string("decode is ") + (e.infer.decode_memory_bound ? "memory-bound" : "compute-bound") +
                       ": each token reads " + human_bytes(e.infer.decode_weight_bytes) + " of weights and " +

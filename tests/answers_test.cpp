@@ -274,3 +274,19 @@ TEST_CASE("misspelt commands, flags and vendors name the nearest one and exit 2"
   CHECK(vendor.exit_code == 2);
   CHECK(vendor.err.find("did you mean 'nvidia'") != std::string::npos);
 }
+
+TEST_CASE("layouts and tasks that cannot exist are errors") {
+  auto vp = test::run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --count 8 --pp 8 --vp 64 --tp 1 --dp 1");
+  CHECK(vp.exit_code == 2);
+  CHECK(vp.err.find("512 chunks for 32 layers") != std::string::npos);
+  for (const char* cmd : {"estimate --model resnet-50 --device rtx-4090 --task lora", "recommend --model resnet-50 --task lora"}) {
+    auto r = test::run_hwplan(cmd);
+    CAPTURE(cmd);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("generic network") != std::string::npos);
+  }
+  auto cnn = test::run_hwplan("estimate --model resnet-50 --device rtx-4090 --task infer --batch 64");
+  REQUIRE(cnn.exit_code == 0);
+  CHECK(cnn.out.find("reads 0 MiB") == std::string::npos);
+  CHECK(cnn.out.find("samples/s") != std::string::npos);
+}

@@ -174,6 +174,8 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   if (o.recompute) p.recompute = parse_choice<Recompute>("--recompute", *o.recompute, parse_recompute, "none, selective, full");
   if (w.task == Task::kInfer && (o.zero || o.recompute || o.grad_accum))
     bad(o.zero ? "--zero" : o.recompute ? "--recompute" : "--grad-accum", "applies to training tasks, not --task infer");
+  if (!q.model.is_transformer() && (w.task == Task::kLora || w.task == Task::kQlora))
+    bad("--task", "LoRA adapts a transformer's linear layers; " + q.model.id + " is a generic network (use --task finetune)");
   if (w.task == Task::kInfer && o.offload != "none") bad("--offload", "applies to training tasks, not --task infer");
   if (q.model.is_transformer() && o.tp && q.model.attention_heads % *o.tp != 0)
     bad("--tp", std::to_string(*o.tp) + "-way tensor parallelism does not divide the " +

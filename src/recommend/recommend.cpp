@@ -267,6 +267,8 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   Model model = registry.model(w.model);
   r.model_id = model.id;
   const bool inference = w.task == "infer";
+  if (!model.is_transformer() && (w.task == "lora" || w.task == "qlora"))
+    throw InputError({}, "--task", "LoRA adapts a transformer's linear layers; " + model.id + " is a generic network (use --task finetune)");
   if (w.tokens) {
     r.job_tokens = *w.tokens;
   } else {
