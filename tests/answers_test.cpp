@@ -290,3 +290,28 @@ TEST_CASE("layouts and tasks that cannot exist are errors") {
   CHECK(cnn.out.find("reads 0 MiB") == std::string::npos);
   CHECK(cnn.out.find("samples/s") != std::string::npos);
 }
+
+TEST_CASE("fit finds QLoRA with gradient checkpointing for an 8 GB card and reports every row with numbers") {
+  auto r = test::run_hwplan("fit --model llama-2-7b --device rtx-4060 --task lora --format json");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  bool qlora_gc = false;
+  for (const auto& c : j["combinations"]) {
+    CHECK(c["fits"].get<bool>());
+    CHECK(c["per_device_bytes"].get<double>() <= 0.95 * 8 * 1024.0 * 1024 * 1024);
+    std::string flags = c["flags"].get<std::string>();
+    if (flags.find("--task qlora") != std::string::npos && flags.find("--recompute full") != std::string::npos) {
+      qlora_gc = true;
+      CHECK(c["changes_numerics"].get<bool>());
+    }
+  }
+  CHECK(qlora_gc);
+  // Every row carries its memory and time (the shorter-sequence row used to report 0 bytes and 0 s).
+  auto r2 = test::run_hwplan("fit --model llama-2-13b --device rtx-4090 --task lora --batch 4 --seq 4096 --format json");
+  REQUIRE(r2.exit_code == 0);
+  for (const auto& c : json::parse(r2.out)["changes"]) {
+    CAPTURE(c["change"].get<std::string>());
+    CHECK(c["per_device_bytes"].get<double>() > 0);
+    CHECK(c["seconds"].get<double>() > 0);
+  }
+}

@@ -22,6 +22,7 @@ struct FitChange {
 };
 
 struct FitReport {
+  std::vector<FitChange> combinations;  // when no single change fits: the fitting combinations, fastest first (top 5)
   Estimate baseline;
   double baseline_seconds = 0;
   std::vector<FitChange> changes;      // those that fit first, cheapest first; then those that do not

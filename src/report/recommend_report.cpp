@@ -156,18 +156,28 @@ json fit_json(const FitReport& f, const WorkloadSpec& w) {
   j["changes"] = json::array();
   for (const auto& c : f.changes)
     j["changes"].push_back({{"change", c.change}, {"flags", c.flags}, {"fits", c.fits}, {"per_device_bytes", c.per_device_bytes},
-                            {"seconds", c.seconds}, {"slowdown", c.slowdown}, {"changes_numerics", c.quality_change}});
+                            {"seconds", c.seconds}, {"time_change_fraction", c.slowdown}, {"changes_numerics", c.quality_change}});
+  j["combinations"] = json::array();
+  for (const auto& c : f.combinations)
+    j["combinations"].push_back({{"change", c.change}, {"flags", c.flags}, {"fits", c.fits}, {"per_device_bytes", c.per_device_bytes},
+                                 {"seconds", c.seconds}, {"time_change_fraction", c.slowdown}, {"changes_numerics", c.quality_change}});
   if (f.combined)
-    j["combined"] = {{"change", f.combined->change}, {"flags", f.combined->flags}, {"per_device_bytes", f.combined->per_device_bytes},
-                     {"seconds", f.combined->seconds}, {"slowdown", f.combined->slowdown}};
+    j["combined"] = {{"change", f.combined->change}, {"flags", f.combined->flags}, {"fits", f.combined->fits},
+                     {"per_device_bytes", f.combined->per_device_bytes}, {"seconds", f.combined->seconds},
+                     {"time_change_fraction", f.combined->slowdown}, {"changes_numerics", f.combined->quality_change}};
   return j;
 }
 
 Table fit_table(const FitReport& f) {
   Table t;
-  t.header = {"change", "flags", "fits", "memory/device", "speed"};
+  t.header = {"change", "flags", "fits", "memory/device", "time change"};
   t.right_align = {false, false, false, true, true};
-  for (const auto& c : f.changes)
+  std::vector<FitChange> rows = f.changes;
+  for (const auto& c : f.combinations) {
+    rows.push_back(c);
+    rows.back().change = "together: " + rows.back().change;
+  }
+  for (const auto& c : rows)
     t.rows.push_back({c.change + (c.quality_change ? " *" : ""), c.flags, c.fits ? "yes" : "no",
                       c.per_device_bytes > 0 ? human_bytes(c.per_device_bytes) : "-",
                       c.seconds > 0 ? fmt::format("{:+.0f}%", 100 * c.slowdown) : "-"});
@@ -194,8 +204,9 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format)
     out += "\n* changes the model's numerics or the task (quantisation, adapters, shorter context).\n";
     bool any = f.baseline.fits || std::any_of(f.changes.begin(), f.changes.end(), [](const FitChange& c) { return c.fits; });
     if (f.combined)
-      out += fmt::format("No single change fits; together: {} ({}), {}, {:+.0f}% time.\n", f.combined->change, f.combined->flags,
-                         human_bytes(f.combined->per_device_bytes), 100 * f.combined->slowdown);
+      out += fmt::format("No single change fits; the fastest combination that does: {} ({}), {}, {:+.0f}% time{}.\n",
+                         f.combined->change, f.combined->flags, human_bytes(f.combined->per_device_bytes),
+                         100 * f.combined->slowdown, f.combined->quality_change ? " (changes the numerics)" : "");
     else if (!any)
       out += "Nothing fits on this device, even with every change combined: use more devices (hwplan estimate --count N,\n"
              "or hwplan recommend) or a shorter sequence.\n";
