@@ -309,9 +309,22 @@ TEST_CASE("fit finds QLoRA with gradient checkpointing for an 8 GB card and repo
   // Every row carries its memory and time (the shorter-sequence row used to report 0 bytes and 0 s).
   auto r2 = test::run_hwplan("fit --model llama-2-13b --device rtx-4090 --task lora --batch 4 --seq 4096 --format json");
   REQUIRE(r2.exit_code == 0);
-  for (const auto& c : json::parse(r2.out)["changes"]) {
+  const json fit = json::parse(r2.out);  // kept alive: the loop walks into it
+  for (const auto& c : fit["changes"]) {
     CAPTURE(c["change"].get<std::string>());
     CHECK(c["per_device_bytes"].get<double>() > 0);
     CHECK(c["seconds"].get<double>() > 0);
   }
+}
+
+TEST_CASE("token counts and budgets take k/M/B/T suffixes like --model and --deadline") {
+  auto a = test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 8 --tokens 1T --format json");
+  auto b = test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 8 --tokens 1e12 --format json");
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  CHECK(json::parse(a.out)["time"]["total_seconds"] == json::parse(b.out)["time"]["total_seconds"]);
+  auto budget = test::run_hwplan("recommend --model llama-2-7b --task lora --budget-usd 3k --buy --format json");
+  REQUIRE(budget.exit_code == 0);
+  CHECK(json::parse(budget.out)["query"]["budget_usd"].get<double>() == 3000);
+  CHECK(test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --tokens 1Q").exit_code == 2);
 }

@@ -1,6 +1,8 @@
 #include "cli/common.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "core/error.hpp"
@@ -28,6 +30,18 @@ void add_format_option(CLI::App& app, GlobalOptions& g, bool html) {
       ->check(CLI::IsMember(formats))
       ->capture_default_str();
   app.add_option("-o,--output", g.output, "Write the output to FILE (atomically) instead of stdout")->type_name("FILE");
+}
+
+std::string expand_count_suffix(std::string value) {
+  char* end = nullptr;
+  std::strtod(value.c_str(), &end);
+  if (end && *end == '\0' && !value.empty()) return value;  // a plain number
+  if (auto v = parse_param_count(value)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", *v);
+    return buf;
+  }
+  return value;  // CLI11 reports it as not a number
 }
 
 io::Registry make_registry(const GlobalOptions& g) {
@@ -103,7 +117,8 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--seq", w.seq, "Sequence length in tokens (training)");
   app.add_option("--grad-accum", w.grad_accum, "Micro-steps per optimizer step");
   app.add_option("--global-batch", w.global_batch, "Sequences per optimizer step (for the layout search)");
-  app.add_option("--tokens", w.tokens, "Total training tokens (gives total time), e.g. 2e10");
+  app.add_option("--tokens", w.tokens, "Total training tokens (gives total time), e.g. 2e10 or 20B")
+      ->transform(expand_count_suffix, "", "");
   app.add_option("--tp", w.tp, "Tensor-parallel degree");
   app.add_option("--pp", w.pp, "Pipeline-parallel degree");
   app.add_option("--dp", w.dp, "Data-parallel degree");

@@ -36,6 +36,8 @@ void add_global_options(CLI::App& app, GlobalOptions& g);
 // `html`: the command can write a self-contained HTML report (report/html_report.hpp).
 void add_format_option(CLI::App& app, GlobalOptions& g, bool html = false);
 io::Registry make_registry(const GlobalOptions& g);
+// Accepts k/M/B/T suffixes on a number flag, as --model 7B and --deadline 14d do: 1T -> 1e12, 3k -> 3000.
+std::string expand_count_suffix(std::string value);
 // The registry of this run: g.registry when set, else make_registry(g), kept in g.registry.
 const io::Registry& registry_of(GlobalOptions& g);
 report::Format format_of(const GlobalOptions& g);
