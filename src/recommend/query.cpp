@@ -91,6 +91,10 @@ void check_batch_arithmetic(const WorkloadSpec& o, long long count, const Search
 
 }  // namespace
 
+long long default_sequence_length(const Model& model, const WorkloadSpec& w) {
+  return w.seq.value_or(model.is_transformer() ? std::min<long long>(model.max_sequence_length, 2048) : 1);
+}
+
 Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const Device* device_override,
                     std::optional<int> count_override, const Model* model_override) {
   Query q;
@@ -130,7 +134,7 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     w.kv_cache_set = true;
   }
   if (o.seq) check_range("--seq", *o.seq, 1, 100'000'000);
-  w.seq = o.seq.value_or(q.model.is_transformer() ? std::min<long long>(q.model.max_sequence_length, 2048) : 1);
+  w.seq = default_sequence_length(q.model, o);
   if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0)) bad("--tokens", "must be a positive number");
   w.tokens = o.tokens;
   w.stack = resolve_stack(o, w.task);

@@ -25,6 +25,10 @@ struct Query {
   bool search = false;  // some layout fields are free and count > 1 (or micro-batch free)
 };
 
+// The sequence length a workload gets when --seq is not given: the model's context, at most 2048 tokens
+// (1 for networks without sequences).
+long long default_sequence_length(const Model& model, const WorkloadSpec& w);
+
 // Validates every flag (exit-2 errors name the flag) and builds the query. `device` may be overridden
 // (recommend evaluates many devices for one workload).
 Query resolve_query(const io::Registry& registry, const WorkloadSpec& w, const Device* device_override = nullptr,

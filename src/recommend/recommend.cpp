@@ -7,6 +7,7 @@
 #include <future>
 #include <map>
 
+#include "core/power.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "estimators/search.hpp"
@@ -16,9 +17,6 @@
 namespace hwplan {
 namespace {
 
-// Fraction of TDP drawn on average: training keeps the GPUs near their power limit; serving less so.
-constexpr double kTrainingPowerFraction = 0.8;
-constexpr double kInferencePowerFraction = 0.6;
 
 bool listed(const std::vector<std::string>& list, const std::string& value) {
   if (list.empty()) return true;
@@ -216,11 +214,6 @@ long long default_global_batch(const Model& model, const std::string& task, long
   return std::max(1LL, 1LL << static_cast<int>(std::lround(std::log2(std::max(1.0, sequences)))));
 }
 
-namespace {
-long long default_seq(const Model& model, const WorkloadSpec& w) {
-  return w.seq.value_or(model.is_transformer() ? std::min<long long>(model.max_sequence_length, 2048) : 1);
-}
-}  // namespace
 
 std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& registry, const WorkloadSpec& workload,
                                                           const Device& device, double deadline_seconds,
@@ -235,7 +228,7 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& re
     a.workload.device = device.id;
     a.workload.search_single_device = true;
     if (!a.workload.global_batch && workload.task != "infer")
-      a.workload.global_batch = default_global_batch(model, workload.task, default_seq(model, workload));
+      a.workload.global_batch = default_global_batch(model, workload.task, default_sequence_length(model, workload));
     Query q;
     try {
       q = resolve_query(registry, a.workload, &device, count, &model);
@@ -277,7 +270,7 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   }
   if (!inference) {
     if (!w.global_batch) {
-      w.global_batch = default_global_batch(model, w.task, default_seq(model, w));
+      w.global_batch = default_global_batch(model, w.task, default_sequence_length(model, w));
       r.global_batch_assumed = true;
     }
     r.global_batch = *w.global_batch;
@@ -301,20 +294,13 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
       classes.push_back(to_string(d.device_class));
     }
     for (const auto& v : spec.vendors)
-      {
-        bool found = false;
-        for (const auto& x : vendors) found = found || to_lower(x) == to_lower(v);
-        if (!found) {
-          auto near = nearest(v, vendors);
-          throw InputError({}, "--vendor", "no device in the catalog is from '" + v + "'" + (near ? " (did you mean '" + *near + "'?)" : ""));
-        }
+      if (!listed(vendors, v)) {
+        auto near = nearest(v, vendors);
+        throw InputError({}, "--vendor", "no device in the catalog is from '" + v + "'" + (near ? " (did you mean '" + *near + "'?)" : ""));
       }
-    for (const auto& c : spec.classes) {
-      bool found = false;
-      for (const auto& x : classes) found = found || to_lower(x) == to_lower(c);
-      if (!found && parse_device_class(c))
+    for (const auto& c : spec.classes)
+      if (!listed(classes, c) && parse_device_class(c))
         throw InputError({}, "--class", "no device in the catalog has class '" + c + "'");
-    }
   }
   std::vector<const Device*> only;
   for (const auto& x : spec.devices) only.push_back(&registry.device(x));

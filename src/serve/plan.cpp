@@ -5,12 +5,10 @@
 #include <cmath>
 #include <future>
 
+#include "core/power.hpp"
+
 namespace hwplan::serve {
 namespace {
-
-// Average draw of a serving device as a fraction of its TDP (the figure recommend uses for inference: serving
-// keeps the GPUs busy but below their power limit).
-constexpr double kServingPowerFraction = 0.6;
 
 double mean_request_tokens(const Traffic& t) {
   if (t.arrival == ArrivalKind::kTrace && !t.trace.empty()) {
@@ -118,8 +116,8 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
     const double hours_per_million = 1e6 / output_per_second / 3600;
     if (d.price.cloud_usd_per_hour)
       a.usd_per_million_output_tokens = *d.price.cloud_usd_per_hour * static_cast<double>(o.devices) * hours_per_million;
-    a.power_fraction = kServingPowerFraction;
-    a.kwh_per_million_output_tokens = d.tdp_w * kServingPowerFraction * static_cast<double>(o.devices) * hours_per_million / 1000;
+    a.power_fraction = kInferencePowerFraction;
+    a.kwh_per_million_output_tokens = d.tdp_w * kInferencePowerFraction * static_cast<double>(o.devices) * hours_per_million / 1000;
   }
   return a;
 }
