@@ -32,6 +32,11 @@ void validate_plan(const EstimateInput& in) {
   if (p.grad_accum < 1) bad("grad-accum", "must be at least 1");
   if (w.seq < 1) bad("seq", "must be at least 1");
   if (p.zero < 0 || p.zero > 3) bad("zero", "must be 0, 1, 2 or 3");
+  if (p.shard_group < 0) bad("shard-group", "must be at least 1");
+  if (p.shard_group > 0 && p.zero < 1) bad("shard-group", "shards the ZeRO state: it needs --zero 1, 2 or 3");
+  if (p.shard_group > 0 && p.dp % p.shard_group != 0)
+    bad("shard-group", std::to_string(p.shard_group) + " ranks per shard do not divide the " + std::to_string(p.dp) +
+                           " data-parallel ranks");
   if (static_cast<long long>(p.tp) * p.pp * p.dp != in.system.count)
     bad("count", "tp x pp x dp = " + std::to_string(static_cast<long long>(p.tp) * p.pp * p.dp) +
                      " does not equal --count " + std::to_string(in.system.count));

@@ -23,9 +23,13 @@ struct TrainingTime {
   double pp_comm_seconds = 0;
   double dp_comm_seconds = 0;        // total data-parallel / ZeRO traffic time
   double dp_comm_exposed_seconds = 0;
+  double dp_interference_seconds = 0;  // compute slowed by collectives that overlap it (SMs they occupy)
   double bubble_seconds = 0;
   double offload_seconds = 0;
-  double communication_seconds() const { return tp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds; }
+  // Exposed transfers plus the compute they slow while overlapping it.
+  double communication_seconds() const {
+    return tp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds + dp_interference_seconds;
+  }
   double step_seconds = 0;
   double tokens_per_step = 0;
   double tokens_per_second = 0;      // whole cluster

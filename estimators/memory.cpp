@@ -95,7 +95,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
                                 const Workload& w, const Plan& plan) {
   MemoryBreakdown m;
   const bool mp = mixed(w.precision);
-  const double tp = plan.tp, pp = plan.pp, dp = plan.dp;
+  const double tp = plan.tp, pp = plan.pp;
   const double layers = static_cast<double>(model.total_layers());
 
   // Parameters held by the busiest pipeline stage (its layers plus the larger of the embedding / output ends).
@@ -124,9 +124,10 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   const Stack& st = w.stack;
   const double opt_bytes = optimizer_bytes_per_param(w.optimizer, mp, adafactor_fraction(model), st.master_weights_fp32);
 
-  const double zero_weights = plan.zero >= 3 ? dp : 1;
-  const double zero_grads = plan.zero >= 2 ? dp : 1;
-  const double zero_opt = plan.zero >= 1 ? dp : 1;
+  const double shards = plan.zero_ranks();
+  const double zero_weights = plan.zero >= 3 ? shards : 1;
+  const double zero_grads = plan.zero >= 2 ? shards : 1;
+  const double zero_opt = plan.zero >= 1 ? shards : 1;
 
   m.weights = stage_params * weight_bytes / zero_weights;
   if (lora) m.weights += trainable * 2;  // adapters in bf16/fp16 (fp32 when training in fp32)

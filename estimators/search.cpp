@@ -127,6 +127,14 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
         for (int ep : eps) {
           for (int zero = 0; zero <= 3; ++zero) {
             if (space.zero ? zero != *space.zero : (dp == 1 && zero > 0)) continue;
+            if (space.shard_group && zero == 0) continue;
+            // Shard sizes: the user's; else all of dp, and one node's worth of ranks when dp spans nodes.
+            std::vector<int> shard_groups{0};
+            const int node_ranks = std::max(1, node / (tp * pp));
+            if (space.shard_group) shard_groups = {*space.shard_group};
+            else if (zero >= 1 && dp > node_ranks && dp % node_ranks == 0) shard_groups.push_back(node_ranks);
+            for (int shard_group : shard_groups) {
+            if (shard_group > 0 && dp % shard_group != 0) continue;
             for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
               if (space.recompute && rc != *space.recompute) continue;
               if (!transformer && rc != Recompute::kNone) continue;
@@ -144,6 +152,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                 in.plan.dp = dp;
                 in.plan.ep = ep;
                 in.plan.zero = zero;
+                in.plan.shard_group = shard_group;
                 in.plan.recompute = rc;
                 in.plan.micro_batch = mb;
                 in.plan.grad_accum = accum;
@@ -166,6 +175,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                 ++result.layouts_feasible;
                 if (better(c, best)) best = c;
               }
+            }
             }
           }
         }

@@ -20,6 +20,8 @@ using CostCache = std::map<std::tuple<int, std::int64_t, int, int>, MicroBatchCo
 struct SearchSpace {
   std::shared_ptr<CostCache> cost_cache;  // optional, shared across counts (recommend)
   std::optional<int> tp, pp, dp, zero, ep;
+  std::optional<int> shard_group;  // ZeRO shard size the user fixed (HSDP); else full sharding and, when dp spans
+                                   // nodes, shards of one node are tried too
   std::optional<Recompute> recompute;
   std::optional<std::int64_t> micro_batch;
   std::optional<std::int64_t> grad_accum;

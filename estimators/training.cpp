@@ -9,6 +9,9 @@
 namespace hwplan {
 namespace {
 
+// Streaming multiprocessors a data-parallel collective occupies while it runs (NCCL: one CTA per channel).
+constexpr double kCollectiveSms = 16;
+
 int lora_target_count(const Workload& w, const Model& m) {
   if (w.task != Task::kLora && w.task != Task::kQlora) return 0;
   if (w.lora_targets == "qv") return 2;
@@ -137,31 +140,69 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // FSDP reduce-scatter them in the 16-bit training dtype.
   const double grad_bytes = plan.zero >= 1 ? activation_bytes(w.precision) : 4;
   if (plan.dp > 1) {
-    GroupLink link = group_link(*in.device, in.system, plan.dp, plan.tp * plan.pp);
-    double grads = trainable * grad_bytes;
-    double reduce = allreduce_seconds(grads, plan.dp, link);  // = reduce-scatter + all-gather for ZeRO-1/2
-    if (trainable_experts > 0 && plan.dp / ep > 1) {
-      GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, plan.tp * plan.pp * ep);
-      reduce += allreduce_seconds(trainable_experts * grad_bytes, plan.dp / ep, expert_link);
+    // ZeRO collectives run over the ranks of one shard (all of dp unless --shard-group); with replicated shards
+    // each rank then all-reduces its gradient shard with the ranks holding the same shard in other replicas.
+    const int shards = plan.zero >= 1 ? plan.zero_ranks() : plan.dp;
+    const int replicas = plan.dp / shards;
+    GroupLink link = group_link(*in.device, in.system, shards, plan.tp * plan.pp);
+    const double grads = trainable * grad_bytes;
+    auto reduction = [&](auto collective) {
+      double s = collective(grads, shards, link);
+      if (replicas > 1) {
+        GroupLink replica_link = group_link(*in.device, in.system, replicas, plan.tp * plan.pp * shards);
+        s += allreduce_seconds(grads / shards, replicas, replica_link);
+      }
+      if (trainable_experts > 0 && plan.dp / ep > 1) {
+        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, plan.tp * plan.pp * ep);
+        s += collective(trainable_experts * grad_bytes, plan.dp / ep, expert_link);
+      }
+      return s;
+    };
+    // What crosses the data-parallel link, and when:
+    // - DDP and ZeRO-1 (Megatron's distributed optimizer) reduce the gradients once per optimizer step, during
+    //   the last micro-batch's backward (no_sync / main-grad accumulation before it); ZeRO-1 then gathers the
+    //   updated parameters (all-reduce volume = reduce-scatter + all-gather).
+    // - ZeRO-2 and ZeRO-3 / FSDP reduce-scatter the gradients in every micro-batch's backward (DeepSpeed's
+    //   partitioned-gradient buckets, FSDP's post-backward hook): the sharded gradient cannot accumulate a
+    //   micro-batch it has not been reduced from. ZeRO-2 gathers the updated parameters once per step.
+    // - ZeRO-3 / FSDP gathers each layer's parameters before its forward and again before its backward.
+    const bool shard_grads = plan.zero >= 2;
+    const double reduce_step = shard_grads ? 0.0 : reduction(allreduce_seconds);
+    const double reduce_mb = shard_grads ? reduction(reduce_scatter_seconds) : 0.0;
+    const double weights = stage_params * weight_bytes_per_param(w);
+    const double gather_mb = plan.zero >= 3 ? 2 * allgather_seconds(weights, shards, link) : 0.0;
+    const double gather_step = plan.zero == 2 ? allgather_seconds(weights, shards, link) : 0.0;
+    t.dp_comm_seconds = reduce_step + gather_step + (reduce_mb + gather_mb) * micro_batches;
+    // One link carries all of it, so the transfers that overlap compute share one window: per micro-batch the
+    // gathers prefetch during forward and backward and the reduce-scatters run during backward; what does not
+    // fit in the window waits. The first layer's gather and the last layer's reduction (one bucket) can never
+    // overlap.
+    const double layer_share = 1.0 / std::max(1.0, stage_layers);
+    const double last_bucket = std::min(reduce_step + reduce_mb, allreduce_seconds(25e6 * grad_bytes / 2, shards, link));
+    double exposed = 0;
+    if (shard_grads) {
+      // Without overlap (--no-overlap-grad-reduce) the reductions wait for the backward; gathers still prefetch.
+      const double overlapped_reduce = in.system.overlap_grad_reduce ? reduce_mb : 0.0;
+      const double window = (plan.zero >= 3 ? fwd_mb : 0.0) + bwd_mb;
+      exposed += micro_batches * (std::max(0.0, overlapped_reduce + gather_mb - window) + (reduce_mb - overlapped_reduce));
+      exposed += micro_batches * (gather_mb / 2) * layer_share + (overlapped_reduce > 0 ? last_bucket : 0.0);
+      exposed += gather_step;  // after the optimizer step, before the next forward
+    } else {
+      exposed = in.system.overlap_grad_reduce ? std::max(reduce_step - bwd_mb, last_bucket) : reduce_step;
     }
-    double gathers = 0;
-    if (plan.zero >= 3) {
-      // Parameters are gathered before each micro-batch's forward and again for its backward.
-      double weights = stage_params * weight_bytes_per_param(w);
-      gathers = 2 * allgather_seconds(weights, plan.dp, link) * micro_batches;
-    }
-    t.dp_comm_seconds = reduce + gathers;
-    // Frameworks overlap the gradient reduction with the last micro-batch's backward (buckets as layers
-    // finish) and prefetch ZeRO-3 gathers during compute; the last bucket is always exposed.
-    double last_bucket = std::min(reduce, allreduce_seconds(25e6 * grad_bytes / 2, plan.dp, link));
-    double exposed_reduce = in.system.overlap_grad_reduce ? std::max(reduce - bwd_mb, last_bucket) : reduce;
-    double exposed_gather = std::max(0.0, gathers - (fwd_mb + bwd_mb) * micro_batches);
-    t.dp_comm_exposed_seconds = exposed_reduce + exposed_gather;
+    t.dp_comm_exposed_seconds = std::min(exposed, t.dp_comm_seconds);
+    // While a collective overlaps compute, its kernels hold streaming multiprocessors the GEMMs cannot use
+    // (one CTA per NCCL channel; ~16 channels for rings over NVLink and multi-rail NICs, NCCL's default
+    // NCCL_MAX_NCHANNELS range; DeepSeek-V3's report dedicates 20 of 132 H800 SMs to communication): the
+    // overlapped compute runs that fraction slower.
+    const double sms = static_cast<double>(in.device->compute_units.value_or(0));
+    const double stolen = sms > 0 ? std::min(0.25, kCollectiveSms / sms) : 0.0;
+    t.dp_interference_seconds = (t.dp_comm_seconds - t.dp_comm_exposed_seconds) * stolen;
   }
 
   // Optimizer step: memory-bound pass over the (sharded) trainable parameters. AdamW reads the fp32 master
   // weights, gradients and both moments and writes weights, moments and the low-precision copy: 28 bytes.
-  double shard = plan.zero >= 1 ? plan.dp : 1;
+  double shard = plan.zero >= 1 ? plan.zero_ranks() : 1;
   // Parameters this rank updates: its shard of the dense ones and of the experts it holds.
   const double updated = trainable / shard + trainable_experts / (plan.zero >= 1 ? std::max(1, plan.dp / ep) : 1);
   double opt_bytes_per_param = w.optimizer == Optimizer::kSgd ? 20 : w.optimizer == Optimizer::kAdam8bit ? 16 : 28;
@@ -180,7 +221,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
                                              (fwd_mb + bwd_mb) * micro_batches);
   }
 
-  t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.optimizer_seconds + t.offload_seconds;
+  t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.dp_interference_seconds +
+                   t.optimizer_seconds + t.offload_seconds;
   t.tokens_per_step = static_cast<double>(plan.global_batch() * w.seq);
   if (!m.is_transformer()) t.tokens_per_step = static_cast<double>(plan.global_batch());  // samples
   t.tokens_per_second = t.step_seconds > 0 ? t.tokens_per_step / t.step_seconds : 0;

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "estimators/search.hpp"
+#include "core/error.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;
@@ -76,4 +77,86 @@ TEST_CASE("a model too large for the cluster reports the nearest miss") {
   CHECK(r.layouts_evaluated > 0);
   CHECK_FALSE(r.estimate.fits);
   CHECK(r.estimate.memory.total() > r.estimate.capacity_bytes);
+}
+
+namespace {
+Estimate zero3(int count, int shard_group, double network_gbps, std::int64_t micro_batch = 2) {
+  static Model m;
+  m = test::registry().model("llama-2-13b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("a100-80gb-sxm");
+  in.system.count = count;
+  in.system.network_bytes_per_s = network_gbps * 1e9 / 8;
+  in.workload.seq = 4096;
+  in.plan.dp = count;
+  in.plan.zero = 3;
+  in.plan.shard_group = shard_group;
+  in.plan.micro_batch = micro_batch;
+  in.plan.grad_accum = 2;
+  return estimate(in);
+}
+}  // namespace
+
+TEST_CASE("ZeRO-3 traffic shares one link: what the compute window cannot hide is exposed") {
+  // On a slow network the gathers and reduce-scatters of every micro-batch take longer than its compute: the
+  // step can be no shorter than the link's busy time.
+  Estimate slow = zero3(64, 0, 25);
+  CHECK(slow.train.dp_comm_seconds > slow.train.forward_seconds + slow.train.backward_seconds);
+  CHECK(slow.train.step_seconds >= slow.train.dp_comm_seconds);
+  // A faster network hides more; overlapped collectives still slow the compute they share the SMs with.
+  Estimate fast = zero3(64, 0, 400);
+  CHECK(fast.train.step_seconds < slow.train.step_seconds);
+  CHECK(fast.train.dp_comm_exposed_seconds < fast.train.dp_comm_seconds);
+  CHECK(fast.train.dp_interference_seconds > 0);
+  CHECK(fast.train.dp_interference_seconds < 0.25 * fast.train.dp_comm_seconds);
+}
+
+TEST_CASE("hybrid sharding keeps ZeRO traffic inside the node and holds a larger shard") {
+  Estimate full = zero3(64, 0, 25);
+  Estimate hybrid = zero3(64, 8, 25);
+  CHECK(hybrid.plan.zero_ranks() == 8);
+  CHECK(full.plan.zero_ranks() == 64);
+  // Shards of 8 instead of 64: more weight, gradient and optimizer memory per device...
+  CHECK(hybrid.memory.optimizer == doctest::Approx(full.memory.optimizer * 8).epsilon(1e-9));
+  CHECK(hybrid.memory.total() > full.memory.total());
+  // ...and only the gradient shard's all-reduce crosses the slow network.
+  CHECK(hybrid.train.dp_comm_seconds < full.train.dp_comm_seconds);
+  CHECK(hybrid.train.step_seconds < full.train.step_seconds);
+  // A shard size that does not divide dp, or sharding without ZeRO, is an input error.
+  Model m = test::registry().model("llama-2-13b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("a100-80gb-sxm");
+  in.system.count = 64;
+  in.plan.dp = 64;
+  in.plan.zero = 3;
+  in.plan.shard_group = 6;
+  CHECK_THROWS_AS(validate_plan(in), InputError);
+  in.plan.shard_group = 8;
+  in.plan.zero = 0;
+  CHECK_THROWS_AS(validate_plan(in), InputError);
+}
+
+TEST_CASE("the search tries node-sized shards when data parallelism spans nodes") {
+  Model m = test::registry().model("llama-2-13b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("a100-80gb-sxm");
+  in.system.count = 64;
+  in.system.network_bytes_per_s = 25e9 / 8;
+  in.workload.seq = 4096;
+  SearchSpace space;
+  space.global_batch = 64;
+  space.zero = 3;
+  space.tp = 1;
+  space.pp = 1;
+  SearchResult r = search_layouts(in, space);
+  REQUIRE(r.found);
+  CHECK(r.best.zero_ranks() == 8);
+  space.shard_group = 64;
+  SearchResult full = search_layouts(in, space);
+  REQUIRE(full.found);
+  CHECK(full.best.zero_ranks() == 64);
+  CHECK(r.estimate.train.step_seconds <= full.estimate.train.step_seconds);
 }

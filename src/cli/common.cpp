@@ -125,6 +125,9 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--ep", w.ep, "Expert-parallel degree (MoE)");
   app.add_option("--vp", w.vp, "Virtual pipeline stages per device (interleaved schedule)");
   app.add_option("--zero", w.zero, "ZeRO stage 0-3 (3 = FSDP full sharding)");
+  app.add_option("--shard-group", w.shard_group,
+                 "ZeRO/FSDP shards span this many data-parallel ranks and are replicated across the rest "
+                 "(FSDP HYBRID_SHARD, ZeRO++ hpZ; e.g. 8 = shard inside a node); default: all of dp");
   app.add_option("--recompute", w.recompute, "Activation recomputation: none | selective | full");
   app.add_option("--offload", w.offload, "none | optimizer | params")->capture_default_str();
   app.add_option("--attention", w.attention, "eager | flash")->capture_default_str();

@@ -65,6 +65,10 @@ struct Plan {
   int ep = 1;     // expert parallelism (MoE), carved out of dp
   int vp = 1;     // virtual pipeline stages per device (interleaved 1F1B): bubble / vp
   int zero = 0;  // 0..3 (3 = FSDP full sharding)
+  // Data-parallel ranks one ZeRO shard spans; the shards are replicated across the rest (FSDP HYBRID_SHARD,
+  // DeepSpeed ZeRO++ hpZ / MiCS). 0 = all of dp (plain ZeRO / FULL_SHARD).
+  int shard_group = 0;
+  int zero_ranks() const { return shard_group > 0 && shard_group < dp ? shard_group : dp; }
   Recompute recompute = Recompute::kNone;
   Offload offload = Offload::kNone;
   bool sequence_parallel = true;  // with tp > 1, Megatron-style sequence parallelism

@@ -13,7 +13,7 @@ namespace {
 
 const std::vector<std::string> kKeys = {
     "name", "command", "model", "device", "count", "task", "precision", "weights", "batch", "seq", "grad_accum",
-    "global_batch", "tokens", "tp", "pp", "dp", "ep", "vp", "zero", "recompute", "offload", "attention", "optimizer",
+    "global_batch", "tokens", "tp", "pp", "dp", "ep", "vp", "zero", "shard_group", "recompute", "offload", "attention", "optimizer",
     "lora_rank", "lora_targets", "prompt", "generate", "kv_cache", "profile", "devices_per_node", "network_gbps", "headroom",
     "sequence_parallel", "overlap_grad_reduce", "budget_usd", "max_count", "max_power_w", "deadline", "buy", "rent",
     "class", "vendor", "exclude", "require_interconnect", "top", "optimize", "porting_cost_usd", "min_decode_tps"};
@@ -66,6 +66,7 @@ void apply(YamlMap& m, Scenario& s) {
   whole("ep", w.ep, 1);
   whole("vp", w.vp, 1);
   if (auto v = m.integer("zero", false, 0, 3)) w.zero = *v;
+  whole("shard_group", w.shard_group, 1);
   opt_text("recompute", w.recompute);
   text("offload", w.offload);
   text("attention", w.attention);

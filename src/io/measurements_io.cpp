@@ -103,6 +103,7 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     c.integer("cp", false, 1, 1'000'000);
     if (auto r = c.str("recompute", false)) s.recompute = *r;
     if (auto z = c.integer("zero", false, 0, 3)) s.zero = *z;
+    if (auto g = c.integer("shard_group", false, 1, 1'000'000)) s.shard_group = *g;
     if (auto sp = c.boolean("sequence_parallel", false)) s.no_sequence_parallel = !*sp;
     if (auto net = c.number("network_gbps", false, 0, 1e6)) s.network_gbps = *net;
     if (auto ov = c.boolean("overlap_grad_reduce", false)) s.no_overlap_grad_reduce = !*ov;

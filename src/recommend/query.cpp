@@ -169,6 +169,8 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   if (o.dp) check_range("--dp", *o.dp, 1, count);
   if (o.ep) check_range("--ep", *o.ep, 1, count);
   if (o.zero) check_range("--zero", *o.zero, 0, 3);
+  if (o.shard_group) check_range("--shard-group", *o.shard_group, 1, 1'000'000);
+  if (o.shard_group && o.zero && *o.zero < 1) bad("--shard-group", "shards the ZeRO state: it needs --zero 1, 2 or 3");
   if (o.vp) check_range("--vp", *o.vp, 1, 1024);
   p.vp = static_cast<int>(o.vp.value_or(1));
   p.micro_batch = o.batch.value_or(1);
@@ -195,6 +197,7 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     if (count > 1 && !(o.tp && o.pp && o.dp) && static_cast<long long>(p.tp) * p.pp * p.dp != count)
       bad("--count", "tp x pp does not divide --count " + std::to_string(count));
     p.zero = static_cast<int>(o.zero.value_or(0));
+    p.shard_group = static_cast<int>(o.shard_group.value_or(0));
     p.ep = static_cast<int>(o.ep.value_or(1));
     if (w.task == Task::kInfer) {
       p.grad_accum = 1;
@@ -206,6 +209,7 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     q.space.dp = o.dp ? std::optional<int>(static_cast<int>(*o.dp)) : std::nullopt;
     q.space.ep = o.ep ? std::optional<int>(static_cast<int>(*o.ep)) : std::nullopt;
     q.space.zero = o.zero ? std::optional<int>(static_cast<int>(*o.zero)) : std::nullopt;
+    q.space.shard_group = o.shard_group ? std::optional<int>(static_cast<int>(*o.shard_group)) : std::nullopt;
     if (o.recompute) q.space.recompute = p.recompute;
     // Search only what the user left free: a given micro-batch or accumulation is kept as given.
     if (w.task == Task::kInfer || o.batch) q.space.micro_batch = p.micro_batch;

@@ -23,6 +23,7 @@ json plan_json(const Plan& p) {
               {"dp", p.dp},
               {"ep", p.ep},
               {"zero", p.zero},
+              {"shard_group", p.zero >= 1 ? p.zero_ranks() : 0},
               {"recompute", to_string(p.recompute)},
               {"offload", to_string(p.offload)},
               {"sequence_parallel", p.sequence_parallel && p.tp > 1},
@@ -86,7 +87,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                   {{"tensor_parallel_seconds", t.tp_comm_seconds},
                    {"pipeline_p2p_seconds", t.pp_comm_seconds},
                    {"data_parallel_seconds", t.dp_comm_seconds},
-                   {"data_parallel_exposed_seconds", t.dp_comm_exposed_seconds}}},
+                   {"data_parallel_exposed_seconds", t.dp_comm_exposed_seconds},
+                   {"overlap_interference_seconds", t.dp_interference_seconds}}},
                  {"pipeline_bubble_seconds", t.bubble_seconds},
                  {"step_seconds", t.step_seconds},
                  {"tokens_per_step", t.tokens_per_step},
@@ -178,8 +180,11 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                         e.precision_passes > 1 ? fmt::format(", {:.0f} passes", e.precision_passes) : "");
   row("task", task);
   row("stack", stack_summary(in.workload));
-  row("plan", fmt::format("tp {} pp {} dp {}{} zero {} recompute {} micro-batch {} x {} accum (global {})", p.tp, p.pp,
-                          p.dp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, to_string(p.recompute),
+  const std::string hybrid = p.zero >= 1 && p.zero_ranks() < p.dp
+                                 ? fmt::format(" (shards of {}, {} replicas)", p.zero_ranks(), p.dp / p.zero_ranks())
+                                 : std::string();
+  row("plan", fmt::format("tp {} pp {} dp {}{} zero {}{} recompute {} micro-batch {} x {} accum (global {})", p.tp,
+                          p.pp, p.dp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, hybrid, to_string(p.recompute),
                           p.micro_batch, p.grad_accum, p.global_batch()));
   const MemoryBreakdown& m = e.memory;
   row("memory / device", fmt::format("{} of {} ({}; typically within +/-{:.0f}%)", human_bytes(m.total()),
