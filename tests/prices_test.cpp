@@ -53,6 +53,8 @@ const std::set<std::string> kNoPublicPrice = {
     "gaudi2",          // 8-accelerator kit price reported only for Gaudi 3 in the stored sources
     "mi210", "mi250", "mi250x",  // no dated public quote found
     "p4", "v100-16gb-pcie", "v100-32gb-pcie",  // used markets exist, no dated quote found for these SKUs
+    "mi325x",              // no MSRP; the only rental figure found names no provider and has no date
+    "tpu-v5p", "tpu-v6e",  // rented only; no dated per-chip-hour quote in the stored sources
 };
 
 }  // namespace
