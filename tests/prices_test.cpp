@@ -51,8 +51,7 @@ const std::set<std::string> kNoPublicPrice = {
     "gaudi2",          // 8-accelerator kit price reported only for Gaudi 3 in the stored sources
     "mi210", "mi250", "mi250x",  // no dated public quote found
     "v100-16gb-pcie", "v100-32gb-pcie",  // used markets exist, no dated quote found for the PCIe SKUs
-    "mi325x",              // no MSRP; the only rental figure found names no provider and has no date
-    "tpu-v5p", "tpu-v6e",  // rented only; no dated per-chip-hour quote in the stored sources
+    "tpu-v5p",  // rented only; no dated per-chip-hour quote in the stored sources
 };
 
 }  // namespace
@@ -94,7 +93,7 @@ TEST_CASE("devices added for issues 13 and 15 carry a sourced, dated price of th
   CHECK(quote("rtx-3080", "launch_msrp")->usd == 699);
   REQUIRE(quote("rtx-4080", "launch_msrp"));
   CHECK(quote("rtx-4080", "launch_msrp")->usd == 1199);
-  for (const char* id : {"gh200", "h100-nvl", "trainium2", "rtx-6000-ada", "a40", "a100-40gb-pcie"}) {
+  for (const char* id : {"gh200", "h100-nvl", "trainium2", "rtx-6000-ada", "a40", "a100-40gb-pcie", "mi325x", "tpu-v6e"}) {
     CAPTURE(id);
     const PriceQuote* q = quote(id, "cloud");
     REQUIRE(q);
