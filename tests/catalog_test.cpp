@@ -148,3 +148,48 @@ TEST_CASE("the loader: family required with a clear message, clocks checked agai
   // Without a boost clock there is nothing to compare with: accepted.
   CHECK_NOTHROW(io::parse_device(replaced(ok, boost, ""), "user.yaml"));
 }
+
+TEST_CASE("new catalog devices: dense peaks, per-GPU memory, Apple GPUs beside the ANE entries") {
+  const auto& reg = test::registry();
+  // H100 NVL: the datasheet's sparse headline 1,671 TFLOPS BF16 halved to the dense 835.5; 94 GB at 3.9 TB/s.
+  const Device& nvl = reg.device("h100-nvl");
+  CHECK(nvl.peak(Precision::kBf16) / kTera == doctest::Approx(835.5).epsilon(1e-6));
+  CHECK(nvl.memory_bytes / kGiB == 94.0);
+  CHECK(nvl.interconnect.domain_size == 2);
+  // GH200: the H100 SXM's compute (989.4 dense BF16), with a measured matmul below peak (828.6, ml-engineering).
+  const Device& gh = reg.device("gh200");
+  CHECK(gh.peak(Precision::kBf16) == doctest::Approx(reg.device("h100-sxm").peak(Precision::kBf16)).epsilon(1e-9));
+  CHECK(gh.measured_matmul_flops.at(Precision::kBf16) < gh.peak(Precision::kBf16));
+  // MI325X: MI300X compute with 256 GB at 6 TB/s.
+  CHECK(reg.device("mi325x").peak(Precision::kBf16) ==
+        doctest::Approx(reg.device("mi300x").peak(Precision::kBf16)).epsilon(1e-9));
+  CHECK(reg.device("mi325x").memory_bytes / kGiB == 256.0);
+  // GeForce FP32-accumulate halving: RTX 4080 97.5 (Ada whitepaper v2.02, Appendix A), RTX 3080 59.5 (GA102
+  // whitepaper, Appendix A); the pro RTX 6000 Ada is not halved (142 SM x 2.505 GHz x 1024 = 364.2). 0.1%.
+  CHECK(reg.device("rtx-4080").peak(Precision::kFp16) / kTera == doctest::Approx(97.5).epsilon(0.001));
+  CHECK(reg.device("rtx-3080").peak(Precision::kFp16) / kTera == doctest::Approx(59.5).epsilon(0.001));
+  CHECK(reg.device("rtx-6000-ada").peak(Precision::kFp16) / kTera == doctest::Approx(364.2).epsilon(0.001));
+  // Cloud parts: TPU v5p 459 / v6e 918 TFLOPS BF16 per chip (Google Cloud TPU docs), Trainium2 667 (AWS Neuron docs).
+  CHECK(reg.device("tpu-v5p").peak(Precision::kBf16) / kTera == 459.0);
+  CHECK(reg.device("tpu-v6e").peak(Precision::kBf16) / kTera == 918.0);
+  CHECK(reg.device("trainium2").peak(Precision::kBf16) / kTera == 667.0);
+  CHECK(reg.device("trainium2").host_link.type == "cloud");
+  // Apple M-series GPUs: unified memory (soc), FP16 at the FP32 rate (no matrix units), no BF16 rate claimed.
+  for (const char* id : {"apple-m2-max-gpu", "apple-m2-ultra-gpu", "apple-m3-max-gpu", "apple-m3-ultra-gpu",
+                         "apple-m4-max-gpu"}) {
+    CAPTURE(id);
+    const Device& d = reg.device(id);
+    CHECK(d.architecture_family == "apple-gpu");
+    CHECK(d.host_link.type == "soc");
+    CHECK(d.peak(Precision::kFp16) == d.peak(Precision::kFp32));
+    CHECK_FALSE(d.supports(Precision::kBf16));
+    CHECK(d.training);
+  }
+  // M2 Ultra: 76 GPU cores x 128 ALUs x 2 x 1.398 GHz = 27.2 TFLOPS; 192 GB at 800 GB/s (Apple). 0.1%.
+  const Device& m2u = reg.device("apple-m2-ultra-gpu");
+  CHECK(m2u.peak(Precision::kFp32) / kTera == doctest::Approx(27.2).epsilon(0.001));
+  CHECK(m2u.memory_bytes / kGiB == 192.0);
+  // The names MLX reports ('Apple M2 Ultra') find the GPU entry; the ANE entries keep their own ids.
+  CHECK(reg.device("Apple M2 Ultra").id == "apple-m2-ultra-gpu");
+  CHECK(reg.device("Apple M4").id == "apple-m4-ane");
+}

@@ -47,12 +47,11 @@ std::string write_temp(const std::string& name, const std::string& text) {
 // Devices for which no dated public price (purchase, used or rental) was found; each is listed in the report
 // as unpriced, never as free. Removing a device from this list once it has a price is the point of the test.
 const std::set<std::string> kNoPublicPrice = {
-    "a100-40gb-pcie",  // sold only through OEM servers; rentals are the SXM part
-    "a40",             // sold through OEM servers; no dated quote found
     "ascend-910b", "ascend-910b2", "ascend-910b3", "ascend-910b4",  // sold in China through Huawei servers, no list price
     "gaudi2",          // 8-accelerator kit price reported only for Gaudi 3 in the stored sources
     "mi210", "mi250", "mi250x",  // no dated public quote found
-    "p4", "v100-16gb-pcie", "v100-32gb-pcie",  // used markets exist, no dated quote found for these SKUs
+    "v100-16gb-pcie", "v100-32gb-pcie",  // used markets exist, no dated quote found for the PCIe SKUs
+    "tpu-v5p",  // rented only; no dated per-chip-hour quote in the stored sources
 };
 
 }  // namespace
@@ -67,6 +66,46 @@ TEST_CASE("every device that trains or serves has a price, except the listed one
       continue;
     }
     CHECK_FALSE(d.price.empty());
+  }
+  // The list names only devices that exist (a renamed or removed id must not keep a stale exemption), and it is
+  // short: a device is exempt only when no dated, sourced quote of any kind could be found.
+  for (const auto& id : kNoPublicPrice) {
+    CAPTURE(id);
+    CHECK(test::registry().find_device(id) != nullptr);
+  }
+  CHECK(kNoPublicPrice.size() <= 15);
+}
+
+TEST_CASE("devices added for issues 13 and 15 carry a sourced, dated price of the basis their market has") {
+  // Consumer cards: the launch list price; cloud-only parts: a rental per device-hour with its provider; Apple
+  // SoCs: the cheapest computer that contains the chip.
+  auto quote = [](const std::string& id, const std::string& kind) -> const PriceQuote* {
+    static std::map<std::string, std::vector<PriceQuote>> cache;
+    auto& qs = cache[id];
+    if (qs.empty()) qs = quotes_of(test::registry().device(id).price);
+    for (const auto& q : qs)
+      if (q.kind == kind) return &q;
+    return nullptr;
+  };
+  // NVIDIA GeForce launch prices: RTX 3080 USD 699 (Sept 2020), RTX 4070 USD 599 (Apr 2023), RTX 4080 USD 1,199
+  // (Nov 2022), as cited in the catalog files. Exact.
+  REQUIRE(quote("rtx-3080", "launch_msrp"));
+  CHECK(quote("rtx-3080", "launch_msrp")->usd == 699);
+  REQUIRE(quote("rtx-4080", "launch_msrp"));
+  CHECK(quote("rtx-4080", "launch_msrp")->usd == 1199);
+  for (const char* id : {"gh200", "h100-nvl", "trainium2", "rtx-6000-ada", "a40", "a100-40gb-pcie", "mi325x", "tpu-v6e"}) {
+    CAPTURE(id);
+    const PriceQuote* q = quote(id, "cloud");
+    REQUIRE(q);
+    CHECK(q->per_hour);
+    CHECK_FALSE(q->provider.empty());
+    CHECK(q->date.size() == 7);
+  }
+  for (const char* id : {"apple-m2-max-gpu", "apple-m2-ultra-gpu", "apple-m3-max-gpu", "apple-m3-ultra-gpu",
+                         "apple-m4-max-gpu"}) {
+    CAPTURE(id);
+    REQUIRE(quote(id, "launch_msrp"));
+    CHECK(quote(id, "launch_msrp")->source.find("cheapest product") != std::string::npos);
   }
 }
 

@@ -14,7 +14,7 @@ namespace hwplan {
 enum class DeviceClass { kConsumer, kWorkstation, kDatacenter, kNpu, kEdge };
 
 struct Interconnect {
-  std::string type = "none";            // nvlink4, nvlink-bridge, hccs, infinity-fabric, ici, roce, none
+  std::string type = "none";            // nvlink4, nvlink-bridge, hccs, infinity-fabric, ici, roce, neuronlink, none
   double bidirectional_bytes_per_s = 0;  // per device, all links, both directions added
   int domain_size = 1;                  // devices that share the scale-up fabric
   bool pools_memory() const { return type != "none" && bidirectional_bytes_per_s > 0; }

@@ -22,12 +22,13 @@ const std::vector<std::string> kSourcedKeys = {
     "interconnect",     "price"};
 
 const std::vector<std::string> kInterconnectTypes = {
-    "none", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvlink-bridge", "infinity-fabric", "hccs", "roce", "ici"};
+    "none", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvlink-bridge", "infinity-fabric", "hccs", "roce", "ici",
+    "neuronlink"};
 const std::vector<std::string> kHostLinkTypes = {"pcie", "usb3", "soc", "cloud"};
-const std::vector<std::string> kVendors = {"nvidia", "amd", "intel", "google", "huawei", "qualcomm", "apple"};
+const std::vector<std::string> kVendors = {"nvidia", "amd", "intel", "google", "huawei", "qualcomm", "apple", "aws"};
 const std::vector<std::string> kSoftware = {"cuda",     "cudnn", "tensorrt", "rocm",    "cann", "mindspore", "synapseai", "xla",
                                             "jax",      "tflite", "coreml",  "snpe",    "qnn",  "jetpack",   "openvino",  "mlx",
-                                            "pytorch",  "onnxruntime", "tensorflow", "edgetpu", "litert", "torch-npu"};
+                                            "pytorch",  "onnxruntime", "tensorflow", "edgetpu", "litert", "torch-npu", "neuron"};
 
 // Architecture family: lower-case words joined by single hyphens ("hopper", "ampere-ga100", "tpu-v5e"). It keys the
 // per-architecture assumptions, so it is required even in a user's own file.
