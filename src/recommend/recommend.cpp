@@ -188,7 +188,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
         c.reasons.push_back("layout " + layout + (d.interconnect.pools_memory() ? " over " + d.interconnect.type : ""));
     }
     if (p.recompute != Recompute::kNone) c.reasons.push_back(std::string("uses ") + to_string(p.recompute) + " activation recomputation");
-    if (p.zero > 0)
+    if (p.zero > 0 && p.dp > 1)
       c.reasons.push_back(p.zero_ranks() < p.dp ? fmt::format("uses ZeRO-{} sharding in groups of {} ranks, replicated {} times",
                                                               p.zero, p.zero_ranks(), p.dp / p.zero_ranks())
                                                 : fmt::format("uses ZeRO-{} sharding", p.zero));
