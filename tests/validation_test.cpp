@@ -87,11 +87,10 @@ TEST_CASE("fine-tuning recipes: memory and speed within stated tolerances") {
   std::printf("finetune.yaml memory: median |error| %.1f%%; tokens/s: median |error| %.1f%%\n", 100 * m.median_abs,
               100 * s.median_abs);
   // Tolerances: peak memory median <= 10% (the stack's pure bf16, paged and in-backward optimizers, activation
-  // offload and reported metric are modelled); tokens/s median <= 20% (the goal is 15%: not reached; the
-  // LLaMA-Factory Hugging Face rows are predicted 40-100% too fast and the torchtune 8 x A100 rows' per-GPU
-  // figures exceed the A100's peak, see the README's accuracy section).
+  // offload and reported metric are modelled); tokens/s median <= 15% (the LLaMA-Factory Hugging Face rows are still
+  // predicted 30-65% too fast, see the README's accuracy section).
   CHECK(m.median_abs <= 0.10);
-  CHECK(s.median_abs <= 0.20);
+  CHECK(s.median_abs <= 0.15);
 }
 
 TEST_CASE("the uncertainty bands are the ones the measurement sets give, and the leave-one-out checks run") {

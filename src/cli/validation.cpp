@@ -145,6 +145,9 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
         add(key, "ms", value, e.train.backward_seconds * 1e3);
       } else if (key == "tokens_per_second_per_device") {
         add(key, "tok/s", value, e.train.tokens_per_second / q.input.system.count);
+      } else if (key == "tokens_per_second") {
+        // The whole job's throughput (all devices together).
+        add(key, "tok/s", value, e.train.tokens_per_second);
       } else if (key == "tflops_per_device") {
         if (c.measured.count("tokens_per_second_per_device")) continue;  // same run, counted once
         double flops = megatron_flops(q.model, static_cast<double>(e.plan.global_batch()), static_cast<double>(q.input.workload.seq));
