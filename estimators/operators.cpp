@@ -5,15 +5,6 @@
 namespace hwplan {
 namespace {
 
-// Eager (uncompiled) PyTorch training in 16-bit moves about twice the bytes that the per-op pass counts below give
-// for its norm, RoPE, activation, residual and adapter ops: the fp32 islands of mixed precision (upcasts and
-// downcasts around norms, RoPE and softmax, and their backward), saved-tensor copies, transposes made
-// contiguous, GQA key/value expansion. fp32 training has no casts: NeuSight's fp32 eager step latencies match
-// the pass counts as they are, so the factor applies to 16-bit activations only. Calibrated on torchtune's single-A100 Llama 3.2 3B table (packed eager 7,075 tok/s vs
-// compiled 8,998: the pass counts alone gave half that gap) and checked on IBM's FSDP Llama 2 7B on 128 A100
-// (pytorch.org "Maximizing training throughput using PyTorch FSDP and Torch.compile": 57% MFU eager, 68%
-// compiled), where the same factor closes the eager/compiled gap to within 10%.
-constexpr double kEagerTrafficFactor = 2.0;
 
 class OpBuilder {
  public:
@@ -105,7 +96,7 @@ class OpBuilder {
     emit(op, attention_core);
   }
 
-  // Multiplies the bytes of memory-bound ops (eager training stacks: see kEagerTrafficFactor).
+  // Multiplies the bytes of memory-bound ops (eager 16-bit training: Stack::eager_traffic_factor).
   double traffic_scale = 1.0;
 
  private:
@@ -175,7 +166,7 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
   // Fused norm: read x, write y (backward: read x and dy, write dx). Eager RMSNorm (Hugging Face, torchtune
   // without compile) is seven ops in fp32: upcast, square, mean, rsqrt, scale, downcast, weight multiply.
   const bool fused = !s.stack || s.stack->fused_kernels;
-  if (!fused && s.training && s.activation_bytes < 4) b.traffic_scale = kEagerTrafficFactor;
+  if (!fused && s.training && s.activation_bytes < 4) b.traffic_scale = s.stack->eager_traffic_factor;
   const bool eager_rms = !fused && m.norm == NormKind::kRmsNorm;
   const double norm_fwd = eager_rms ? rep_tokens * h * (28 + 4 * e) : 2 * rep_tokens * h * e;
   const double norm_bwd = eager_rms ? 2 * norm_fwd : 3 * rep_tokens * h * e;

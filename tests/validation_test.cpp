@@ -116,3 +116,34 @@ TEST_CASE("the uncertainty bands are the ones the measurement sets give, and the
               by_device.rows, cli::cross_validate(rows, &cli::ValidationRow::source, "source").covered,
               static_cast<int>(rows.size()));
 }
+
+TEST_CASE("the fitted stack constant is refitted inside the leave-one-out loop") {
+  std::vector<std::string> files;
+  for (const char* f : {"data/measurements/step-latency-neusight.yaml", "data/measurements/published-throughput.yaml",
+                        "data/measurements/finetune.yaml"})
+    files.push_back(test::source_path(f));
+  // The factor changes only eager 16-bit training rows: fp32 step latencies do not move with it.
+  auto neusight_1 = cli::validate_measurement_file(test::registry(), files[0], 1.0);
+  auto neusight_3 = cli::validate_measurement_file(test::registry(), files[0], 3.0);
+  REQUIRE(neusight_1.size() == neusight_3.size());
+  for (std::size_t i = 0; i < neusight_1.size(); ++i) CHECK(neusight_1[i].predicted == neusight_3[i].predicted);
+  // ...while an eager bf16 fine-tuning row slows down as the factor grows.
+  auto ft_1 = cli::validate_measurement_file(test::registry(), files[2], 1.0);
+  auto ft_3 = cli::validate_measurement_file(test::registry(), files[2], 3.0);
+  bool some_slower = false;
+  for (std::size_t i = 0; i < ft_1.size(); ++i)
+    if (ft_1[i].quantity == "tokens_per_second_per_device" && ft_3[i].predicted < ft_1[i].predicted) some_slower = true;
+  CHECK(some_slower);
+  for (auto [key, by] : {std::pair{&cli::ValidationRow::device, "device"}, std::pair{&cli::ValidationRow::source, "source"}}) {
+    CAPTURE(by);
+    auto cv = cli::refit_cross_validate(test::registry(), files, key, by);
+    CHECK(cv.rows == static_cast<int>(ft_1.size() + neusight_1.size() +
+                                      cli::validate_measurement_file(test::registry(), files[1]).size()));
+    CHECK(cv.factor_min >= 1.0);
+    CHECK(cv.factor_max <= 3.0);
+    CHECK(cv.factor_min <= cv.factor_max);
+    // Held-out tolerances (README, Accuracy): median |error| <= 12%, p90 <= 40%.
+    CHECK(cv.median_abs <= 0.12);
+    CHECK(cv.p90_abs <= 0.40);
+  }
+}

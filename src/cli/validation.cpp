@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 #include "core/units.hpp"
@@ -98,7 +99,8 @@ CrossValidation cross_validate(const std::vector<ValidationRow>& rows, std::stri
   return cv;
 }
 
-std::vector<ValidationRow> validate_measurement_file(const io::Registry& registry, const std::string& path) {
+std::vector<ValidationRow> validate_measurement_file(const io::Registry& registry, const std::string& path,
+                                                     std::optional<double> eager_traffic_factor) {
   io::MeasurementSet set = io::load_measurements(path);
   std::string set_name = std::filesystem::path(path).stem().string();
   std::vector<ValidationRow> rows;
@@ -119,6 +121,9 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
       q = resolve_query(registry, spec, nullptr, std::nullopt, inline_model);
     } catch (const InputError& e) {
       throw InputError(c.where, e.key(), "case '" + c.name + "': " + e.detail());
+    }
+    if (eager_traffic_factor) {
+      q.input.workload.stack.eager_traffic_factor = *eager_traffic_factor;
     }
     Outcome out = run_query(q);
     const Estimate& e = out.estimate;
@@ -267,6 +272,64 @@ int run_local_validation(const GlobalOptions& g, const std::string& backend, int
   if (!catalog_device) out += "catalog predictions: n/a (this device is not in the catalog)\n";
   emit(g, out);
   return 0;
+}
+
+}  // namespace hwplan::cli
+
+namespace hwplan::cli {
+
+RefitCrossValidation refit_cross_validate(const io::Registry& registry, const std::vector<std::string>& files,
+                                          std::string ValidationRow::*key, const char* by) {
+  // The grid spans "the pass counts are right" (1) to three times them; rows come back in the same order for
+  // every factor, so row i is the same comparison in each set.
+  static constexpr double kGrid[] = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0};
+  std::vector<std::vector<ValidationRow>> by_factor;
+  for (double f : kGrid) {
+    std::vector<ValidationRow> rows;
+    for (const auto& file : files) {
+      auto part = validate_measurement_file(registry, file, f);
+      rows.insert(rows.end(), part.begin(), part.end());
+    }
+    by_factor.push_back(std::move(rows));
+  }
+  RefitCrossValidation cv;
+  cv.by = by;
+  if (by_factor.front().empty()) return cv;
+  // The factor whose rows outside `held_out` (none: all rows) have the smallest median |error|.
+  auto fit = [&](const std::string* held_out) {
+    std::size_t best = 0;
+    double best_median = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < by_factor.size(); ++i) {
+      std::vector<double> abs;
+      for (const auto& r : by_factor[i])
+        if (!held_out || r.*key != *held_out) abs.push_back(std::fabs(r.error));
+      double m = median_of(abs);
+      if (m < best_median - 1e-12) {
+        best_median = m;
+        best = i;
+      }
+    }
+    return best;
+  };
+  cv.factor_all = kGrid[fit(nullptr)];
+  std::map<std::string, int> groups;
+  for (const auto& r : by_factor.front()) ++groups[r.*key];
+  cv.groups = static_cast<int>(groups.size());
+  cv.factor_min = std::numeric_limits<double>::infinity();
+  cv.factor_max = 0;
+  std::vector<double> held;
+  for (const auto& [g, n] : groups) {
+    (void)n;
+    std::size_t f = fit(&g);
+    cv.factor_min = std::min(cv.factor_min, kGrid[f]);
+    cv.factor_max = std::max(cv.factor_max, kGrid[f]);
+    for (const auto& r : by_factor[f])
+      if (r.*key == g) held.push_back(std::fabs(r.error));
+  }
+  cv.rows = static_cast<int>(held.size());
+  cv.median_abs = median_of(held);
+  cv.p90_abs = percentile(held, 0.9);
+  return cv;
 }
 
 }  // namespace hwplan::cli

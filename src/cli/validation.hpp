@@ -33,7 +33,10 @@ struct ValidationSummary {
   int within_35 = 0;
 };
 
-std::vector<ValidationRow> validate_measurement_file(const io::Registry& registry, const std::string& path);
+// `eager_traffic_factor`, when given, replaces the stack's Stack::eager_traffic_factor in every case (the one
+// physics constant fitted to the sets; cross-validation refits it).
+std::vector<ValidationRow> validate_measurement_file(const io::Registry& registry, const std::string& path,
+                                                     std::optional<double> eager_traffic_factor = std::nullopt);
 ValidationSummary summarize(const std::vector<ValidationRow>& rows);
 
 // Signed mean error (bias), median |error| and count of the rows sharing a key (device, source or regime).
@@ -59,6 +62,20 @@ struct CrossValidation {
   double p90_abs = 0;
 };
 CrossValidation cross_validate(const std::vector<ValidationRow>& rows, std::string ValidationRow::*key, const char* by);
+
+// Leave-one-group-out with the fitted constant refitted: for each group, the eager traffic factor (from a grid)
+// that gives the other groups' rows the smallest median |error| predicts the held-out group's rows.
+struct RefitCrossValidation {
+  std::string by;
+  int groups = 0;
+  int rows = 0;
+  double median_abs = 0;  // held-out |error| with the factor fitted without the group
+  double p90_abs = 0;
+  double factor_min = 0, factor_max = 0;  // the factors the folds chose
+  double factor_all = 0;                  // the factor fitted on every row (for comparison with the default)
+};
+RefitCrossValidation refit_cross_validate(const io::Registry& registry, const std::vector<std::string>& files,
+                                          std::string ValidationRow::*key, const char* by);
 double percentile(std::vector<double> values, double p);
 
 // Microbenchmark mode of `hwplan validate` (src/calibrate runs the kernels).

@@ -55,6 +55,10 @@ struct Stack {
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
   double adapter_kernels = 2;           // kernels per LoRA adapter forward (A and B; PEFT adds dropout, scale, add)
+  // Bytes eager 16-bit training moves per byte of the per-op pass counts (estimators/stack.cpp,
+  // kEagerTrafficFactor); applies when fused_kernels is off. The one physics constant fitted to the measurement
+  // sets: `hwplan validate` refits it without each held-out group.
+  double eager_traffic_factor = 2.0;
 };
 
 // The parallel layout and memory-saving choices. count = tp * pp * dp.

@@ -122,7 +122,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"paged_optimizer", st.paged_optimizer},
                 {"memory_metric", to_string(st.memory_metric)},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
-                {"decode_step_overhead_seconds", st.decode_step_overhead_seconds}};
+                {"decode_step_overhead_seconds", st.decode_step_overhead_seconds},
+                {"eager_traffic_factor", st.eager_traffic_factor}};
   j["memory"]["reported_bytes"] = m.reported(st.memory_metric);
   // Typical error of each figure: the 80th percentile of |predicted/measured - 1| of its regime over the
   // recorded measurement sets (estimators/uncertainty.hpp).
