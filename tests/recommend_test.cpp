@@ -217,6 +217,9 @@ TEST_CASE("the cost basis is shown in the table header and the JSON") {
   CHECK(d["query"]["cost_basis"] == "buy");
   CHECK(d["query"]["cost_basis_requested"] == "buy");
   CHECK(d["query"]["cost_basis_rule"] == "asked for");
+  auto html = test::run_hwplan("recommend --model llama-2-7b --task lora --max-count 2 --format html");
+  REQUIRE(html.exit_code == 0);
+  CHECK(html.out.find("Every cost is on one basis") != std::string::npos);
   for (const auto& c : d["candidates"]) {
     CHECK(c["cost_basis"] == "buy");
     CHECK(c["priced"].get<bool>() == !c["cost_usd"].is_null());

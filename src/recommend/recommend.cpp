@@ -194,7 +194,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     Rejection x{d.id,
                 fmt::format("over budget: the cheapest configuration that does the job is {} x {} at ${:.2f} (budget ${:.2f})",
                             cheapest_over->count, d.id, cheapest_over->cost_usd, cheapest_over->budget_usd),
-                fmt::format("a budget of ${:.2f}", cheapest_over->cost_usd), cheapest_over};
+                "a budget of at least the cheapest configuration's cost", cheapest_over};
     out.rejection = x;
     out.miss = x;
   } else if (out.feasible.empty()) {

@@ -11,6 +11,14 @@
 namespace hwplan::report {
 using nlohmann::json;
 
+// A rejection in words; an over-budget one names its cheapest working configuration in money.
+std::string rejection_reason(const Rejection& x) {
+  if (!x.over_budget) return x.reason;
+  const OverBudget& o = *x.over_budget;
+  return fmt::format("over budget: the cheapest configuration that does the job is {} x {} at {} (budget {})", o.count, x.device,
+                     money(o.cost_usd), money(o.budget_usd));
+}
+
 namespace {
 
 const char* basis_words(const std::string& basis) {
@@ -25,14 +33,6 @@ std::string cost_basis_rule(const CostBasisChoice& c) {
   return fmt::format("automatic: the basis that prices more of the {} candidate devices ({} have a rental price, {} a "
                      "purchase price; a tie goes to rent); choose with --buy, --rent or --own-years N",
                      c.devices, c.with_rent_price, c.with_buy_price);
-}
-
-// A rejection in words; an over-budget one names its cheapest working configuration in money.
-std::string rejection_reason(const Rejection& x) {
-  if (!x.over_budget) return x.reason;
-  const OverBudget& o = *x.over_budget;
-  return fmt::format("over budget: the cheapest configuration that does the job is {} x {} at {} (budget {})", o.count, x.device,
-                     money(o.cost_usd), money(o.budget_usd));
 }
 
 json rejection_json(const Rejection& x) {
