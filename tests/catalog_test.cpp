@@ -217,6 +217,7 @@ TEST_CASE("catalog show --format yaml prints a catalog file that loads back to t
     check_same_device(d, back);
     CHECK(io::device_to_yaml(back) == yaml);
     if (d.host_link.type != "pcie") CHECK(yaml.find("pcie_gen") == std::string::npos);
+    CHECK(yaml.find("e+") == std::string::npos);  // figures as people write them, not 1.2e+02
   }
   // Through the binary, a SoC device, into a --catalog directory that overrides the built-in entry.
   auto shown = test::run_hwplan("catalog show jetson-agx-orin-64gb --format yaml");

@@ -311,12 +311,22 @@ std::string yaml_quoted(const std::string& s) {
 
 // A figure in its file unit: the shortest text within 12 significant digits, so that a value converted to base
 // units and back (x 1e9 / 1e9) prints as it was written, and printing what was read back gives the same text.
+// Plain decimals (120, 82.6, 0.35) for everyday magnitudes, exponent notation only outside them.
 std::string figure(double v) {
   char buf[64];
+  auto close = [&] {
+    double back = std::strtod(buf, nullptr);
+    return back == v || std::fabs(back - v) <= 1e-12 * std::fabs(v);
+  };
+  if (v == 0 || (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e12)) {
+    for (int decimals = 0; decimals <= 16; ++decimals) {
+      std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+      if (close()) return buf;
+    }
+  }
   for (int precision = 1; precision <= 17; ++precision) {
     std::snprintf(buf, sizeof buf, "%.*g", precision, v);
-    double back = std::strtod(buf, nullptr);
-    if (back == v || std::fabs(back - v) <= 1e-12 * std::fabs(v)) break;
+    if (close()) break;
   }
   return buf;
 }
