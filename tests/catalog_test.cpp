@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
+#include <unistd.h>
 #include <regex>
 #include <sstream>
 
+#include "core/strings.hpp"
 #include "core/units.hpp"
 #include "io/catalog_io.hpp"
 #include "test_util.hpp"
@@ -192,4 +195,154 @@ TEST_CASE("new catalog devices: dense peaks, per-GPU memory, Apple GPUs beside t
   // The names MLX reports ('Apple M2 Ultra') find the GPU entry; the ANE entries keep their own ids.
   CHECK(reg.device("Apple M2 Ultra").id == "apple-m2-ultra-gpu");
   CHECK(reg.device("Apple M4").id == "apple-m4-ane");
+namespace {
+
+// Two devices agree on every figure the estimators and reports read (base units, within the 12 significant
+// digits device_to_yaml writes).
+void check_same_device(const Device& a, const Device& b) {
+  auto near = [](double x, double y) { return x == doctest::Approx(y).epsilon(1e-11); };
+  CHECK(a.id == b.id);
+  CHECK(a.name == b.name);
+  CHECK(a.aliases == b.aliases);
+  CHECK(a.vendor == b.vendor);
+  CHECK(a.device_class == b.device_class);
+  CHECK(a.architecture == b.architecture);
+  CHECK(a.architecture_family == b.architecture_family);
+  CHECK(a.release_year == b.release_year);
+  CHECK(near(a.memory_bytes, b.memory_bytes));
+  CHECK(a.memory_type == b.memory_type);
+  CHECK(near(a.memory_bandwidth_bytes_per_s, b.memory_bandwidth_bytes_per_s));
+  REQUIRE(a.peak_flops.size() == b.peak_flops.size());
+  for (const auto& [p, v] : a.peak_flops) CHECK(near(v, b.peak(p)));
+  CHECK(a.fp32_matrix_flops.has_value() == b.fp32_matrix_flops.has_value());
+  REQUIRE(a.measured_matmul_flops.size() == b.measured_matmul_flops.size());
+  for (const auto& [p, v] : a.measured_matmul_flops) CHECK(near(v, b.measured_matmul_flops.at(p)));
+  CHECK(a.vector_flops.has_value() == b.vector_flops.has_value());
+  CHECK(a.llc_bytes.has_value() == b.llc_bytes.has_value());
+  CHECK(a.compute_units == b.compute_units);
+  CHECK(a.boost_clock_mhz == b.boost_clock_mhz);
+  CHECK(a.base_clock_mhz == b.base_clock_mhz);
+  CHECK(a.sustained_clock_mhz == b.sustained_clock_mhz);
+  CHECK(a.devices_per_package == b.devices_per_package);
+  CHECK(a.tdp_w == b.tdp_w);
+  CHECK(a.host_link.type == b.host_link.type);
+  CHECK(a.host_link.pcie_gen == b.host_link.pcie_gen);
+  CHECK(a.host_link.pcie_lanes == b.host_link.pcie_lanes);
+  CHECK(a.interconnect.type == b.interconnect.type);
+  CHECK(near(a.interconnect.bidirectional_bytes_per_s, b.interconnect.bidirectional_bytes_per_s));
+  CHECK(a.interconnect.domain_size == b.interconnect.domain_size);
+  CHECK(a.software == b.software);
+  CHECK(a.training == b.training);
+  const auto qa = quotes_of(a.price), qb = quotes_of(b.price);
+  REQUIRE(qa.size() == qb.size());
+  for (std::size_t i = 0; i < qa.size(); ++i) {
+    CHECK(std::string(qa[i].kind) == qb[i].kind);
+    CHECK(qa[i].usd == qb[i].usd);
+    CHECK(qa[i].date == qb[i].date);
+    CHECK(qa[i].provider == qb[i].provider);
+    CHECK(qa[i].source == qb[i].source);
+  }
+  CHECK(a.confidence == b.confidence);
+  CHECK(a.sources == b.sources);
+  CHECK(a.derived == b.derived);
+  CHECK(a.notes == b.notes);
+}
+
+}  // namespace
+
+TEST_CASE("catalog show --format yaml prints a catalog file that loads back to the same device, for every device") {
+  // Property over the whole catalog, SoC, USB and cloud devices (no PCIe generation) included; printing what was
+  // read back gives the same text.
+  for (const Device& d : test::registry().devices()) {
+    CAPTURE(d.id);
+    const std::string yaml = io::device_to_yaml(d);
+    Device back = io::parse_device(yaml, "show.yaml");
+    check_same_device(d, back);
+    CHECK(io::device_to_yaml(back) == yaml);
+    if (d.host_link.type != "pcie") CHECK(yaml.find("pcie_gen") == std::string::npos);
+    CHECK(yaml.find("e+") == std::string::npos);  // figures as people write them, not 1.2e+02
+  }
+  // Through the binary, a SoC device, into a --catalog directory that overrides the built-in entry.
+  auto shown = test::run_hwplan("catalog show jetson-agx-orin-64gb --format yaml");
+  REQUIRE(shown.exit_code == 0);
+  CHECK(shown.out.find("host_link: {type: soc}") != std::string::npos);
+  const std::string dir = "/tmp/hwplan_catalog_yaml_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir + "/orin.yaml");
+    out << shown.out;
+  }
+  auto again = test::run_hwplan("catalog show jetson-agx-orin-64gb --format yaml --catalog " + dir);
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == shown.out);
+  auto est = test::run_hwplan("estimate --model llama-2-7b --device jetson-agx-orin-64gb --task infer --format json");
+  auto est_file = test::run_hwplan("estimate --model llama-2-7b --device jetson-agx-orin-64gb --task infer --format json --catalog " + dir);
+  CHECK(est.exit_code == est_file.exit_code);
+  auto strip_origin = [](std::string s) {
+    return std::regex_replace(s, std::regex("\"(origin|defined_in)\": \"[^\"]*\""), "");
+  };
+  CHECK(strip_origin(est.out) == strip_origin(est_file.out));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a short device name resolves when it names one device, and lists the candidates when it names several") {
+  const auto& reg = test::registry();
+  CHECK(reg.device("4090").id == "rtx-4090");
+  CHECK(reg.device("mi300x").id == "mi300x");
+  CHECK(reg.device("RTX-4090").id == "rtx-4090");
+  CHECK(reg.device("5090").id == "rtx-5090");
+  CHECK(reg.device("h100").id == "h100-sxm");  // an exact alias in the catalog wins over a short name
+  try {
+    reg.device("a100-80gb");
+    FAIL("a100-80gb names two devices");
+  } catch (const InputError& e) {
+    CHECK(e.detail().find("ambiguous") != std::string::npos);
+    CHECK(e.detail().find("a100-80gb-pcie, a100-80gb-sxm") != std::string::npos);
+  }
+  // Property over the catalog: every word run of every id resolves to that device when no other device has it,
+  // and is reported ambiguous (naming this device among the candidates) when others do.
+  for (const Device& d : reg.devices()) {
+    std::vector<std::string> words;
+    std::string w;
+    for (char c : d.id + "-") {
+      if (c == '-') {
+        if (!w.empty()) words.push_back(w);
+        w.clear();
+      } else {
+        w += c;
+      }
+    }
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      std::string name;
+      for (std::size_t j = i; j < words.size(); ++j) {
+        name += (j > i ? "-" : "") + words[j];
+        CAPTURE(name);
+        auto matches = reg.short_name_matches(name);
+        REQUIRE(std::find(matches.begin(), matches.end(), &d) != matches.end());
+        const Device* found = reg.find_device(name);
+        if (matches.size() == 1) {
+          CHECK(found == &d);
+          continue;
+        }
+        if (found) continue;  // an exact id or alias wins over a short name
+        try {
+          reg.device(name);
+          FAIL("expected ambiguous");
+        } catch (const InputError& e) {
+          CHECK(e.detail().find(d.id) != std::string::npos);
+        }
+      }
+    }
+  }
+  // Every command looks devices up in the same place.
+  auto est = test::run_hwplan("estimate --model llama-2-7b --device 4090 --task lora --format json");
+  CHECK(est.exit_code == 0);
+  CHECK(est.out.find("\"rtx-4090\"") != std::string::npos);
+  auto ambiguous = test::run_hwplan("estimate --model llama-2-7b --device 4060 --task lora");
+  CHECK(ambiguous.exit_code == 2);
+  CHECK(ambiguous.err.find("rtx-4060, rtx-4060-ti-16gb") != std::string::npos);
+  auto rec = test::run_hwplan("recommend --model llama-2-7b --task lora --devices 4090 --format json");
+  CHECK(rec.exit_code == 0);
+  CHECK(rec.out.find("\"rtx-4090\"") != std::string::npos);
+  CHECK(test::run_hwplan("catalog show 4090 --format yaml").out.find("id: rtx-4090") != std::string::npos);
 }

@@ -66,7 +66,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
         const Candidate& c = rec.candidates.front();
         r.row = {s.name, s.command, c.device->id, std::to_string(c.count), "yes", human_bytes(c.estimate.memory.total()),
                  human_seconds(c.total_seconds), fmt::format("{:.0f} tok/s", c.tokens_per_second),
-                 fmt::format("${:.0f} {}", c.cost_usd, c.cost_basis)};
+                 c.cost_usd >= 0 ? report::money(c.cost_usd) + " " + c.cost_basis : "no " + c.cost_basis + " price"};
       }
       if (want_json) r.full = report::recommendation_json(rec, s.workload, s.recommend);
     } else {

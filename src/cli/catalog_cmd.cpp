@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "io/catalog_io.hpp"
 #include "report/json.hpp"
 #include "report/table.hpp"
 
@@ -99,6 +100,10 @@ CommandResult catalog_result(const CatalogOptions& o) {
 
 int run_show(const CatalogOptions& o) {
   const Device& d = registry_of(*o.global).device(o.id);
+  if (o.global->format == "yaml") {  // a catalog file that loads back to the same device (--catalog DIR)
+    emit(*o.global, io::device_to_yaml(d));
+    return 0;
+  }
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
     emit(*o.global, report::device_document(d).dump(2) + "\n");
@@ -205,7 +210,10 @@ Command catalog_command() {
     add_format_option(*o->list, g);
     o->show = cat->add_subcommand("show", "Show one device with the source of every figure");
     o->show->add_option("id", o->id, "Device id, alias or driver name")->required();
-    add_format_option(*o->show, g);
+    o->show->add_option("--format", g.format, "Output format (yaml: a catalog file that loads back to the same device)")
+        ->check(CLI::IsMember({"table", "json", "csv", "markdown", "yaml"}))
+        ->capture_default_str();
+    o->show->add_option("-o,--output", g.output, "Write the output to FILE (atomically) instead of stdout")->type_name("FILE");
   };
   c.parsed = [o] { return o->list->parsed() || o->show->parsed(); };
   c.run = [o] { return o->list->parsed() ? run_list(*o) : run_show(*o); };

@@ -62,7 +62,7 @@ struct RecommendSpec {
   long long max_count = 64;
   std::optional<double> max_power_w;
   std::optional<std::string> deadline;   // "14d", "36h"
-  std::string cost_basis = "auto";       // buy | rent | own | auto (rent where a cloud price exists, else buy)
+  std::string cost_basis = "auto";       // buy | rent | own | auto (one basis for the list: recommend.hpp choose_cost_basis)
   double own_years = 3;                  // own: the horizon of the cost of ownership (hwplan tco)
   std::vector<std::string> classes;
   std::vector<std::string> vendors;

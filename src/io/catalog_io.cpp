@@ -1,7 +1,9 @@
 #include "io/catalog_io.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -291,6 +293,127 @@ Device parse_device(const std::string& text, const std::string& file) {
 
 Device load_device_file(const std::string& path) {
   return parse_device(read_text_file(path, "file"), path);
+}
+
+namespace {
+
+std::string yaml_quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A figure in its file unit: the shortest text within 12 significant digits, so that a value converted to base
+// units and back (x 1e9 / 1e9) prints as it was written, and printing what was read back gives the same text.
+// Plain decimals (120, 82.6, 0.35) for everyday magnitudes, exponent notation only outside them.
+std::string figure(double v) {
+  char buf[64];
+  auto close = [&] {
+    double back = std::strtod(buf, nullptr);
+    return back == v || std::fabs(back - v) <= 1e-12 * std::fabs(v);
+  };
+  if (v == 0 || (std::fabs(v) >= 1e-4 && std::fabs(v) < 1e12)) {
+    for (int decimals = 0; decimals <= 16; ++decimals) {
+      std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+      if (close()) return buf;
+    }
+  }
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (close()) break;
+  }
+  return buf;
+}
+
+std::string string_list(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + yaml_quoted(items[i]);
+  return out + "]";
+}
+
+void write_price(std::ostringstream& o, const Price& p) {
+  if (p.empty()) return;
+  o << "price:\n";
+  for (const auto& q : quotes_of(p)) {
+    std::string kind = q.kind;
+    o << "  " << kind << (q.per_hour ? "_usd_per_hour: " : "_usd: ") << figure(q.usd) << "\n";
+    o << "  " << kind << "_date: " << yaml_quoted(q.date) << "\n";
+    if (!q.source.empty()) o << "  " << kind << "_source: " << yaml_quoted(q.source) << "\n";
+    const std::string& provider = kind == "cloud" ? p.cloud_provider : p.cloud_reserved_provider;
+    if (q.per_hour && !provider.empty()) o << "  " << kind << "_provider: " << yaml_quoted(provider) << "\n";
+  }
+  if (p.cloud_reserved_usd_per_hour && !p.cloud_reserved_term.empty())
+    o << "  cloud_reserved_term: " << yaml_quoted(p.cloud_reserved_term) << "\n";
+}
+
+void write_map(std::ostringstream& o, const char* key, const std::map<std::string, std::string>& items) {
+  if (items.empty()) {
+    o << key << ": {}\n";
+    return;
+  }
+  o << key << ":\n";
+  for (const auto& [k, v] : items) o << "  " << k << ": " << yaml_quoted(v) << "\n";
+}
+
+}  // namespace
+
+std::string device_to_yaml(const Device& d) {
+  std::ostringstream o;
+  o << "id: " << d.id << "\nname: " << yaml_quoted(d.name) << "\naliases: " << string_list(d.aliases) << "\n";
+  o << "vendor: " << d.vendor << "\nclass: " << to_string(d.device_class) << "\n";
+  o << "architecture: " << yaml_quoted(d.architecture) << "\narchitecture_family: " << d.architecture_family << "\n";
+  o << "release_year: " << d.release_year << "\n";
+  o << "memory_gib: " << figure(d.memory_bytes / kGiB) << "\nmemory_type: " << yaml_quoted(d.memory_type) << "\n";
+  o << "memory_bandwidth_gb_per_s: " << figure(d.memory_bandwidth_bytes_per_s / kGB) << "\n";
+  o << "peak_tflops: {";
+  bool first = true;
+  for (const auto& [p, v] : d.peak_flops) {
+    o << (first ? "" : ", ") << to_string(p) << ": " << figure(v / kTera);
+    first = false;
+  }
+  if (d.fp32_matrix_flops) o << ", fp32_matrix: " << figure(*d.fp32_matrix_flops / kTera);
+  o << "}\n";
+  if (!d.measured_matmul_flops.empty()) {
+    o << "measured_matmul_tflops: {";
+    first = true;
+    for (const auto& [p, v] : d.measured_matmul_flops) {
+      o << (first ? "" : ", ") << to_string(p) << ": " << figure(v / kTera);
+      first = false;
+    }
+    o << "}\n";
+  }
+  if (d.vector_flops) o << "vector_tflops: " << figure(*d.vector_flops / kTera) << "\n";
+  if (d.llc_bytes) o << "l2_cache_mib: " << figure(*d.llc_bytes / kMiB) << "\n";
+  if (d.compute_units) o << "compute_units: " << *d.compute_units << "\n";
+  if (d.boost_clock_mhz) o << "boost_clock_mhz: " << figure(*d.boost_clock_mhz) << "\n";
+  if (d.base_clock_mhz) o << "base_clock_mhz: " << figure(*d.base_clock_mhz) << "\n";
+  if (d.sustained_clock_mhz) o << "sustained_clock_mhz: " << figure(*d.sustained_clock_mhz) << "\n";
+  if (d.devices_per_package != 1) o << "devices_per_package: " << d.devices_per_package << "\n";
+  o << "tdp_w: " << figure(d.tdp_w) << "\n";
+  // A SoC, USB or cloud device has no PCIe generation: the keys are left out rather than written as 0.
+  o << "host_link: {type: " << d.host_link.type;
+  if (d.host_link.pcie_gen > 0) o << ", pcie_gen: " << d.host_link.pcie_gen;
+  if (d.host_link.pcie_lanes > 0) o << ", pcie_lanes: " << d.host_link.pcie_lanes;
+  o << "}\n";
+  o << "interconnect: {type: " << d.interconnect.type
+    << ", bandwidth_bidirectional_gb_per_s: " << figure(d.interconnect.bidirectional_bytes_per_s / kGB)
+    << ", domain_size: " << d.interconnect.domain_size << "}\n";
+  o << "software: [";
+  for (std::size_t i = 0; i < d.software.size(); ++i) o << (i ? ", " : "") << d.software[i];
+  o << "]\ntraining: " << (d.training ? "true" : "false") << "\n";
+  write_price(o, d.price);
+  o << "confidence: " << d.confidence << "\n";
+  write_map(o, "sources", d.sources);
+  if (!d.derived.empty()) write_map(o, "derived", d.derived);
+  if (!d.notes.empty()) o << "notes: " << yaml_quoted(d.notes) << "\n";
+  return o.str();
 }
 
 }  // namespace hwplan::io

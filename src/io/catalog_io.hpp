@@ -11,6 +11,9 @@ namespace hwplan::io {
 // Parses one device document. `file` names it in error messages.
 Device parse_device(const std::string& text, const std::string& file);
 Device load_device_file(const std::string& path);
+// The device as a catalog file (the schema above, in its units), which parse_device reads back to the same device
+// (numbers to 12 significant digits; a user's price quote keeps its citation but not its origin).
+std::string device_to_yaml(const Device& d);
 
 // Overrides prices with a user's own quotes (--prices FILE, HWPLAN_PRICES): a map of device id to price keys as
 // in the catalog (`street_usd`, `street_date`, `street_source`, `cloud_usd_per_hour`, `cloud_provider`, ...).

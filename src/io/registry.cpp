@@ -135,13 +135,60 @@ const Device* Registry::find_device(const std::string& name) const {
   if (lower.find('_') != std::string::npos) {
     std::string spaced = name;
     std::replace(spaced.begin(), spaced.end(), '_', ' ');
-    return find_device(spaced);
+    for (const auto& d : devices()) {
+      if (to_lower(d.id) == to_lower(spaced)) return &d;
+      for (const auto& a : d.aliases)
+        if (to_lower(a) == to_lower(spaced)) return &d;
+    }
   }
-  return nullptr;
+  auto matches = short_name_matches(name);
+  return matches.size() == 1 ? matches[0] : nullptr;
+}
+
+namespace {
+std::vector<std::string> name_words(const std::string& name) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : to_lower(name)) {
+    if (c == '-' || c == '_' || c == ' ') {
+      if (!word.empty()) out.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) out.push_back(word);
+  return out;
+}
+
+bool holds_in_a_row(const std::vector<std::string>& words, const std::vector<std::string>& part) {
+  if (part.empty() || part.size() > words.size()) return false;
+  for (std::size_t i = 0; i + part.size() <= words.size(); ++i)
+    if (std::equal(part.begin(), part.end(), words.begin() + static_cast<std::ptrdiff_t>(i))) return true;
+  return false;
+}
+}  // namespace
+
+std::vector<const Device*> Registry::short_name_matches(const std::string& name) const {
+  std::vector<std::string> part = name_words(name);
+  std::vector<const Device*> out;
+  if (part.empty() || name.size() > 200) return out;
+  for (const auto& d : devices()) {
+    bool hit = holds_in_a_row(name_words(d.id), part);
+    for (const auto& a : d.aliases) hit = hit || holds_in_a_row(name_words(a), part);
+    if (hit) out.push_back(&d);
+  }
+  return out;
 }
 
 const Device& Registry::device(const std::string& name) const {
   if (const Device* d = find_device(name)) return *d;
+  if (auto matches = short_name_matches(name); matches.size() > 1) {
+    std::string ids;
+    for (std::size_t i = 0; i < matches.size(); ++i) ids += (i ? ", " : "") + matches[i]->id;
+    throw InputError({}, "device", "'" + name + "' is ambiguous: it names " + std::to_string(matches.size()) +
+                                       " devices (" + ids + "); give one of these ids");
+  }
   std::vector<std::string> names;
   for (const auto& d : devices()) {
     names.push_back(d.id);

@@ -27,9 +27,14 @@ class Registry {
 
   const std::vector<Device>& devices() const;
   const std::vector<Model>& models() const;
-  // By id, alias or driver name, case-insensitive. Throws InputError naming the nearest match.
+  // By id, alias or driver name, case-insensitive; else by a short name: words that appear in a row in exactly one
+  // device's id or alias ("4090" -> rtx-4090, "mi300x" -> mi300x; words split at '-', '_' and spaces). Throws
+  // InputError naming the nearest match, or the candidates when a short name fits several devices ("h100").
+  // Every command looks devices up here.
   const Device& device(const std::string& name) const;
   const Device* find_device(const std::string& name) const;
+  // The devices whose id or an alias holds `name`'s words in a row (catalog order); empty for an exact name.
+  std::vector<const Device*> short_name_matches(const std::string& name) const;
   // By zoo id, a path to a YAML file, or a bare size ("7B").
   Model model(const std::string& name) const;
 

@@ -30,6 +30,10 @@ std::optional<double> purchase_price(const Device& d) {
   return d.price.street_usd;
 }
 
+const char* basis_price_noun(const std::string& basis) {
+  return basis == "rent" ? "rental" : "purchase";
+}
+
 // Owning `count` devices for `years` (hwplan tco's model and class defaults), busy for the job's hours.
 double own_cost_usd(const Device& d, int count, double job_hours, double years) {
   tco::Inputs in = tco::default_inputs(d, count, /*used=*/false, "on-demand");
@@ -65,38 +69,19 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     out.rejection = Rejection{d.id, "edge device: inference only", ""};
     return out;
   }
-  std::string basis = spec.cost_basis;
-  // Without a price the device can still be ranked on time and energy, unless cost was asked for.
-  const bool cost_needed = spec.budget_usd || spec.optimize == "cost" || spec.cost_basis != "auto";
-  if (basis == "auto") {
-    if (!d.price.cloud_usd_per_hour && !purchase_price(d)) {
-      if (cost_needed) {
-        out.rejection = Rejection{d.id, "no price (purchase or rental) in the catalog", "give a quote with --prices FILE"};
-        return out;
-      }
-      basis = "unknown";
-    } else {
-      basis = d.price.cloud_usd_per_hour ? "rent" : "buy";
-    }
-  }
-  if (basis == "rent" && !d.price.cloud_usd_per_hour) {
-    out.rejection = Rejection{d.id, "no rental price in the catalog",
-                              purchase_price(d) ? "use --buy" : "give a quote with --prices FILE"};
-    return out;
-  }
-  if (basis == "own" && !d.price.new_purchase_usd()) {
-    out.rejection = Rejection{d.id, "no purchase price in the catalog",
-                              d.price.cloud_usd_per_hour ? "use --rent" : "give a quote with --prices FILE"};
-    return out;
-  }
-  if (basis == "buy" && !purchase_price(d)) {
-    out.rejection = Rejection{d.id, "no purchase price in the catalog",
-                              d.price.cloud_usd_per_hour ? "use --rent" : "give a quote with --prices FILE"};
+  // One basis for the whole list (choose_cost_basis). Without a price on it the device is still ranked on time
+  // and energy, unless a budget has to be checked.
+  const std::string& basis = spec.cost_basis;
+  const std::optional<double> unit_price = price_on_basis(d, basis);
+  if (!unit_price && spec.budget_usd) {
+    out.rejection = Rejection{d.id, fmt::format("no {} price in the catalog: the budget cannot be checked", basis_price_noun(basis)),
+                              price_fix(d, basis)};
     return out;
   }
   std::string last_reason;
   std::string last_fix;
   double best_miss_ratio = INFINITY;
+  std::optional<OverBudget> cheapest_over;  // the cheapest configuration that does the work, over the budget
   const bool standalone = d.host_link.type == "soc" || d.host_link.type == "usb3";
   auto cost_cache = std::make_shared<CostCache>();  // same workload, same device: shared across counts
   for (int count : counts) {
@@ -156,18 +141,18 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     }
     double hours = c.total_seconds / 3600;
     c.energy_kwh = c.power_w * (inference ? kInferencePowerFraction : kTrainingPowerFraction) * hours / 1000;
-    c.cost_usd = basis == "rent" ? count * *d.price.cloud_usd_per_hour * hours
-                 : basis == "buy" ? count * *purchase_price(d)
-                 : basis == "own" ? own_cost_usd(d, count, hours, spec.own_years)
-                                  : -1;  // unknown
+    c.cost_usd = !unit_price       ? -1  // unpriced on this basis: never counted as free
+                 : basis == "rent" ? count * *unit_price * hours
+                 : basis == "buy"  ? count * *unit_price
+                                   : own_cost_usd(d, count, hours, spec.own_years);
     if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += spec.porting_cost_usd;
     if (deadline_s && c.total_seconds > *deadline_s) {
       last_reason = fmt::format("misses the deadline: {} with {} devices", human_seconds(c.total_seconds), count);
       last_fix = "more devices";
       continue;
     }
-    if (spec.budget_usd && (c.cost_usd < 0 || c.cost_usd > *spec.budget_usd)) {
-      last_reason = fmt::format("over budget: ${:.0f} with {} device(s) (budget ${:.0f})", c.cost_usd, count, *spec.budget_usd);
+    if (spec.budget_usd && c.cost_usd > *spec.budget_usd) {
+      if (!cheapest_over || c.cost_usd < cheapest_over->cost_usd) cheapest_over = OverBudget{count, c.cost_usd, *spec.budget_usd};
       continue;
     }
     // Reasons in words.
@@ -199,9 +184,23 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     if (d.device_class == DeviceClass::kEdge && inference)
       c.reasons.push_back(fmt::format("{:.2f} tokens/s per watt", c.tokens_per_second / std::max(1.0, c.power_w)));
     if (d.confidence == "low") c.reasons.push_back("catalog figures are low-confidence for this device");
+    if (!unit_price)
+      c.reasons.push_back(fmt::format("no {} price in the catalog: ranked on {} only ({})", basis_price_noun(basis),
+                                      spec.optimize == "cost"       ? "nothing: listed after the priced devices"
+                                      : spec.optimize == "balanced" ? "time and energy, after the priced devices"
+                                                                    : "time and energy",
+                                      price_fix(d, basis)));
     out.feasible.push_back(std::move(c));
   }
-  if (out.feasible.empty()) {
+  if (out.feasible.empty() && cheapest_over) {
+    // Every other limit is met: the budget is what stops it, at the price of its cheapest working configuration.
+    Rejection x{d.id,
+                fmt::format("over budget: the cheapest configuration that does the job is {} x {} at ${:.2f} (budget ${:.2f})",
+                            cheapest_over->count, d.id, cheapest_over->cost_usd, cheapest_over->budget_usd),
+                "a budget of at least the cheapest configuration's cost", cheapest_over};
+    out.rejection = x;
+    out.miss = x;
+  } else if (out.feasible.empty()) {
     out.rejection = Rejection{d.id, last_reason.empty() ? "no feasible configuration" : last_reason, last_fix};
     if (std::isfinite(best_miss_ratio)) out.miss = Rejection{d.id, last_reason, last_fix};
   }
@@ -209,6 +208,36 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
 }
 
 }  // namespace
+
+std::optional<double> price_on_basis(const Device& d, const std::string& basis) {
+  if (basis == "rent") return d.price.cloud_usd_per_hour;
+  if (basis == "buy") return purchase_price(d);
+  if (basis == "own") return d.price.new_purchase_usd();
+  return std::nullopt;
+}
+
+std::string price_fix(const Device& d, const std::string& basis) {
+  if (basis != "rent" && d.price.cloud_usd_per_hour) return "use --rent";
+  if (basis == "rent" && purchase_price(d)) return "use --buy";
+  return "give a quote with --prices FILE";
+}
+
+CostBasisChoice choose_cost_basis(const std::vector<const Device*>& devices, const std::string& requested) {
+  CostBasisChoice c;
+  c.devices = static_cast<int>(devices.size());
+  for (const Device* d : devices) {
+    if (d->price.cloud_usd_per_hour) ++c.with_rent_price;
+    if (purchase_price(*d)) ++c.with_buy_price;
+  }
+  if (requested == "buy" || requested == "rent" || requested == "own") {
+    c.basis = requested;
+    return c;
+  }
+  if (requested != "auto") throw InputError({}, "cost basis", "'" + requested + "' is not one of: buy, rent, own, auto");
+  c.automatic = true;
+  c.basis = c.with_buy_price > c.with_rent_price ? "buy" : "rent";
+  return c;
+}
 
 long long default_global_batch(const Model& model, const std::string& task, long long seq) {
   if (!model.is_transformer()) return 256;
@@ -320,12 +349,15 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   }
   std::vector<int> counts = spec.count ? std::vector<int>{static_cast<int>(*spec.count)} : candidate_counts(spec.max_count);
   r.largest_count = counts.back();
+  r.cost_basis = choose_cost_basis(devices, spec.cost_basis);
+  RecommendSpec priced = spec;  // every device is costed on the one basis
+  priced.cost_basis = r.cost_basis.basis;
   // Devices are independent: evaluate them on `threads` workers, then merge in catalog order (results are
   // identical whatever the thread count).
   std::vector<DeviceResult> results(devices.size());
   auto work = [&](std::size_t begin, std::size_t step) {
     for (std::size_t i = begin; i < devices.size(); i += step)
-      results[i] = evaluate_device(registry, *devices[i], w, spec, model, r.job_tokens, deadline, counts);
+      results[i] = evaluate_device(registry, *devices[i], w, priced, model, r.job_tokens, deadline, counts);
   };
   threads = std::max(1, threads);
   std::vector<std::future<void>> workers;
@@ -377,12 +409,18 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   }
   std::vector<Candidate> best_per_device;
   for (auto& [id, i] : chosen) best_per_device.push_back(r.candidates[i]);
-  std::stable_sort(best_per_device.begin(), best_per_device.end(), [](const Candidate& a, const Candidate& b) {
+  // A device without a price on the list's basis cannot be compared on cost: when the objective weighs cost (cost,
+  // balanced) it is listed after the priced ones, ranked among its kind on the criteria it has (time, energy).
+  const bool cost_weighed = spec.optimize == "cost" || spec.optimize == "balanced";
+  std::stable_sort(best_per_device.begin(), best_per_device.end(), [&](const Candidate& a, const Candidate& b) {
+    if (cost_weighed && (a.cost_usd >= 0) != (b.cost_usd >= 0)) return a.cost_usd >= 0;
     if (a.score != b.score) return a.score > b.score;
+    if ((a.cost_usd >= 0) != (b.cost_usd >= 0)) return a.cost_usd >= 0;  // on a tie the priced one first
     if (a.device->id != b.device->id) return a.device->id < b.device->id;
     return a.count < b.count;
   });
   for (auto& c : best_per_device) {
+    if (c.cost_usd < 0) ++r.unpriced;
     c.at_search_limit = counts.size() > 1 && c.count == counts.back();
     if (c.at_search_limit)
       c.reasons.push_back(fmt::format("at the search limit ({} devices, --max-count): more devices may do better", c.count));

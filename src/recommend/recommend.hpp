@@ -2,6 +2,7 @@
 // constraints and ranked by the objective, each with the reasons in words; and the devices rejected, with why.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,8 @@ struct Candidate {
   double step_seconds = 0;         // training step, or time per output token (inference)
   double tokens_per_second = 0;    // training tokens/s, or decode tokens/s over all replicas
   double total_seconds = 0;        // for the job's tokens
-  double cost_usd = 0;
-  std::string cost_basis;          // "buy" or "rent"
+  double cost_usd = 0;             // on the list's cost basis; -1 when the device has no price for it (unpriced)
+  std::string cost_basis;          // the list's basis: "buy", "rent" or "own" (the same for every candidate)
   double energy_kwh = 0;
   double power_w = 0;
   double score = 0;                // 0..1, 1 = best on the objective
@@ -27,14 +28,41 @@ struct Candidate {
   bool at_search_limit = false;    // the chosen count is the largest tried: more devices might do better
 };
 
+// The cheapest configuration of a device that does the work (fits, meets the deadline and the other limits) but
+// costs more than --budget-usd.
+struct OverBudget {
+  int count = 0;
+  double cost_usd = 0;
+  double budget_usd = 0;
+};
+
 struct Rejection {
   std::string device;
   std::string reason;
   std::string fix;  // what would make it feasible, when known
+  std::optional<OverBudget> over_budget;  // set when the budget is the only limit it misses
 };
+
+// The one cost basis a list is ranked on. Asked for (--buy, --rent, --own-years): that one. Otherwise (auto): the
+// basis under which more of the candidate devices have a price, a tie going to rent (the cost of this job rather
+// than of the hardware's life). A device without a price on it is listed unpriced, never priced on another basis.
+struct CostBasisChoice {
+  std::string basis;        // buy | rent | own
+  bool automatic = false;   // chosen by the rule above, not by the user
+  int devices = 0;          // candidate devices counted
+  int with_rent_price = 0;  // of them, with an on-demand cloud price
+  int with_buy_price = 0;   // of them, with a purchase price (launch list or street)
+};
+CostBasisChoice choose_cost_basis(const std::vector<const Device*>& devices, const std::string& requested);
+// The device's price on `basis` (per device-hour for rent, per device for buy and own); empty when it has none.
+std::optional<double> price_on_basis(const Device& d, const std::string& basis);
+// What would price an unpriced device: "use --rent" / "use --buy" only when that price exists, else a quote file.
+std::string price_fix(const Device& d, const std::string& basis);
 
 struct Recommendation {
   std::string model_id;
+  CostBasisChoice cost_basis;        // the one basis every candidate's cost is on
+  int unpriced = 0;                  // feasible devices listed without a price on that basis
   double job_tokens = 0;
   bool job_tokens_assumed = false;
   long long global_batch = 0;        // training: sequences per optimizer step, the same for every candidate

@@ -185,12 +185,17 @@ std::string recommendation_html(const Recommendation& r, const WorkloadSpec& w, 
     const Candidate& c = r.candidates.front();
     p.answer = fmt::format("Best on {}: {} x {} ({}), {} for the job of {} tokens{}.", spec.optimize, c.count, c.device->name,
                            c.device->id, human_seconds(c.total_seconds), human_count(r.job_tokens),
-                           c.cost_usd >= 0 ? fmt::format(", ${:.0f} ({})", c.cost_usd, c.cost_basis) : std::string());
+                           c.cost_usd >= 0 ? fmt::format(", {} ({})", money(c.cost_usd), c.cost_basis)
+                                           : fmt::format(", no {} price", c.cost_basis));
   }
+  p.answer += fmt::format(" Every cost is on one basis: {}{}.", r.cost_basis.basis,
+                          r.cost_basis.automatic ? " (chosen automatically: it prices more of the candidates; --buy, --rent or "
+                                                   "--own-years N choose it)"
+                                                 : "");
   p.tables.push_back({"Candidates, best first", render(recommendation_table(r, w, spec), Format::kHtml)});
   Table rejected;
   rejected.header = {"device", "why not", "what would help"};
-  for (const auto& x : r.candidates.empty() ? r.nearest_misses : r.rejected) rejected.rows.push_back({x.device, x.reason, x.fix});
+  for (const auto& x : r.candidates.empty() ? r.nearest_misses : r.rejected) rejected.rows.push_back({x.device, rejection_reason(x), x.fix});
   p.tables.push_back({r.candidates.empty() ? "Nearest misses" : "Rejected", render(rejected, Format::kHtml)});
   long long shown = 0;
   for (const auto& c : r.candidates) {

@@ -11,6 +11,39 @@
 namespace hwplan::report {
 using nlohmann::json;
 
+// A rejection in words; an over-budget one names its cheapest working configuration in money.
+std::string rejection_reason(const Rejection& x) {
+  if (!x.over_budget) return x.reason;
+  const OverBudget& o = *x.over_budget;
+  return fmt::format("over budget: the cheapest configuration that does the job is {} x {} at {} (budget {})", o.count, x.device,
+                     money(o.cost_usd), money(o.budget_usd));
+}
+
+namespace {
+
+const char* basis_words(const std::string& basis) {
+  return basis == "rent" ? "rent (cloud on-demand price x job time)"
+         : basis == "buy" ? "buy (purchase price of the devices)"
+                          : "own (cost of ownership over --own-years, as hwplan tco)";
+}
+
+// Why the list is costed as it is: the user's flag, or the automatic rule with its counts.
+std::string cost_basis_rule(const CostBasisChoice& c) {
+  if (!c.automatic) return "asked for";
+  return fmt::format("automatic: the basis that prices more of the {} candidate devices ({} have a rental price, {} a "
+                     "purchase price; a tie goes to rent); choose with --buy, --rent or --own-years N",
+                     c.devices, c.with_rent_price, c.with_buy_price);
+}
+
+json rejection_json(const Rejection& x) {
+  json j = {{"device", x.device}, {"reason", rejection_reason(x)}, {"fix", x.fix}};
+  if (x.over_budget)
+    j["cheapest_configuration"] = {{"device", x.device}, {"count", x.over_budget->count}, {"cost_usd", x.over_budget->cost_usd}};
+  return j;
+}
+
+}  // namespace
+
 json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec) {
   json j;
   j["schema_version"] = kSchemaVersion;
@@ -20,7 +53,9 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                 {"tokens", r.job_tokens},
                 {"tokens_assumed", r.job_tokens_assumed},
                 {"optimize", spec.optimize},
-                {"cost_basis", spec.cost_basis},
+                {"cost_basis", r.cost_basis.basis},
+                {"cost_basis_requested", spec.cost_basis},
+                {"cost_basis_rule", cost_basis_rule(r.cost_basis)},
                 {"budget_usd", spec.budget_usd ? json(*spec.budget_usd) : json(nullptr)},
                 {"max_count", spec.max_count},
                 {"deadline", spec.deadline ? json(*spec.deadline) : json(nullptr)},
@@ -44,6 +79,7 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                                {"total_seconds", c.total_seconds},
                                {"cost_usd", c.cost_usd >= 0 ? json(c.cost_usd) : json(nullptr)},
                                {"cost_basis", c.cost_basis},
+                               {"priced", c.cost_usd >= 0},
                                {"energy_kwh", c.energy_kwh},
                                {"power_w", c.power_w},
                                {"score", c.score},
@@ -52,11 +88,12 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
   }
   j["feasible_devices"] = r.candidates.size();
   j["feasible_configurations"] = r.feasible_configurations;
+  j["unpriced_devices"] = r.unpriced;
   j["rejected"] = json::array();
-  for (const auto& x : r.rejected) j["rejected"].push_back({{"device", x.device}, {"reason", x.reason}, {"fix", x.fix}});
+  for (const auto& x : r.rejected) j["rejected"].push_back(rejection_json(x));
   if (r.candidates.empty()) {
     j["nearest_misses"] = json::array();
-    for (const auto& x : r.nearest_misses) j["nearest_misses"].push_back({{"device", x.device}, {"reason", x.reason}, {"fix", x.fix}});
+    for (const auto& x : r.nearest_misses) j["nearest_misses"].push_back(rejection_json(x));
   }
   j["search"] = {{"configurations", r.configurations}, {"layouts_evaluated", r.layouts_evaluated}};
   return j;
@@ -125,6 +162,13 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
                                                         r.global_batch_assumed ? " (default: set --global-batch)" : "")
                                           : std::string(),
                        spec.optimize);
+  if (format == Format::kTable)
+    out += fmt::format("Cost basis: {}; {}.{}\n\n", basis_words(r.cost_basis.basis), cost_basis_rule(r.cost_basis),
+                       r.unpriced > 0 ? fmt::format(" {} device(s) have no price on it: listed as 'no price'{}, ranked on the "
+                                                    "other criteria only.", r.unpriced,
+                                                    spec.optimize == "cost" || spec.optimize == "balanced"
+                                                        ? " after the priced ones" : "")
+                                      : std::string());
   out += render(t, format);
   if (format != Format::kTable) return out;
   long long shown = 0;
@@ -137,10 +181,12 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
   }
   if (r.candidates.empty()) {
     out += "\nNothing is feasible. Nearest misses:\n";
-    for (const auto& x : r.nearest_misses) out += "  " + x.device + ": " + x.reason + (x.fix.empty() ? "" : " (" + x.fix + ")") + "\n";
+    for (const auto& x : r.nearest_misses)
+      out += "  " + x.device + ": " + rejection_reason(x) + (x.fix.empty() || x.over_budget ? "" : " (" + x.fix + ")") + "\n";
   }
   out += fmt::format("\nRejected ({}):\n", r.rejected.size());
-  for (const auto& x : r.rejected) out += "  " + x.device + ": " + x.reason + "\n";
+  for (const auto& x : r.rejected)
+    out += "  " + x.device + ": " + rejection_reason(x) + (x.fix.starts_with("use --") ? " (" + x.fix + ")" : "") + "\n";
   out += fmt::format("\n{} feasible configurations of {} evaluated ({} layouts).\n", r.feasible_configurations, r.configurations,
                      r.layouts_evaluated);
   return out;

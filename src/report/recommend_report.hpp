@@ -10,6 +10,9 @@
 
 namespace hwplan::report {
 
+// A rejection in words; an over-budget one names its cheapest working configuration in money.
+std::string rejection_reason(const Rejection& x);
+
 nlohmann::json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec);
 Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec);
 std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec,

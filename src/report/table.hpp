@@ -1,6 +1,7 @@
 // Rendering of rows as an aligned text table, CSV (RFC 4180 quoting), a Markdown table or an HTML <table>.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,9 @@ struct Table {
   std::vector<bool> right_align;  // per column; numbers read better right-aligned
 };
 
+// Text tables fit kTableColumns characters where they can: long text cells wrap onto further lines of their row
+// (numbers never do). CSV, Markdown and HTML keep every cell whole.
+constexpr std::size_t kTableColumns = 100;
 std::string render(const Table& table, Format format);
 std::string csv_field(const std::string& s);
 // Numbers for tables: fixed decimals, "-" for absent.

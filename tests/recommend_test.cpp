@@ -1,0 +1,227 @@
+// recommend's money: one cost basis per list, unpriced devices never free, budget rejections that name the
+// cheapest working configuration, and "use --rent" / "use --buy" only where that price exists (issue 15 item 3).
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "recommend/recommend.hpp"
+#include "test_util.hpp"
+
+using namespace hwplan;
+using nlohmann::json;
+
+namespace {
+
+WorkloadSpec lora_7b() {
+  WorkloadSpec w;
+  w.model = "llama-2-7b";
+  w.task = "lora";
+  return w;
+}
+
+RecommendSpec spec_on(const std::string& basis, long long max_count = 4) {
+  RecommendSpec s;
+  s.cost_basis = basis;
+  s.max_count = max_count;
+  s.top = 100;
+  return s;
+}
+
+bool has_purchase(const Device& d) { return d.price.launch_msrp_usd || d.price.street_usd; }
+
+}  // namespace
+
+TEST_CASE("recommend costs every candidate on one basis, and a device without that price is unpriced, not free") {
+  // Property over the whole catalog and every basis: one basis for the list; a priced candidate's cost is the
+  // basis's formula; a candidate without a price on it has no cost (never 0, never another basis's price).
+  for (const char* asked : {"auto", "buy", "rent", "own"}) {
+    CAPTURE(asked);
+    Recommendation r = recommend(test::registry(), lora_7b(), spec_on(asked), 2);
+    const std::string basis = r.cost_basis.basis;
+    CHECK((basis == "buy" || basis == "rent" || basis == "own"));
+    if (std::string(asked) != "auto") CHECK(basis == asked);
+    REQUIRE(!r.candidates.empty());
+    int unpriced = 0;
+    for (const Candidate& c : r.candidates) {
+      CAPTURE(c.device->id);
+      CHECK(c.cost_basis == basis);
+      const bool has_price = price_on_basis(*c.device, basis).has_value();
+      CHECK(has_price == (c.cost_usd >= 0));
+      CHECK(c.cost_usd != 0);
+      if (!has_price) {
+        ++unpriced;
+        CHECK(std::any_of(c.reasons.begin(), c.reasons.end(),
+                          [](const std::string& x) { return x.find("price in the catalog") != std::string::npos; }));
+        continue;
+      }
+      const double porting = c.reasons.end() != std::find_if(c.reasons.begin(), c.reasons.end(), [](const std::string& x) {
+                               return x.find("porting effort") != std::string::npos;
+                             })
+                                 ? 50000.0
+                                 : 0.0;
+      if (basis == "buy") {
+        double unit = c.device->price.launch_msrp_usd ? *c.device->price.launch_msrp_usd : *c.device->price.street_usd;
+        CHECK(c.cost_usd == doctest::Approx(c.count * unit + porting).epsilon(1e-12));
+      } else if (basis == "rent") {
+        CHECK(c.cost_usd ==
+              doctest::Approx(c.count * *c.device->price.cloud_usd_per_hour * c.total_seconds / 3600 + porting).epsilon(1e-9));
+      } else {
+        CHECK(c.cost_usd > c.count * *c.device->price.new_purchase_usd() * 0.01);  // owning costs something
+      }
+    }
+    CHECK(unpriced == r.unpriced);
+  }
+}
+
+TEST_CASE("the automatic cost basis is the one that prices more devices, a tie going to rent") {
+  // Property over many subsets of the catalog: the rule, applied to the counts it reports.
+  const auto& all = test::registry().devices();
+  for (std::size_t start = 0; start < all.size(); ++start) {
+    for (std::size_t n = 1; n <= 12 && start + n <= all.size(); n += 3) {
+      std::vector<const Device*> subset;
+      for (std::size_t i = start; i < start + n; ++i) subset.push_back(&all[i]);
+      CostBasisChoice c = choose_cost_basis(subset, "auto");
+      int rent = 0, buy = 0;
+      for (const Device* d : subset) {
+        rent += d->price.cloud_usd_per_hour ? 1 : 0;
+        buy += has_purchase(*d) ? 1 : 0;
+      }
+      CHECK(c.automatic);
+      CHECK(c.with_rent_price == rent);
+      CHECK(c.with_buy_price == buy);
+      CHECK(c.basis == (buy > rent ? "buy" : "rent"));
+    }
+  }
+  std::vector<const Device*> none;
+  CHECK(choose_cost_basis(none, "auto").basis == "rent");
+  CHECK(choose_cost_basis(none, "own").basis == "own");
+  CHECK_FALSE(choose_cost_basis(none, "own").automatic);
+  CHECK_THROWS_AS(choose_cost_basis(none, "lease"), InputError);
+}
+
+TEST_CASE("when cost is weighed an unpriced device ranks after every priced one, never first as if free") {
+  for (const char* objective : {"cost", "balanced"}) {
+    CAPTURE(objective);
+    RecommendSpec s = spec_on("buy");
+    s.optimize = objective;
+    Recommendation r = recommend(test::registry(), lora_7b(), s, 2);
+    REQUIRE(r.unpriced > 0);  // the catalog has datacenter parts with only a rental price
+    REQUIRE(r.unpriced < static_cast<int>(r.candidates.size()));
+    bool seen_unpriced = false;
+    for (const Candidate& c : r.candidates) {
+      if (c.cost_usd < 0) seen_unpriced = true;
+      else CHECK_FALSE(seen_unpriced);  // a priced candidate after an unpriced one: cost-less ranking
+    }
+    // Among themselves the unpriced are ranked on what they have: balanced scores them on time and energy.
+    for (const Candidate& c : r.candidates)
+      if (c.cost_usd < 0) CHECK(c.score == doctest::Approx(std::string(objective) == "cost" ? 0.0 : c.score));
+    for (const Candidate& c : r.candidates)
+      if (c.cost_usd < 0 && std::string(objective) == "balanced") CHECK(c.score > 0);
+  }
+  // Time alone does not weigh cost: priced and unpriced devices are ranked together by speed.
+  RecommendSpec t = spec_on("buy");
+  t.optimize = "time";
+  Recommendation r = recommend(test::registry(), lora_7b(), t, 2);
+  for (std::size_t i = 1; i < r.candidates.size(); ++i) CHECK(r.candidates[i - 1].score >= r.candidates[i].score);
+}
+
+TEST_CASE("a budget rejection names the cheapest configuration that does the job") {
+  // Property over devices and budgets: the named configuration is the cheapest of the counts that work (each
+  // checked with --count alone), and it is over the budget.
+  for (const char* id : {"rtx-4060", "rtx-3090", "a100-40gb-sxm", "l4"}) {
+    CAPTURE(id);
+    for (const char* basis : {"buy", "rent"}) {
+      CAPTURE(basis);
+      RecommendSpec open = spec_on(basis, 16);
+      open.devices = {id};
+      if (!price_on_basis(test::registry().device(id), basis)) continue;
+      // The cost of every working count, one at a time.
+      double cheapest = INFINITY;
+      int cheapest_count = 0;
+      for (int count : candidate_counts(16)) {
+        RecommendSpec one = open;
+        one.count = count;
+        Recommendation r = recommend(test::registry(), lora_7b(), one, 1);
+        if (r.candidates.empty()) continue;
+        if (r.candidates[0].cost_usd < cheapest) {
+          cheapest = r.candidates[0].cost_usd;
+          cheapest_count = count;
+        }
+      }
+      if (cheapest_count == 0) continue;
+      for (double fraction : {0.99, 0.5, 0.1}) {
+        RecommendSpec tight = open;
+        tight.budget_usd = cheapest * fraction;
+        Recommendation r = recommend(test::registry(), lora_7b(), tight, 1);
+        CHECK(r.candidates.empty());
+        REQUIRE(r.rejected.size() == 1);
+        REQUIRE(r.rejected[0].over_budget.has_value());
+        CHECK(r.rejected[0].over_budget->count == cheapest_count);
+        CHECK(r.rejected[0].over_budget->cost_usd == doctest::Approx(cheapest).epsilon(1e-12));
+        CHECK(r.rejected[0].over_budget->cost_usd > *tight.budget_usd);
+        REQUIRE(r.nearest_misses.size() == 1);
+        CHECK(r.nearest_misses[0].over_budget->count == cheapest_count);
+      }
+      RecommendSpec enough = open;
+      enough.budget_usd = cheapest * 1.001;
+      CHECK_FALSE(recommend(test::registry(), lora_7b(), enough, 1).candidates.empty());
+    }
+  }
+  auto cli = test::run_hwplan("recommend --model llama-2-7b --task lora --devices rtx-4090 --buy --budget-usd 1000 --format json");
+  CHECK(cli.exit_code == 3);
+  json j = json::parse(cli.out);
+  REQUIRE(j["rejected"].size() == 1);
+  CHECK(j["rejected"][0]["cheapest_configuration"]["count"] == 1);
+  CHECK(j["rejected"][0]["cheapest_configuration"]["cost_usd"].get<double>() == doctest::Approx(1599));
+  CHECK(j["rejected"][0]["reason"].get<std::string>().find("1 x rtx-4090 at $1,599") != std::string::npos);
+}
+
+TEST_CASE("use --rent or use --buy is suggested only when that price exists") {
+  // Property over the catalog: the fix offered for a missing price names a basis only where the device has it.
+  for (const Device& d : test::registry().devices()) {
+    CAPTURE(d.id);
+    for (const char* basis : {"buy", "own"}) {
+      std::string fix = price_fix(d, basis);
+      CHECK((fix == "use --rent") == d.price.cloud_usd_per_hour.has_value());
+      CHECK(fix.find("--buy") == std::string::npos);
+    }
+    std::string fix = price_fix(d, "rent");
+    CHECK((fix == "use --buy") == has_purchase(d));
+    CHECK(fix.find("--rent") == std::string::npos);
+  }
+  // And in what recommend prints, for every basis and a budget (which turns unpriced devices into rejections).
+  for (const char* flag : {"--buy", "--rent", "--own-years 3"}) {
+    CAPTURE(flag);
+    auto r = test::run_hwplan(std::string("recommend --model llama-2-7b --task lora --max-count 2 --budget-usd 1e6 --format json ") + flag);
+    REQUIRE(r.exit_code == 0);
+    json j = json::parse(r.out);
+    for (const auto& x : j["rejected"]) {
+      const Device& d = test::registry().device(x["device"].get<std::string>());
+      std::string text = x["reason"].get<std::string>() + " " + x["fix"].get<std::string>();
+      if (text.find("use --rent") != std::string::npos) CHECK(d.price.cloud_usd_per_hour.has_value());
+      if (text.find("use --buy") != std::string::npos) CHECK(has_purchase(d));
+    }
+  }
+}
+
+TEST_CASE("the cost basis is shown in the table header and the JSON") {
+  auto t = test::run_hwplan("recommend --model llama-2-7b --task lora --max-count 2 --top 3");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("Cost basis: ") != std::string::npos);
+  CHECK(t.out.find("automatic: the basis that prices more") != std::string::npos);
+  auto j = test::run_hwplan("recommend --model llama-2-7b --task lora --max-count 2 --buy --format json");
+  REQUIRE(j.exit_code == 0);
+  json d = json::parse(j.out);
+  CHECK(d["query"]["cost_basis"] == "buy");
+  CHECK(d["query"]["cost_basis_requested"] == "buy");
+  CHECK(d["query"]["cost_basis_rule"] == "asked for");
+  auto html = test::run_hwplan("recommend --model llama-2-7b --task lora --max-count 2 --format html");
+  REQUIRE(html.exit_code == 0);
+  CHECK(html.out.find("Every cost is on one basis") != std::string::npos);
+  for (const auto& c : d["candidates"]) {
+    CHECK(c["cost_basis"] == "buy");
+    CHECK(c["priced"].get<bool>() == !c["cost_usd"].is_null());
+  }
+}
