@@ -195,6 +195,8 @@ TEST_CASE("new catalog devices: dense peaks, per-GPU memory, Apple GPUs beside t
   // The names MLX reports ('Apple M2 Ultra') find the GPU entry; the ANE entries keep their own ids.
   CHECK(reg.device("Apple M2 Ultra").id == "apple-m2-ultra-gpu");
   CHECK(reg.device("Apple M4").id == "apple-m4-ane");
+}
+
 namespace {
 
 // Two devices agree on every figure the estimators and reports read (base units, within the 12 significant
