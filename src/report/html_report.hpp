@@ -1,7 +1,7 @@
 // `--format html`: one self-contained page per answer (inline CSS and SVG, no script, no external asset) for
 // people who will not run the CLI. Sections, in order, each a <section id=...> that tests look for:
 //   question (as asked), answer (first, in one sentence), tables, explanation (in words), plots (roofline,
-//   memory), assumptions (every default and preset used), sources (the catalog's citations for the figures
+//   memory, serving latency, cumulative cost), assumptions (every default and preset used), sources (the catalog's citations for the figures
 //   used), about (hwplan's version and the accuracy bands).
 #pragma once
 
@@ -14,6 +14,9 @@
 #include "recommend/fit.hpp"
 #include "recommend/recommend.hpp"
 #include "report/compare_report.hpp"
+#include "report/serve_report.hpp"
+#include "report/svg.hpp"
+#include "report/tco_report.hpp"
 
 namespace hwplan::report {
 
@@ -27,5 +30,13 @@ std::string recommendation_html(const Recommendation& r, const WorkloadSpec& w, 
                                 const HtmlContext& ctx);
 std::string fit_html(const FitReport& f, const EstimateInput& in, const WorkloadSpec& w, const HtmlContext& ctx);
 std::string compare_html(const std::vector<Compared>& items, const HtmlContext& ctx);
+// hwplan serve: the plan with its latencies, the layouts tried, and the latency-against-load chart of
+// `hwplan plot serve` (report::serve_latency_chart; no series when no layout fits). `layout`: the chosen (or first)
+// layout, whose workload and stack are listed among the assumptions.
+std::string serve_html(const ServeReport& r, const EstimateInput* layout, const LatencyChart& chart, const HtmlContext& ctx);
+// hwplan tco: owning against renting, the break-even points and what flips the decision, the cumulative-cost chart
+// of `hwplan plot tco`, with the workload's estimate that sets the job length.
+std::string tco_html(const TcoReport& r, const EstimateInput& in, const Estimate& e, const SearchResult* search,
+                     const HtmlContext& ctx);
 
 }  // namespace hwplan::report
