@@ -52,12 +52,12 @@ for p in plans:
     print(f"  {p['device']['id']:>9} {p['traffic']['concurrency']:>3.0f} clients: "
           f"{p['throughput']['output_tokens_per_second']:6.0f} output tokens/s, p95 TPOT {p['latency']['tpot_seconds']['p95'] * 1e3:5.1f} ms")
 
-# 7. Owning against renting the 8 GPUs of a 70B service at 30% utilisation, and the electricity price that flips it.
+# 7. Owning against renting the 8 GPUs of a 70B service at 30% utilisation, and the purchase price that flips it.
 t = hwplan.tco(model="llama-3-70b", device="h100-sxm", count=8, task="infer", batch=32, utilization=0.3)
 flips = {f["input"]: f["flips_at"] for f in t["tco"]["sensitivity"]}
 print(f"tco: own ${t['tco']['own']['total_usd']:,.0f}, rent ${t['tco']['rent']['total_usd']:,.0f} over "
       f"{t['inputs']['years']:g} years: {t['tco']['cheaper']} is cheaper; break-even utilisation "
-      f"{100 * t['tco']['break_even_utilization']:.1f}%, electricity that flips it: {flips['usd_per_kwh']}")
+      f"{100 * t['tco']['break_even_utilization']:.1f}%; owning wins below ${flips['device_usd']:,.0f} per GPU")
 
 # 8. Bad input raises InputError with the CLI's message.
 try:
