@@ -29,10 +29,12 @@ const char* kCommands[] = {
     "compare --model llama-2-7b --devices rtx-4090,a100-80gb-sxm,h100-sxm --task lora --batch 4 --seq 1024",
     "serve --model llama-3-8b --device h100-sxm --rate 20 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05 --requests 500",
     "tco --model llama-3-70b --device h100-sxm --count 8 --task infer --batch 32 --utilization 0.3",
+    "recommend --model llama-3-8b --task serve --rate 50 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05 --class datacenter "
+    "--requests 200",
 };
 // A mark of each report's own plot, looked for in the rendered DOM (same order as kCommands).
 const char* kPlotMarks[] = {"class=\"roof-memory\"", "class=\"bar\"", "class=\"bar\"", "class=\"bar\"", "class=\"knee\"",
-                            "class=\"break-even\""};
+                            "class=\"break-even\"", "class=\"knee\""};
 static_assert(std::size(kPlotMarks) == std::size(kCommands));
 
 void check_self_contained(const std::string& html) {
@@ -148,6 +150,26 @@ TEST_CASE("the tco report shows the JSON's numbers and the plot of hwplan plot t
   CHECK(h.find(svg_element(read(svg))) != std::string::npos);
   CHECK(h.find("class=\"break-even\"") != std::string::npos);
   fs::remove(svg);
+}
+
+TEST_CASE("the recommend --task serve report shows the ranking of the JSON") {
+  const std::string flags = "--model llama-3-8b --task serve --rate 50 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05 "
+                            "--class datacenter --requests 200";
+  auto html = run_hwplan("recommend " + flags + " --format html");
+  REQUIRE(html.exit_code == 0);
+  auto j = nlohmann::json::parse(run_hwplan("recommend " + flags + " --format json").out);
+  REQUIRE_FALSE(j["candidates"].empty());
+  const std::string& h = html.out;
+  CHECK(h.rfind("<!DOCTYPE html>", 0) == 0);  // a page, not a bare table
+  for (const auto& c : j["candidates"]) {
+    CHECK(h.find("<td>" + c["device"].get<std::string>() + "</td>") != std::string::npos);
+    CHECK(h.find(fixed(c["usd_per_million_output_tokens"].get<double>(), 3)) != std::string::npos);
+  }
+  for (const auto& x : j["excluded"]) CHECK(h.find("<td>" + x["device"].get<std::string>() + "</td>") != std::string::npos);
+  const std::string first = j["candidates"][0]["device"].get<std::string>();
+  CHECK(h.find("<dt>" + first + ": price</dt>") != std::string::npos);
+  CHECK(h.find("<dt>targets.ttft_p95_seconds</dt>") != std::string::npos);
+  CHECK(h.find("data-label=\"" + first + " tp=") != std::string::npos);  // its latency curve
 }
 
 TEST_CASE("html is only offered where there is a report") {

@@ -10,6 +10,8 @@
 
 #include "cli/serve_setup.hpp"
 #include "core/strings.hpp"
+#include "report/html_report.hpp"
+#include "report/plots.hpp"
 #include "report/serve_report.hpp"
 
 namespace hwplan::cli {
@@ -70,6 +72,8 @@ struct ServeRanking {
   std::vector<const ServeCandidate*> ranked;  // those that meet the targets, best first, at most --top
   long long requests = 0;
   bool requests_assumed = false;
+  std::optional<ServeSetup> first;  // the question as resolved for the first device (the flags checked once)
+  ServeOptions options;             // the flags every device was evaluated with
 };
 
 void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOptions& serve_flags, const RecommendSpec& spec,
@@ -85,6 +89,7 @@ void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOpt
   out.requests_assumed = !s.requests;
   if (out.requests_assumed) s.requests = kRecommendRequests;
   out.requests = *s.requests;
+  out.options = s;
   std::vector<const Device*> devices;
   for (const auto& d : registry.devices()) {
     if (!listed(spec.classes, to_string(d.device_class)) || !listed(spec.vendors, d.vendor)) continue;
@@ -94,7 +99,7 @@ void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOpt
     if (!excluded) devices.push_back(&d);
   }
   // Flags are checked once, on the first device, so that a bad flag is an error rather than a skipped device.
-  if (!devices.empty()) (void)prepare_serve(registry, s, devices.front());
+  if (!devices.empty()) out.first.emplace(prepare_serve(registry, s, devices.front()));
   std::vector<ServeCandidate>& results = out.results;
   results.resize(devices.size());
   std::atomic<size_t> next{0};
@@ -147,21 +152,26 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
   return j;
 }
 
-std::string ranking_text(const ServeRanking& sr, report::Format format) {
-  const std::vector<ServeCandidate>& results = sr.results;
-  const std::vector<const ServeCandidate*>& ranked = sr.ranked;
+report::Table ranking_table(const ServeRanking& sr) {
   report::Table t;
   t.header = {"#", "device", "tp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms", "$/M out tokens",
               "kWh/M out tokens"};
   t.right_align = {true, false, true, true, true, true, true, true, true, true};
-  for (size_t i = 0; i < ranked.size(); ++i) {
-    const ServeCandidate& c = *ranked[i];
+  for (size_t i = 0; i < sr.ranked.size(); ++i) {
+    const ServeCandidate& c = *sr.ranked[i];
     t.rows.push_back({std::to_string(i + 1), c.device->id, std::to_string(c.layout.tp), std::to_string(c.layout.replicas),
                       std::to_string(c.layout.devices),
                       c.layout.capacity.max_load ? fmt::format("{:.3g}", *c.layout.capacity.max_load) : "-",
                       report::num(c.at_load.ttft.p95 * 1000, 1), report::num(c.at_load.tpot.p95 * 1000, 1),
                       c.usd ? fmt::format("{:.3f}", *c.usd) : "-", fmt::format("{:.3f}", c.kwh)});
   }
+  return t;
+}
+
+std::string ranking_text(const ServeRanking& sr, report::Format format) {
+  const std::vector<ServeCandidate>& results = sr.results;
+  const std::vector<const ServeCandidate*>& ranked = sr.ranked;
+  report::Table t = ranking_table(sr);
   std::string out = render(t, format);
   if (format == report::Format::kTable) {
     size_t left = 0;
@@ -182,7 +192,26 @@ int run_recommend_serve(GlobalOptions& g, const WorkloadOptions& w, const ServeO
   ServeRanking sr;
   rank(registry_of(g), w, serve_flags, spec, threads, sr);
   report::Format format = format_of(g);
-  emit(g, format == report::Format::kJson ? ranking_json(sr, spec).dump(2) + "\n" : ranking_text(sr, format));
+  if (format == report::Format::kHtml) {
+    report::ServeRankingReport r{ranking_json(sr, spec), sr.first ? &sr.first->model : nullptr,
+                                 sr.first ? &sr.first->question : nullptr, sr.first ? sr.first->traffic : "", {},
+                                 ranking_table(sr)};
+    for (const auto* c : sr.ranked) r.devices.push_back(c->device);
+    // The latency-against-load picture of hwplan plot serve for the first three, with the same flags.
+    std::vector<report::LatencySeries> series;
+    for (size_t i = 0; i < sr.ranked.size() && i < 3; ++i) {
+      ServeOptions o = sr.options;
+      ServeSetup setup = prepare_serve(registry_of(g), o, sr.ranked[i]->device);
+      setup.question.prune_layouts = true;
+      serve::ServeAnswer a = serve::plan_serving(setup.layouts, setup.question, threads);
+      if (auto one = report::serve_latency_series(setup.layouts, setup.question, a, sr.ranked[i]->device->id))
+        series.push_back(std::move(*one));
+    }
+    if (!series.empty() && sr.first) r.latency = report::serve_latency_chart(sr.first->model.id, std::move(series), sr.first->question);
+    emit(g, report::recommend_serve_html(r, html_context(g)));
+  } else {
+    emit(g, format == report::Format::kJson ? ranking_json(sr, spec).dump(2) + "\n" : ranking_text(sr, format));
+  }
   return sr.ranked.empty() ? kExitNothingFeasible : kExitOk;
 }
 

@@ -452,4 +452,76 @@ std::string tco_html(const TcoReport& r, const EstimateInput& in, const Estimate
   return render_page(p, ctx);
 }
 
+std::string recommend_serve_html(const ServeRankingReport& r, const HtmlContext& ctx) {
+  const json& doc = r.document;
+  const json& candidates = doc["candidates"];
+  const json& excluded = doc["excluded"];
+  Page p;
+  const std::string model_id = r.model ? r.model->id : std::string("the model");
+  p.title = fmt::format("Hardware to serve {}", model_id);
+  const std::string optimize = doc["optimize"].get<std::string>();
+  if (candidates.empty()) {
+    p.answer = fmt::format("No device of the {} considered serves {} within the targets; why each was left out is listed below.",
+                           excluded.size(), r.traffic);
+  } else {
+    const json& c = candidates.front();
+    const char* best = optimize == "energy" ? "Least energy per million output tokens"
+                       : optimize == "time"  ? "Fewest devices"
+                                             : "Cheapest per million output tokens";
+    p.answer = fmt::format("{}: {} x {} ({} replica(s) of tp={}) for {}: p95 TTFT {} ms, p95 TPOT {} ms{}.", best,
+                           count_of(c["devices_total"]), c["device"].get<std::string>(), count_of(c["replicas"]),
+                           count_of(c["layout"]["tp"]), r.traffic, ms_of(c["ttft_p95_seconds"]), ms_of(c["tpot_p95_seconds"]),
+                           c["usd_per_million_output_tokens"].is_number()
+                               ? fmt::format(", ${:.3f} per million output tokens (rent)", c["usd_per_million_output_tokens"].get<double>())
+                               : std::string());
+  }
+  p.tables.push_back({"Devices that meet the targets, best first", render(r.table, Format::kHtml)});
+  Table left;
+  left.header = {"device", "why not"};
+  for (const auto& x : excluded) left.rows.push_back({x["device"].get<std::string>(), x["reason"].get<std::string>()});
+  p.tables.push_back({"Left out", render(left, Format::kHtml)});
+  if (!candidates.empty())
+    p.explanation.push_back("Binding constraint of #1: " + candidates.front()["binding_constraint"].get<std::string>() + ".");
+  p.explanation.push_back(fmt::format("{} of {} devices meet the targets. Each device gets the plan hwplan serve makes (the layout and "
+                                      "replicas on the fewest devices within the targets), simulated with {} requests; check the "
+                                      "pick with hwplan serve.",
+                                      candidates.size(), candidates.size() + excluded.size(), doc["simulation_requests"].get<long long>()));
+  p.explanation.push_back(optimize == "energy" ? "Ranked by energy per million output tokens (TDP at the serving power fraction)."
+                          : optimize == "time" ? "Ranked by the fewest devices."
+                                               : "Ranked by cost per million output tokens (the cloud price for the simulated "
+                                                 "throughput); devices without a cloud price after those with one.");
+  for (const char* key : {"task", "optimize", "simulation_requests"}) p.assumptions.push_back({key, value_text(doc[key])});
+  if (r.question) {
+    const serve::ServeQuestion& q = *r.question;
+    json given = {{"traffic", {{"description", r.traffic},
+                               {"closed_loop", q.load.closed_loop},
+                               {q.load.closed_loop ? "concurrency" : "requests_per_second", q.load.value},
+                               {"mean_prompt_tokens", q.traffic.prompt.average()},
+                               {"mean_output_tokens", q.traffic.output.average()},
+                               {"prefix_cache_hit", q.traffic.prefix_cache_hit},
+                               {"seed", q.traffic.seed}}},
+                  {"targets", {{"ttft_p95_seconds", q.targets.ttft_p95 ? json(*q.targets.ttft_p95) : json(nullptr)},
+                               {"ttft_p99_seconds", q.targets.ttft_p99 ? json(*q.targets.ttft_p99) : json(nullptr)},
+                               {"tpot_p95_seconds", q.targets.tpot_p95 ? json(*q.targets.tpot_p95) : json(nullptr)},
+                               {"tpot_p99_seconds", q.targets.tpot_p99 ? json(*q.targets.tpot_p99) : json(nullptr)},
+                               {"e2e_p95_seconds", q.targets.e2e_p95 ? json(*q.targets.e2e_p95) : json(nullptr)},
+                               {"e2e_p99_seconds", q.targets.e2e_p99 ? json(*q.targets.e2e_p99) : json(nullptr)}}},
+                  {"engine", {{"preset", q.engine.preset}, {"block_tokens", q.engine.block_tokens},
+                              {"kv_memory_fraction", q.engine.kv_memory_fraction},
+                              {"chunked_prefill", q.engine.chunked_prefill}}}};
+    for (const char* key : {"traffic", "targets", "engine"}) flatten_given(given[key], key, p.assumptions);
+    p.assumptions.push_back({"engine.max_batched_tokens, engine.max_sequences",
+                             "as set for each device: the engine's defaults for its memory unless --max-batched-tokens / "
+                             "--max-sequences were given (see hwplan serve --help)"});
+  }
+  if (r.latency)
+    p.plots.push_back({"p95 TTFT and TPOT of one replica against its load for the first candidates (as hwplan plot serve draws "
+                       "them, with these flags); the targets dashed, the highest load within them marked.",
+                       render_latency_svg(*r.latency)});
+  std::set<std::string> seen;
+  for (const Device* d : r.devices) add_sources(*d, p, seen);
+  if (r.model) add_sources(*r.model, p, seen);
+  return render_page(p, ctx);
+}
+
 }  // namespace hwplan::report

@@ -5,6 +5,8 @@
 //   used), about (hwplan's version and the accuracy bands).
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,17 @@ std::string compare_html(const std::vector<Compared>& items, const HtmlContext& 
 // `hwplan plot serve` (report::serve_latency_chart; no series when no layout fits). `layout`: the chosen (or first)
 // layout, whose workload and stack are listed among the assumptions.
 std::string serve_html(const ServeReport& r, const EstimateInput* layout, const LatencyChart& chart, const HtmlContext& ctx);
+// recommend --task serve: the catalog ranked for a traffic within latency targets.
+struct ServeRankingReport {
+  nlohmann::json document;                  // what `--format json` prints (the figures shown come from it)
+  const Model* model = nullptr;
+  const serve::ServeQuestion* question = nullptr;  // as resolved for the first device: traffic, targets, engine
+  std::string traffic;                      // in words
+  std::vector<const Device*> devices;       // the candidates shown, best first (their catalog sources are cited)
+  Table table;                              // the ranking as the table output shows it
+  std::optional<LatencyChart> latency;      // p95 latencies against load of the first candidates (hwplan plot serve)
+};
+std::string recommend_serve_html(const ServeRankingReport& r, const HtmlContext& ctx);
 // hwplan tco: owning against renting, the break-even points and what flips the decision, the cumulative-cost chart
 // of `hwplan plot tco`, with the workload's estimate that sets the job length.
 std::string tco_html(const TcoReport& r, const EstimateInput& in, const Estimate& e, const SearchResult* search,
