@@ -62,6 +62,9 @@ Outcome run_one(const std::string& command, const hwplan::api::Options& options)
   } catch (const hwplan::InputError& e) {
     o.error = e.what();
     o.input_error = true;
+  } catch (const hwplan::Infeasible& e) {  // nothing feasible and no document (tco of a workload that does not fit)
+    o.error = e.what();
+    o.exit_code = hwplan::kExitNothingFeasible;
   } catch (const std::exception& e) {
     o.error = std::string("internal error: ") + e.what();
   }
@@ -90,7 +93,8 @@ PYBIND11_MODULE(_native, m) {
         return outcome_tuple(o);
       },
       py::arg("command"), py::arg("options"),
-      "run(command, options) -> (result, exit_code, error, is_input_error): one command, as the CLI runs it.");
+      "run(command, options) -> (result, exit_code, error, is_input_error): one command, as the CLI runs it "
+      "(error set and exit_code 3: nothing feasible, without a document).");
 
   m.def(
       "run_many",

@@ -2,6 +2,7 @@
 // prints, errors carry the CLI's message, and a reused parser forgets the previous call's options.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -54,9 +55,24 @@ TEST_CASE("api errors are InputError with the CLI's message") {
   };
   std::string cli_err = hwplan::test::run_hwplan("estimate --model llama-2-7b --device rtx-4090x").err;
   CHECK(cli_err == "hwplan: error: " + message("estimate", {{"model", "llama-2-7b"}, {"device", "rtx-4090x"}}) + "\n");
-  CHECK(message("serve", {}).find("is not one of: ") != std::string::npos);
+  CHECK(message("plot", {}).find("is not one of: ") != std::string::npos);  // pictures are files, not documents
+  CHECK(message("serve", {{"model", "llama-3-8b"}, {"device", "h100-sxm"}}).find("--rate") != std::string::npos);
   CHECK(message("estimate", {{"model", "7b"}}).find("--device") != std::string::npos);
   CHECK(message("", {}) != "");
+}
+
+TEST_CASE("api serve and tco equal the CLI's JSON, and the facade offers them") {
+  auto offered = hwplan::api::commands();
+  CHECK(std::find(offered.begin(), offered.end(), "serve") != offered.end());
+  CHECK(std::find(offered.begin(), offered.end(), "tco") != offered.end());
+  auto serve = session().run("serve", {{"model", "llama-3-8b"}, {"device", "rtx-4090"}, {"concurrency", "8"}, {"prompt", "512"},
+                                       {"generate", "128"}, {"requests", "200"}, {"threads", "1"}});
+  CHECK(serve.exit_code == 0);
+  CHECK(serve.json == cli_json("serve --model llama-3-8b --device rtx-4090 --concurrency 8 --prompt 512 --generate 128 --requests 200"));
+  auto tco = session().run("tco", {{"model", "7B"}, {"device", "rtx-4090"}, {"task", "infer"}, {"batch", "4"}, {"years", "2"}});
+  CHECK(tco.exit_code == 0);
+  CHECK(tco.json == cli_json("tco --model 7B --device rtx-4090 --task infer --batch 4 --years 2"));
+  CHECK_THROWS_AS(session().run("tco", {{"model", "llama-3-70b"}, {"device", "rtx-4090"}, {"task", "infer"}}), hwplan::Infeasible);
 }
 
 TEST_CASE("api answers from several threads at once, as from one") {

@@ -40,7 +40,26 @@ try:
 except ImportError as x:
     print(x)
 
-# 6. Bad input raises InputError with the CLI's message.
+# 6. Serving: the devices that carry 20 requests/s within p95 targets (a seeded simulation of vLLM's scheduler),
+#    then the concurrency sweep of two devices as a table.
+s = hwplan.serve(model="llama-3-8b", device="h100-sxm", rate=20, prompt=2000, generate=300, ttft_p95=1, tpot_p95=0.05)
+print(f"serve: {s['serve']['devices_total']} x h100-sxm (tp={s['serve']['layout']['tp']}), "
+      f"p95 TTFT {s['latency']['ttft_seconds']['p95'] * 1e3:.0f} ms, p95 TPOT {s['latency']['tpot_seconds']['p95'] * 1e3:.1f} ms, "
+      f"${s['cost']['usd_per_million_output_tokens']:.3f} per million output tokens; bound by {s['serve']['binding_constraint_key']}")
+plans = hwplan.sweep({"model": ["llama-3-8b"], "device": ["h100-sxm", "l40s"], "concurrency": [4, 32],
+                      "prompt": [1000], "generate": [300], "requests": [500]}, command="serve")
+for p in plans:
+    print(f"  {p['device']['id']:>9} {p['traffic']['concurrency']:>3.0f} clients: "
+          f"{p['throughput']['output_tokens_per_second']:6.0f} output tokens/s, p95 TPOT {p['latency']['tpot_seconds']['p95'] * 1e3:5.1f} ms")
+
+# 7. Owning against renting the 8 GPUs of a 70B service at 30% utilisation, and the purchase price that flips it.
+t = hwplan.tco(model="llama-3-70b", device="h100-sxm", count=8, task="infer", batch=32, utilization=0.3)
+flips = {f["input"]: f["flips_at"] for f in t["tco"]["sensitivity"]}
+print(f"tco: own ${t['tco']['own']['total_usd']:,.0f}, rent ${t['tco']['rent']['total_usd']:,.0f} over "
+      f"{t['inputs']['years']:g} years: {t['tco']['cheaper']} is cheaper; break-even utilisation "
+      f"{100 * t['tco']['break_even_utilization']:.1f}%; owning wins below ${flips['device_usd']:,.0f} per GPU")
+
+# 8. Bad input raises InputError with the CLI's message.
 try:
     hwplan.estimate(model="llama-2-7b", device="rtx-4090x")
 except hwplan.InputError as x:

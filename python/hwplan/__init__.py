@@ -10,7 +10,8 @@ Keyword arguments are the CLI's flags in snake_case (``--grad-accum 4`` is ``gra
     >>> r["memory"]["fits"], r["time"]["step_seconds"]
 
 Bad input raises :class:`InputError` with the CLI's message; a question with no feasible answer
-(``recommend`` finds no device, ``fit`` no change) raises :class:`Infeasible`, which carries the result.
+(``recommend`` finds no device, ``fit`` no change, ``serve`` no layout within the targets, ``tco`` a workload
+that does not fit) raises :class:`Infeasible`, which carries the result when the CLI prints one.
 The C++ code runs without the GIL; :func:`sweep` runs many scenarios on all cores.
 """
 
@@ -19,7 +20,7 @@ import itertools as _itertools
 from . import _native
 
 __version__ = _native.version
-__all__ = ["estimate", "recommend", "fit", "compare", "catalog", "device", "models", "model", "load_profile",
+__all__ = ["estimate", "recommend", "fit", "compare", "serve", "tco", "catalog", "device", "models", "model", "load_profile",
            "sweep", "to_dataframe", "run", "InputError", "Infeasible", "HwplanError"]
 
 
@@ -32,7 +33,8 @@ class InputError(HwplanError, ValueError):
 
 
 class Infeasible(HwplanError):
-    """Nothing feasible (the CLI's exit code 3). ``result`` holds the full answer (rejections, nearest misses)."""
+    """Nothing feasible (the CLI's exit code 3). ``result`` holds the full answer (rejections, nearest misses),
+    or None where the CLI prints none (``tco`` of a workload that does not fit: the message says why)."""
 
     def __init__(self, message, result):
         super().__init__(message)
@@ -67,6 +69,8 @@ def _options(kwargs):
 def _check(command, outcome):
     result, exit_code, error, input_error = outcome
     if error is not None:
+        if exit_code == 3:
+            raise Infeasible(error, result)
         raise (InputError if input_error else HwplanError)(error)
     if exit_code == 3:
         raise Infeasible(f"hwplan {command}: nothing feasible", result)
@@ -130,6 +134,43 @@ def compare(model, devices, counts=None, task="train", **workload):
                task=task, **workload)
 
 
+def serve(model, device, **options):
+    """Serving capacity: the devices (replicas x tensor-parallel layout) that carry a traffic within latency
+    targets, from a simulation of the engine's scheduler: ``hwplan serve --format json``.
+
+    traffic: ``rate=`` requests/s (open loop; ``arrival="gamma"``, ``burstiness=`` CV), ``concurrency=`` clients
+    (closed loop) or ``trace=`` a CSV/JSONL file; ``prompt=``, ``generate=`` tokens (or ``prompt_dist=``,
+    ``generate_dist=`` such as ``"lognormal:2000:0.8"``), ``requests=``, ``seed=``, ``prefix_cache_hit=``.
+    targets (seconds): ``ttft_p95=``, ``ttft_p99=``, ``tpot_p95=``, ``tpot_p99=``, ``e2e_p95=``, ``e2e_p99=``;
+    without targets the figures describe ``count=`` devices at that load.
+    engine: ``engine="vllm"`` (``sglang``, ``trtllm``, ``llamacpp``), ``block_size=``, ``kv_memory_fraction=``,
+    ``max_batched_tokens=``, ``max_sequences=``, ``chunked_prefill="off"``, ``step_overhead_ms=``; and the
+    workload flags of :func:`estimate` that apply to inference (``weights="int4"``, ``kv_cache="fp8"``, ``tp=``).
+    ``threads=`` (results do not depend on it).
+
+    Returns the plan (``serve``: devices, replicas, layout, binding constraint; ``latency``, ``throughput``,
+    ``kv_cache``, ``cost``, ``energy``, ``simulation``, ``layouts`` tried, ``warnings``). Raises
+    :class:`Infeasible` (with ``.result``) when no layout serves the load within the targets.
+    """
+    return run("serve", model=model, device=device, **options)
+
+
+def tco(model, device, count=1, task="train", **options):
+    """Cost of owning the devices a workload needs against renting them: ``hwplan tco --format json``.
+
+    Takes the workload arguments of :func:`estimate` (the estimate sets the job length and tokens/s) and the
+    cost inputs ``years=3``, ``utilization=0.5`` (or ``jobs=`` over the horizon), ``used=True``, ``rent="reserved"``,
+    ``rent_usd_per_hour=``, ``usd_per_kwh=``, ``pue=``, ``usd_per_kw_month=``, ``operations=``, ``resale=``,
+    ``host_usd=``, ``host_watts=``, ``devices_per_host=``, ``network_usd_per_host=``.
+
+    Returns ``tco`` (own and rent totals with the own parts, break-even months and utilisation, cost per job,
+    device-hour and million tokens, ``sensitivity``: where each input flips the decision), ``inputs`` (every
+    value used, defaults included) and ``notes`` (old prices). Raises :class:`Infeasible` when the workload
+    does not fit as configured (see :func:`fit`).
+    """
+    return run("tco", model=model, device=device, count=count, task=task, **options)
+
+
 def catalog(**filters):
     """The device catalog with sources: ``hwplan catalog list --format json`` (``device_class=``, ``vendor=``)."""
     return run("catalog list", **filters)
@@ -182,7 +223,8 @@ def sweep(scenarios, command="estimate", threads=0, errors="raise"):
 
     scenarios: a list of dicts of keyword arguments (as for :func:`estimate`), or a dict of lists whose
     every combination is run (``{"device": ["h100-sxm", "mi300x"], "batch": [1, 8, 32]}``: 6 scenarios).
-    A scenario may name its own ``command`` (``estimate``, ``recommend``, ``fit``, ``compare``).
+    A scenario may name its own ``command`` (``estimate``, ``recommend``, ``fit``, ``compare``, ``serve``,
+    ``tco``); ``command=`` sets it for all.
     threads: workers (0: all cores). errors: ``"raise"`` raises the first scenario's error;
     ``"return"`` puts the exception (InputError, Infeasible) in that scenario's place.
     """

@@ -214,3 +214,134 @@ def test_options_do_not_leak_between_calls():
     assert len(a["candidates"]) == 2
     assert hwplan.catalog(vendor="nvidia") != hwplan.catalog()
     assert hwplan.catalog() == cli("catalog", "list")[1]
+
+
+TRACE = os.path.join(ROOT, "data", "examples", "trace.csv")
+
+SERVES = [
+    dict(model="llama-3-8b", device="h100-sxm", rate=20, prompt=2000, generate=300, ttft_p95=1, tpot_p95=0.05, requests=500),
+    dict(model="llama-3-8b", device="rtx-4090", concurrency=16, prompt=512, generate=256, engine="sglang"),
+    dict(model="llama-2-7b", device="l40s", rate=4, prompt_dist="lognormal:1000:0.8", generate_dist="uniform:50:400",
+         weights="int4", ttft_p95=2, requests=400, seed=7),
+    dict(model="llama-3-8b", device="a100-80gb-sxm", trace=TRACE, ttft_p95=2, engine="vllm", max_sequences=64),
+]
+
+
+@pytest.mark.parametrize("kwargs", SERVES, ids=lambda k: f"{k['model']}-{k['device']}")
+def test_serve_matches_cli(kwargs):
+    code, expected, _ = cli("serve", *flags(kwargs))
+    assert code == 0
+    got = hwplan.serve(**kwargs)
+    assert got == expected  # the simulation is deterministic: every number, "seconds" (simulated) included
+    assert got["schema_version"] == 1 and got["serve"]["devices_total"] >= 1
+
+
+def test_serve_infeasible_carries_the_plan():
+    kwargs = dict(model="llama-3-8b", device="rtx-4090", rate=5, prompt=2000, generate=300, ttft_p95=0.001, requests=200)
+    code, expected, _ = cli("serve", *flags(kwargs))
+    assert code == 3
+    with pytest.raises(hwplan.Infeasible) as e:
+        hwplan.serve(**kwargs)
+    assert e.value.result == expected
+    assert e.value.result["serve"]["devices_total"] is None
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(model="llama-3-8b", device="h100-sxm", prompt=512, generate=128),  # no traffic
+    dict(model="llama-3-8b", device="h100-sxm", rate=1, concurrency=4),
+    dict(model="llama-3-8b", device="h100-sxm", rate=1, batch=8),
+    dict(model="llama-3-8b", device="h100-sxm", rate=1, engine="bogus"),
+    dict(model="llama-3-8b", device="h100-sxm", trace="/nonexistent/trace.csv"),
+])
+def test_serve_input_errors_have_the_cli_message(kwargs):
+    code, _, stderr = cli("serve", *flags(kwargs))
+    assert code == 2
+    with pytest.raises(hwplan.InputError) as e:
+        hwplan.serve(**kwargs)
+    assert stderr.splitlines()[0] == "hwplan: error: " + str(e.value)
+
+
+TCOS = [
+    dict(model="llama-3-70b", device="h100-sxm", count=8, task="infer", batch=32, utilization=0.3),
+    dict(model="llama-2-7b", device="rtx-4090", task="lora", batch=1, seq=1024, recompute="full", tokens="1e8", years=2),
+    dict(model="7B", device="mi300x", count=2, task="infer", batch=16, rent_usd_per_hour=1.5, usd_per_kwh=0.25),
+    dict(model="llama-2-7b", device="rtx-3090", used=True, task="lora", batch=1, recompute="full", tokens="1e8", jobs=50),
+    dict(model="llama-3-8b", device="a100-80gb-sxm", count=8, seq=4096, tokens="2e9", rent="reserved", pue=1.3, resale=0.2),
+]
+
+
+@pytest.mark.parametrize("kwargs", TCOS, ids=lambda k: f"{k['model']}-{k['device']}")
+def test_tco_matches_cli(kwargs):
+    code, expected, _ = cli("tco", *flags(kwargs))
+    assert code == 0
+    got = hwplan.tco(**kwargs)
+    assert without_clock(got) == without_clock(expected)
+    assert got["tco"]["own"]["total_usd"] > 0 and got["inputs"]["device"] == kwargs["device"]
+
+
+def test_tco_does_not_fit_is_infeasible():
+    kwargs = dict(model="llama-3-70b", device="rtx-4090", task="infer")
+    code, expected, stderr = cli("tco", *flags(kwargs))
+    assert code == 3 and expected is None
+    with pytest.raises(hwplan.Infeasible) as e:
+        hwplan.tco(**kwargs)
+    assert e.value.result is None
+    assert stderr.splitlines()[-1] == "hwplan: nothing feasible: " + str(e.value)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(model="7B", device="h200-sxm", task="infer"),  # no price in the catalog
+    dict(model="7B", device="rtx-4090", task="infer", utilization=1.5),
+    dict(model="7B", device="rtx-4090", task="infer", rent="spot"),
+    dict(model="7B", device="rtx-4090", task="infer", years=0),
+    dict(model="7B", device="rtx-4090", task="infer", jobs=1e9),  # more jobs than the horizon holds
+])
+def test_tco_input_errors_have_the_cli_message(kwargs):
+    code, _, stderr = cli("tco", *flags(kwargs))
+    assert code == 2
+    with pytest.raises(hwplan.InputError) as e:
+        hwplan.tco(**kwargs)
+    assert stderr.splitlines()[0] == "hwplan: error: " + str(e.value)
+
+
+def test_recommend_serve_matches_cli():
+    kwargs = dict(model="llama-3-8b", task="serve", rate=50, prompt=2000, generate=300, ttft_p95=1, tpot_p95=0.05,
+                  device_class="datacenter", requests=200, threads=2)
+    code, expected, _ = cli("recommend", *flags(kwargs))
+    assert code == 0
+    got = hwplan.recommend(**kwargs)
+    assert got == expected
+    assert got["task"] == "serve" and got["candidates"]
+
+
+def test_serve_and_tco_options_do_not_leak_between_calls():
+    base = dict(model="llama-3-8b", device="rtx-4090", concurrency=8, prompt=512, generate=128, requests=200)
+    first = hwplan.serve(**base)
+    hwplan.serve(engine="sglang", max_sequences=4, seed=3, **base)
+    assert hwplan.serve(**base) == first == cli("serve", *flags(base))[1]
+    t = dict(model="7B", device="rtx-4090", task="infer", batch=4)
+    plain = hwplan.tco(**t)
+    hwplan.tco(used=True, years=5, usd_per_kwh=0.4, rent_usd_per_hour=0.2, **t)
+    assert without_clock(hwplan.tco(**t)) == without_clock(plain)
+    hwplan.recommend(model="llama-3-8b", task="serve", rate=5, prompt=256, generate=64, ttft_p95=2, requests=100,
+                     device_class="consumer")
+    assert without_clock(hwplan.recommend(model="llama-2-7b", task="lora")) == without_clock(
+        cli("recommend", "--model", "llama-2-7b", "--task", "lora")[1])
+
+
+def test_sweep_runs_serve_and_tco():
+    grid = {"model": ["llama-3-8b"], "device": ["h100-sxm", "l40s"], "concurrency": [4, 16], "prompt": [512],
+            "generate": [128], "requests": [200]}
+    out = hwplan.sweep(grid, command="serve", threads=2)
+    assert len(out) == 4
+    assert out[3] == hwplan.serve(model="llama-3-8b", device="l40s", concurrency=16, prompt=512, generate=128, requests=200)
+    assert hwplan.sweep(grid, command="serve", threads=1) == out
+    mixed = hwplan.sweep([dict(command="tco", model="7B", device="rtx-4090", task="infer", batch=4),
+                          dict(command="tco", model="llama-3-70b", device="rtx-4090", task="infer")], errors="return")
+    assert mixed[0]["tco"]["own"]["total_usd"] > 0
+    assert isinstance(mixed[1], hwplan.Infeasible)
+
+
+def test_serve_and_tco_docstrings():
+    for f in (hwplan.serve, hwplan.tco):
+        assert f.__doc__ and len(f.__doc__) > 200

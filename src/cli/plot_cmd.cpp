@@ -82,45 +82,23 @@ int run_serve_plot(PlotOptions& o) {
   std::vector<std::string> ids = o.devices;
   if (ids.empty() && !o.serve_options.workload.device.empty()) ids.push_back(o.serve_options.workload.device);
   if (ids.empty()) throw InputError({}, "--device", "give --device or --devices");
-  report::LatencyChart chart;
+  std::vector<report::LatencySeries> series;
+  std::string model_id;
+  std::optional<serve::ServeQuestion> first;
   for (const auto& id : ids) {
     const Device& d = registry.device(id);
     ServeSetup setup = prepare_serve(registry, o.serve_options, &d);
     const serve::ServeQuestion& q = setup.question;
     serve::ServeAnswer a = serve::plan_serving(setup.layouts, q, threads_of(o.serve_options));
-    std::optional<size_t> pick = a.chosen;
-    for (size_t i = 0; !pick && i < a.layouts.size(); ++i)
-      if (a.layouts[i].fits) pick = i;
-    if (!pick) throw InputError({}, "--device", q.engine.preset + ": " + setup.model.id + " does not fit " + d.id);
-    const serve::LayoutOption& l = a.layouts[*pick];
-    serve::Replica r{setup.layouts[*pick], q.engine, l.kv, q.overhead_seconds};
-    const bool closed = q.load.closed_loop;
-    // The sweep ends past the knee, or past the saturated throughput when no targets were given.
-    double top = l.capacity.max_load.value_or(0) * 1.6;
-    if (!(top > 0)) {
-      double clients = std::max<double>(1, std::min<double>(static_cast<double>(q.engine.max_sequences), static_cast<double>(l.kv.max_sequences)));
-      top = closed ? 2 * clients : 1.3 * serve::simulate_replica(r, q.traffic, {true, clients}).requests_per_second;
+    auto s = report::serve_latency_series(setup.layouts, q, a, d.id);
+    if (!s) throw InputError({}, "--device", q.engine.preset + ": " + setup.model.id + " does not fit " + d.id);
+    series.push_back(std::move(*s));
+    if (!first) {
+      first = q;
+      model_id = setup.model.id;
     }
-    if (!(top > 0)) top = closed ? 8 : 1;
-    report::LatencySeries s;
-    s.label = fmt::format("{} tp={}", d.id, l.tp);
-    s.knee_load = l.capacity.max_load.value_or(0);
-    constexpr int kPoints = 16;
-    for (int i = 1; i <= kPoints; ++i) {
-      double load = top * i / kPoints;
-      if (closed) load = std::max(1.0, std::round(load));
-      serve::SimResult sim = serve::simulate_replica(r, q.traffic, {closed, load});
-      if (sim.unservable) continue;
-      s.points.push_back({load, sim.ttft.p95, sim.tpot.p95});
-    }
-    chart.series.push_back(std::move(s));
-    if (chart.title.empty())
-      chart.title = fmt::format("{} ({}): p95 latency against load per replica", setup.model.id, q.engine.preset);
-    if (closed) chart.load_label = "Concurrent clients per replica";
   }
-  const serve::Targets& t = o.serve_options.targets;
-  chart.ttft_target_seconds = t.ttft_p95.value_or(0);
-  chart.tpot_target_seconds = t.tpot_p95.value_or(0);
+  report::LatencyChart chart = report::serve_latency_chart(model_id, std::move(series), *first);
   write(o, report::render_latency_svg(chart));
   return 0;
 }

@@ -43,14 +43,16 @@ Recommendation compute(RecommendOptions& o) {
   return recommend(registry, o.workload, o.spec, threads);
 }
 
+// --task serve: the spec as serving reads it, and the worker threads.
+int serve_spec(RecommendOptions& o) {
+  if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
+  o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";  // serving ranks on rent or purchase price
+  if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
+  return o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 int run_recommend(RecommendOptions& o) {
-  if (o.workload.task == "serve") {
-    if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
-    o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";  // serving ranks on rent or purchase price
-    if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
-    int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    return run_recommend_serve(*o.global, o.workload, o.serve, o.spec, threads);
-  }
+  if (o.workload.task == "serve") return run_recommend_serve(*o.global, o.workload, o.serve, o.spec, serve_spec(o));
   Recommendation r = compute(o);
   if (format_of(*o.global) == report::Format::kHtml)
     emit(*o.global, report::recommendation_html(r, o.workload, o.spec, html_context(*o.global)));
@@ -60,6 +62,7 @@ int run_recommend(RecommendOptions& o) {
 }
 
 CommandResult recommend_result(RecommendOptions& o) {
+  if (o.workload.task == "serve") return recommend_serve_result(*o.global, o.workload, o.serve, o.spec, serve_spec(o));
   Recommendation r = compute(o);
   return {report::recommendation_json(r, o.workload, o.spec), r.candidates.empty() ? kExitNothingFeasible : kExitOk};
 }
@@ -113,6 +116,8 @@ Command recommend_command() {
     o->buy = o->rent = false;
     o->own_years.reset();
     o->threads = 0;
+    o->serve = ServeOptions{};
+    o->serve.workload.task = "infer";
   };
   return c;
 }

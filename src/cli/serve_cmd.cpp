@@ -6,6 +6,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/serve_setup.hpp"
+#include "report/html_report.hpp"
+#include "report/plots.hpp"
 #include "report/serve_report.hpp"
 
 namespace hwplan::cli {
@@ -17,26 +19,50 @@ struct ServeCommand {
   ServeOptions options;
 };
 
-int run_serve(ServeCommand& c) {
-  ServeOptions& o = c.options;
-  io::Registry registry = make_registry(*c.global);
-  ServeSetup setup = prepare_serve(registry, o);
-  serve::ServeQuestion& q = setup.question;
-  std::vector<std::string>& warnings = setup.warnings;
-  const Device& device = *setup.device;
-  const Model& model = setup.model;
-  const std::vector<const EstimateInput*>& layouts = setup.layouts;
-  int threads = threads_of(o);
-  serve::ServeAnswer a = serve::plan_serving(layouts, q, threads);
-  if (a.chosen && a.at_load.unservable)
-    warnings.push_back(fmt::format("a request of {} tokens does not fit the KV cache of {} tokens: nothing was simulated",
-                                   a.at_load.longest_request_tokens, a.layouts[*a.chosen].kv.tokens));
-  if (!device.price.cloud_usd_per_hour)
-    warnings.push_back("the catalog has no cloud price for " + device.name + ": no cost per million tokens");
+// The question resolved and answered; owns what the report points at.
+struct Served {
+  ServeSetup setup;
+  serve::ServeAnswer answer;
 
-  report::ServeReport r{&model, &device, &q, &a, setup.traffic, warnings};
-  emit(*c.global, report::serve_text(r, format_of(*c.global)));
-  return a.chosen && !a.at_load.unservable ? kExitOk : kExitNothingFeasible;
+  report::ServeReport report() const {
+    return {&setup.model, setup.device, &setup.question, &answer, setup.traffic, setup.warnings};
+  }
+  int exit_code() const { return answer.chosen && !answer.at_load.unservable ? kExitOk : kExitNothingFeasible; }
+};
+
+void answer(ServeCommand& c, Served& s) {
+  s.setup = prepare_serve(registry_of(*c.global), c.options);
+  const Device& device = *s.setup.device;
+  s.answer = serve::plan_serving(s.setup.layouts, s.setup.question, threads_of(c.options));
+  const serve::ServeAnswer& a = s.answer;
+  if (a.chosen && a.at_load.unservable)
+    s.setup.warnings.push_back(fmt::format("a request of {} tokens does not fit the KV cache of {} tokens: nothing was simulated",
+                                           a.at_load.longest_request_tokens, a.layouts[*a.chosen].kv.tokens));
+  if (!device.price.cloud_usd_per_hour)
+    s.setup.warnings.push_back("the catalog has no cloud price for " + device.name + ": no cost per million tokens");
+}
+
+int run_serve(ServeCommand& c) {
+  Served s;
+  answer(c, s);
+  if (format_of(*c.global) == report::Format::kHtml) {
+    // The picture of hwplan plot serve for this device: p95 latencies of one replica against its load.
+    std::vector<report::LatencySeries> series;
+    if (auto one = report::serve_latency_series(s.setup.layouts, s.setup.question, s.answer, s.setup.device->id))
+      series.push_back(std::move(*one));
+    report::LatencyChart chart = report::serve_latency_chart(s.setup.model.id, std::move(series), s.setup.question);
+    const EstimateInput* layout = s.setup.layouts[s.answer.chosen.value_or(0)];
+    emit(*c.global, report::serve_html(s.report(), layout, chart, html_context(*c.global)));
+  } else {
+    emit(*c.global, report::serve_text(s.report(), format_of(*c.global)));
+  }
+  return s.exit_code();
+}
+
+CommandResult serve_result(ServeCommand& c) {
+  Served s;
+  answer(c, s);
+  return {report::serve_json(s.report()), s.exit_code()};
 }
 
 }  // namespace
@@ -44,6 +70,7 @@ int run_serve(ServeCommand& c) {
 Command serve_command() {
   auto o = std::make_shared<ServeCommand>();
   Command c;
+  c.name = "serve";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->options.workload.task = "infer";
@@ -65,10 +92,15 @@ tokens; trtllm block 32, 0.90, 8192 tokens, 2048 sequences; llamacpp 4 slots, 20
 Exit codes: 0 ok, 2 bad input (trace rows: file:line), 3 no layout serves the load within the targets.)");
     add_workload_options(*o->app, o->options.workload);
     add_serve_options(*o->app, o->options);
-    add_format_option(*o->app, g);
+    add_format_option(*o->app, g, /*html=*/true);
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] { return run_serve(*o); };
+  c.result = [o] { return serve_result(*o); };
+  c.reset = [o] {
+    o->options = ServeOptions{};
+    o->options.workload.task = "infer";
+  };
   return c;
 }
 

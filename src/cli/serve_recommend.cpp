@@ -10,6 +10,8 @@
 
 #include "cli/serve_setup.hpp"
 #include "core/strings.hpp"
+#include "report/html_report.hpp"
+#include "report/plots.hpp"
 #include "report/serve_report.hpp"
 
 namespace hwplan::cli {
@@ -64,11 +66,18 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
   return c;
 }
 
-}  // namespace
+// Every device's serving plan, those that meet the targets ranked.
+struct ServeRanking {
+  std::vector<ServeCandidate> results;
+  std::vector<const ServeCandidate*> ranked;  // those that meet the targets, best first, at most --top
+  long long requests = 0;
+  bool requests_assumed = false;
+  std::optional<ServeSetup> first;  // the question as resolved for the first device (the flags checked once)
+  ServeOptions options;             // the flags every device was evaluated with
+};
 
-int run_recommend_serve(const GlobalOptions& g, const WorkloadOptions& w, const ServeOptions& serve_flags,
-                        const RecommendSpec& spec, int threads) {
-  io::Registry registry = make_registry(g);
+void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOptions& serve_flags, const RecommendSpec& spec,
+          int threads, ServeRanking& out) {
   if (spec.optimize != "cost" && spec.optimize != "time" && spec.optimize != "energy" && spec.optimize != "balanced")
     throw InputError({}, "--optimize", "'" + spec.optimize + "' is not one of: cost, time, energy, balanced");
   for (const auto& x : spec.exclude) registry.device(x);
@@ -77,8 +86,10 @@ int run_recommend_serve(const GlobalOptions& g, const WorkloadOptions& w, const 
   s.workload.task = "infer";
   // Ranking the catalog simulates every device: 500 requests per simulation unless --requests says otherwise
   // (hwplan serve on the chosen device, with its default 2000, tells the latencies more precisely).
-  const bool requests_assumed = !s.requests;
-  if (requests_assumed) s.requests = kRecommendRequests;
+  out.requests_assumed = !s.requests;
+  if (out.requests_assumed) s.requests = kRecommendRequests;
+  out.requests = *s.requests;
+  out.options = s;
   std::vector<const Device*> devices;
   for (const auto& d : registry.devices()) {
     if (!listed(spec.classes, to_string(d.device_class)) || !listed(spec.vendors, d.vendor)) continue;
@@ -88,8 +99,9 @@ int run_recommend_serve(const GlobalOptions& g, const WorkloadOptions& w, const 
     if (!excluded) devices.push_back(&d);
   }
   // Flags are checked once, on the first device, so that a bad flag is an error rather than a skipped device.
-  if (!devices.empty()) (void)prepare_serve(registry, s, devices.front());
-  std::vector<ServeCandidate> results(devices.size());
+  if (!devices.empty()) out.first.emplace(prepare_serve(registry, s, devices.front()));
+  std::vector<ServeCandidate>& results = out.results;
+  results.resize(devices.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < devices.size(); i = next++) results[i] = evaluate(registry, s, *devices[i], spec);
@@ -99,7 +111,7 @@ int run_recommend_serve(const GlobalOptions& g, const WorkloadOptions& w, const 
   work();
   for (auto& f : workers) f.get();
 
-  std::vector<const ServeCandidate*> ranked;
+  std::vector<const ServeCandidate*>& ranked = out.ranked;
   for (const auto& c : results)
     if (c.ok) ranked.push_back(&c);
   auto key = [&](const ServeCandidate* c) {
@@ -114,55 +126,100 @@ int run_recommend_serve(const GlobalOptions& g, const WorkloadOptions& w, const 
     return a->device->id < b->device->id;
   });
   if (static_cast<long long>(ranked.size()) > spec.top) ranked.resize(static_cast<size_t>(spec.top));
+}
 
-  report::Format format = format_of(g);
-  std::string out;
-  if (format == report::Format::kJson) {
-    nlohmann::json j = {{"schema_version", 1},     {"task", "serve"},
-                        {"optimize", spec.optimize}, {"simulation_requests", *s.requests},
-                        {"candidates", nlohmann::json::array()}};
-    for (const auto* c : ranked)
-      j["candidates"].push_back({{"device", c->device->id},
-                                 {"layout", {{"tp", c->layout.tp}, {"pp", c->layout.pp}}},
-                                 {"replicas", c->layout.replicas},
-                                 {"devices_total", c->layout.devices},
-                                 {"max_rate_per_replica", c->layout.capacity.max_load ? nlohmann::json(*c->layout.capacity.max_load) : nlohmann::json(nullptr)},
-                                 {"ttft_p95_seconds", c->at_load.ttft.p95},
-                                 {"tpot_p95_seconds", c->at_load.tpot.p95},
-                                 {"usd_per_million_output_tokens", c->usd ? nlohmann::json(*c->usd) : nlohmann::json(nullptr)},
-                                 {"kwh_per_million_output_tokens", c->kwh},
-                                 {"binding_constraint", c->binding}});
-    nlohmann::json left = nlohmann::json::array();
-    for (const auto& c : results)
-      if (!c.ok) left.push_back({{"device", c.device->id}, {"reason", c.reason}});
-    j["excluded"] = left;
-    out = j.dump(2) + "\n";
-  } else {
-    report::Table t;
-    t.header = {"#", "device", "tp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms", "$/M out tokens",
-                "kWh/M out tokens"};
-    t.right_align = {true, false, true, true, true, true, true, true, true, true};
-    for (size_t i = 0; i < ranked.size(); ++i) {
-      const ServeCandidate& c = *ranked[i];
-      t.rows.push_back({std::to_string(i + 1), c.device->id, std::to_string(c.layout.tp), std::to_string(c.layout.replicas),
-                        std::to_string(c.layout.devices),
-                        c.layout.capacity.max_load ? fmt::format("{:.3g}", *c.layout.capacity.max_load) : "-",
-                        report::num(c.at_load.ttft.p95 * 1000, 1), report::num(c.at_load.tpot.p95 * 1000, 1),
-                        c.usd ? fmt::format("{:.3f}", *c.usd) : "-", fmt::format("{:.3f}", c.kwh)});
-    }
-    out = render(t, format);
-    if (format == report::Format::kTable) {
-      size_t left = 0;
-      for (const auto& c : results) left += !c.ok;
-      out += fmt::format("{} of {} devices meet the targets; {} left out (--format json lists why).\n",
-                         results.size() - left, results.size(), left);
-      if (!ranked.empty()) out += "Binding constraint of #1: " + ranked.front()->binding + "\n";
-      out += fmt::format("Each simulation: {} requests{}; check the pick with hwplan serve.\n", *s.requests,
-                         requests_assumed ? " (recommend's default; --requests to change)" : "");
-    }
+nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
+  const std::vector<ServeCandidate>& results = sr.results;
+  const std::vector<const ServeCandidate*>& ranked = sr.ranked;
+  nlohmann::json j = {{"schema_version", 1},       {"task", "serve"},
+                      {"optimize", spec.optimize}, {"simulation_requests", sr.requests},
+                      {"candidates", nlohmann::json::array()}};
+  for (const auto* c : ranked)
+    j["candidates"].push_back({{"device", c->device->id},
+                               {"layout", {{"tp", c->layout.tp}, {"pp", c->layout.pp}}},
+                               {"replicas", c->layout.replicas},
+                               {"devices_total", c->layout.devices},
+                               {"max_rate_per_replica", c->layout.capacity.max_load ? nlohmann::json(*c->layout.capacity.max_load) : nlohmann::json(nullptr)},
+                               {"ttft_p95_seconds", c->at_load.ttft.p95},
+                               {"tpot_p95_seconds", c->at_load.tpot.p95},
+                               {"usd_per_million_output_tokens", c->usd ? nlohmann::json(*c->usd) : nlohmann::json(nullptr)},
+                               {"kwh_per_million_output_tokens", c->kwh},
+                               {"binding_constraint", c->binding}});
+  nlohmann::json left = nlohmann::json::array();
+  for (const auto& c : results)
+    if (!c.ok) left.push_back({{"device", c.device->id}, {"reason", c.reason}});
+  j["excluded"] = left;
+  return j;
+}
+
+report::Table ranking_table(const ServeRanking& sr) {
+  report::Table t;
+  t.header = {"#", "device", "tp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms", "$/M out tokens",
+              "kWh/M out tokens"};
+  t.right_align = {true, false, true, true, true, true, true, true, true, true};
+  for (size_t i = 0; i < sr.ranked.size(); ++i) {
+    const ServeCandidate& c = *sr.ranked[i];
+    t.rows.push_back({std::to_string(i + 1), c.device->id, std::to_string(c.layout.tp), std::to_string(c.layout.replicas),
+                      std::to_string(c.layout.devices),
+                      c.layout.capacity.max_load ? fmt::format("{:.3g}", *c.layout.capacity.max_load) : "-",
+                      report::num(c.at_load.ttft.p95 * 1000, 1), report::num(c.at_load.tpot.p95 * 1000, 1),
+                      c.usd ? fmt::format("{:.3f}", *c.usd) : "-", fmt::format("{:.3f}", c.kwh)});
   }
-  emit(g, out);
-  return ranked.empty() ? kExitNothingFeasible : kExitOk;
+  return t;
+}
+
+std::string ranking_text(const ServeRanking& sr, report::Format format) {
+  const std::vector<ServeCandidate>& results = sr.results;
+  const std::vector<const ServeCandidate*>& ranked = sr.ranked;
+  report::Table t = ranking_table(sr);
+  std::string out = render(t, format);
+  if (format == report::Format::kTable) {
+    size_t left = 0;
+    for (const auto& c : results) left += !c.ok;
+    out += fmt::format("{} of {} devices meet the targets; {} left out (--format json lists why).\n",
+                       results.size() - left, results.size(), left);
+    if (!ranked.empty()) out += "Binding constraint of #1: " + ranked.front()->binding + "\n";
+    out += fmt::format("Each simulation: {} requests{}; check the pick with hwplan serve.\n", sr.requests,
+                       sr.requests_assumed ? " (recommend's default; --requests to change)" : "");
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_recommend_serve(GlobalOptions& g, const WorkloadOptions& w, const ServeOptions& serve_flags,
+                        const RecommendSpec& spec, int threads) {
+  ServeRanking sr;
+  rank(registry_of(g), w, serve_flags, spec, threads, sr);
+  report::Format format = format_of(g);
+  if (format == report::Format::kHtml) {
+    report::ServeRankingReport r{ranking_json(sr, spec), sr.first ? &sr.first->model : nullptr,
+                                 sr.first ? &sr.first->question : nullptr, sr.first ? sr.first->traffic : "", {},
+                                 ranking_table(sr)};
+    for (const auto* c : sr.ranked) r.devices.push_back(c->device);
+    // The latency-against-load picture of hwplan plot serve for the first three, with the same flags.
+    std::vector<report::LatencySeries> series;
+    for (size_t i = 0; i < sr.ranked.size() && i < 3; ++i) {
+      ServeOptions o = sr.options;
+      ServeSetup setup = prepare_serve(registry_of(g), o, sr.ranked[i]->device);
+      setup.question.prune_layouts = true;
+      serve::ServeAnswer a = serve::plan_serving(setup.layouts, setup.question, threads);
+      if (auto one = report::serve_latency_series(setup.layouts, setup.question, a, sr.ranked[i]->device->id))
+        series.push_back(std::move(*one));
+    }
+    if (!series.empty() && sr.first) r.latency = report::serve_latency_chart(sr.first->model.id, std::move(series), sr.first->question);
+    emit(g, report::recommend_serve_html(r, html_context(g)));
+  } else {
+    emit(g, format == report::Format::kJson ? ranking_json(sr, spec).dump(2) + "\n" : ranking_text(sr, format));
+  }
+  return sr.ranked.empty() ? kExitNothingFeasible : kExitOk;
+}
+
+CommandResult recommend_serve_result(GlobalOptions& g, const WorkloadOptions& w, const ServeOptions& serve_flags,
+                                     const RecommendSpec& spec, int threads) {
+  ServeRanking sr;
+  rank(registry_of(g), w, serve_flags, spec, threads, sr);
+  return {ranking_json(sr, spec), sr.ranked.empty() ? kExitNothingFeasible : kExitOk};
 }
 
 }  // namespace hwplan::cli

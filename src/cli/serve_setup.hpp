@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "serve/plan.hpp"
 
@@ -50,7 +51,10 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
 int threads_of(const ServeOptions& o);
 // recommend --task serve: the catalog ranked by cost (or devices, or energy) per million output tokens among the
 // devices that meet the targets.
-int run_recommend_serve(const GlobalOptions& g, const WorkloadOptions& w, const ServeOptions& serve_flags,
+int run_recommend_serve(GlobalOptions& g, const WorkloadOptions& w, const ServeOptions& serve_flags,
                         const RecommendSpec& spec, int threads);
+// The same ranking as the document `--format json` prints (the API facade).
+CommandResult recommend_serve_result(GlobalOptions& g, const WorkloadOptions& w, const ServeOptions& serve_flags,
+                                     const RecommendSpec& spec, int threads);
 
 }  // namespace hwplan::cli

@@ -12,14 +12,14 @@
 #include "cli/commands.hpp"
 #include "core/strings.hpp"
 #include "io/atomic_file.hpp"
+#include "report/html_report.hpp"
 #include "report/svg.hpp"
 #include "report/table.hpp"
+#include "report/tco_report.hpp"
 #include "tco/tco.hpp"
 
 namespace hwplan::cli {
 namespace {
-
-using nlohmann::json;
 
 struct TcoOptions {
   GlobalOptions* global = nullptr;
@@ -66,157 +66,30 @@ std::vector<std::string> stale_notes(const Device& d, const tco::Inputs& in) {
   return notes;
 }
 
-json opt_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-json inputs_json(const Device& d, const tco::Inputs& in) {
-  return {{"device", d.id},
-          {"count", in.count},
-          {"years", in.years},
-          {"utilization", in.utilization},
-          {"device_usd", in.device_usd},
-          {"device_price_kind", in.device_price_kind},
-          {"device_price_date", in.device_price_date},
-          {"host_class", tco::to_string(in.host_class)},
-          {"devices_per_host", in.devices_per_host},
-          {"host_usd", in.host_usd},
-          {"host_watts", in.host_watts},
-          {"device_tdp_watts", d.tdp_w},
-          {"network_usd_per_host", in.network_usd_per_host},
-          {"usd_per_kwh", in.usd_per_kwh},
-          {"pue", in.pue},
-          {"usd_per_kw_month", in.usd_per_kw_month},
-          {"operations_fraction_per_year", in.operations_per_year},
-          {"resale_fraction", in.resale_fraction_at_end()},
-          {"resale_from", in.resale_from_curve ? fmt::format("class curve {:.2f} per year", in.residual_per_year) : "--resale"},
-          {"rent_basis", in.rent_basis},
-          {"rent_usd_per_device_hour", opt_json(in.rent_usd_per_device_hour)},
-          {"rent_provider", in.rent_provider},
-          {"rent_price_date", in.rent_date},
-          {"job_hours", in.job_hours},
-          {"job_kind", in.job_kind},
-          {"tokens_per_second", in.tokens_per_second}};
-}
-
-json result_json(const Device& d, const tco::Inputs& in, const tco::Result& r, const std::vector<std::string>& notes) {
-  json sens = json::array();
-  for (const auto& f : r.sensitivity) sens.push_back({{"input", f.input}, {"flips_at", opt_json(f.flips_at)}});
-  json t = {{"own",
-             {{"total_usd", r.own.total_usd},
-              {"capex_usd", r.own.capex_usd},
-              {"devices_usd", r.own.devices_usd},
-              {"hosts_usd", r.own.hosts_usd},
-              {"network_usd", r.own.network_usd},
-              {"energy_usd", r.own.energy_usd},
-              {"space_usd", r.own.space_usd},
-              {"operations_usd", r.own.operations_usd},
-              {"resale_usd", r.own.resale_usd}}},
-            {"rent", {{"total_usd", opt_json(r.rent_total_usd)}, {"usd_per_device_hour", opt_json(r.rent_usd_per_device_hour)}}},
-            {"cheaper", r.cheaper.empty() ? json(nullptr) : json(r.cheaper)},
-            {"break_even_months", opt_json(r.break_even_months)},
-            {"break_even_utilization", opt_json(r.break_even_utilization)},
-            {"device_hours_delivered", r.busy_device_hours},
-            {"jobs", opt_json(r.jobs)},
-            {"usd_per_job", {{"own", opt_json(r.own_usd_per_job)}, {"rent", opt_json(r.rent_usd_per_job)}}},
-            {"usd_per_device_hour", {{"own", r.own_usd_per_device_hour}, {"rent", opt_json(r.rent_usd_per_device_hour)}}},
-            {"usd_per_million_tokens",
-             {{"own", opt_json(r.own_usd_per_million_tokens)}, {"rent", opt_json(r.rent_usd_per_million_tokens)}}},
-            {"sensitivity", sens}};
-  return {{"schema_version", 1}, {"tco", t}, {"inputs", inputs_json(d, in)}, {"notes", notes}};
-}
-
-std::string csv_text(const tco::Result& r) {
-  auto v = [](const std::optional<double>& x) { return x ? fmt::format("{}", *x) : std::string(); };
-  report::Table t;
-  t.header = {"own_total_usd", "own_capex_usd", "own_energy_usd", "own_space_usd", "own_operations_usd", "own_resale_usd",
-              "rent_total_usd", "break_even_months", "break_even_utilization", "own_usd_per_job", "rent_usd_per_job",
-              "own_usd_per_device_hour", "rent_usd_per_device_hour", "own_usd_per_million_tokens",
-              "rent_usd_per_million_tokens"};
-  t.rows.push_back({fmt::format("{}", r.own.total_usd), fmt::format("{}", r.own.capex_usd), fmt::format("{}", r.own.energy_usd),
-                    fmt::format("{}", r.own.space_usd), fmt::format("{}", r.own.operations_usd),
-                    fmt::format("{}", r.own.resale_usd), v(r.rent_total_usd), v(r.break_even_months),
-                    v(r.break_even_utilization), v(r.own_usd_per_job), v(r.rent_usd_per_job),
-                    fmt::format("{}", r.own_usd_per_device_hour), v(r.rent_usd_per_device_hour),
-                    v(r.own_usd_per_million_tokens), v(r.rent_usd_per_million_tokens)});
-  return report::render(t, report::Format::kCsv);
-}
-
-std::string flip_value(const std::string& input, double v) {
-  if (input == "utilization" || input == "resale_fraction") return fmt::format("{:.1f}%", 100 * v);
-  if (input == "years") return fmt::format("{:.1f} years ({:.0f} months)", v, v * 12);
-  if (input == "pue") return fmt::format("{:.2f}", v);
-  if (input == "usd_per_kwh") return report::money(v) + "/kWh";
-  if (input == "usd_per_kw_month") return report::money(v) + "/kW-month";
-  if (input == "rent_usd_per_device_hour") return report::money(v) + "/device-hour";
-  return report::money(v);
-}
-
-std::string text_report(const Device& d, const tco::Inputs& in, const tco::Result& r, report::Format format) {
-  auto m = [](const std::optional<double>& v) { return v ? report::money(*v) : std::string("-"); };
-  std::string out = fmt::format("Cost of ownership: {} x {} over {:g} years at {:.3g}% utilisation ({}, {} per host)\n", in.count,
-                                d.id, in.years, 100 * in.utilization, tco::to_string(in.host_class), in.devices_per_host);
-  out += fmt::format("Buy: {} per device ({}, {}). Rent: {}\n\n", report::money(in.device_usd), in.device_price_kind,
-                     in.device_price_date,
-                     in.rent_usd_per_device_hour
-                         ? fmt::format("{} per device-hour ({}, {}, {})", report::money(*in.rent_usd_per_device_hour),
-                                       in.rent_basis, in.rent_provider.empty() ? "provider not named" : in.rent_provider,
-                                       in.rent_date)
-                         : "no " + in.rent_basis + " rental price in the catalog (give one with --rent-usd-per-hour or --prices)");
-  report::Table t;
-  t.header = {"", "own", "rent"};
-  t.right_align = {false, true, true};
-  t.rows.push_back({"devices", report::money(r.own.devices_usd), ""});
-  t.rows.push_back({"host share", report::money(r.own.hosts_usd), ""});
-  t.rows.push_back({"networking", report::money(r.own.network_usd), ""});
-  t.rows.push_back({"electricity", report::money(r.own.energy_usd), ""});
-  t.rows.push_back({"space / colocation", report::money(r.own.space_usd), ""});
-  t.rows.push_back({"operations", report::money(r.own.operations_usd), ""});
-  t.rows.push_back({fmt::format("resale ({:.0f}%)", 100 * in.resale_fraction_at_end()), report::money(-r.own.resale_usd), ""});
-  t.rows.push_back({"total", report::money(r.own.total_usd), m(r.rent_total_usd)});
-  t.rows.push_back({"per device-hour delivered", report::money(r.own_usd_per_device_hour), m(r.rent_usd_per_device_hour)});
-  if (r.jobs)
-    t.rows.push_back({fmt::format("per {} ({}, {:.3g} in the horizon)", in.job_kind, human_seconds(in.job_hours * 3600), *r.jobs),
-                      m(r.own_usd_per_job), m(r.rent_usd_per_job)});
-  if (r.own_usd_per_million_tokens)
-    t.rows.push_back({"per million tokens", m(r.own_usd_per_million_tokens), m(r.rent_usd_per_million_tokens)});
-  out += report::render(t, format) + "\n";
-  if (r.cheaper.empty()) return out;
-  out += fmt::format("{} is cheaper over {:g} years by {}.\n", r.cheaper == "own" ? "Owning" : "Renting", in.years,
-                     report::money(std::fabs(r.own.total_usd - *r.rent_total_usd)));
-  out += r.break_even_months ? fmt::format("Break-even: after {:.1f} months of use at this utilisation, owning (kept, not resold) costs "
-                                           "less than renting.\n", *r.break_even_months)
-                             : "Break-even: never: renting costs less each month than running owned hardware.\n";
-  out += r.break_even_utilization
-             ? fmt::format("Break-even utilisation over the horizon: {:.1f}% (owning wins above it).\n", 100 * *r.break_even_utilization)
-             : "Break-even utilisation: none up to 100% (renting wins at any utilisation).\n";
-  report::Table s;
-  s.header = {"input", "decision flips at"};
-  for (const auto& f : r.sensitivity)
-    s.rows.push_back({f.input, f.flips_at ? flip_value(f.input, *f.flips_at) : "never (within the range searched)"});
-  out += "\nWhat flips the decision (each input alone, the others as above):\n" + report::render(s, format);
-  return out;
-}
-
 struct Costed {
   const Device* device = nullptr;
   tco::Inputs inputs;
   tco::Result result;
   std::vector<std::string> notes;
+  std::unique_ptr<Query> query;  // the workload's estimate (owns the model the HTML report cites)
+  Outcome outcome;
+
+  report::TcoReport report() const { return {device, &inputs, &result, notes}; }
 };
 
-// The workload's estimate, then the costs. nullopt when the workload does not fit (exit 3, said on stderr).
-std::optional<Costed> cost(const TcoOptions& o, const io::Registry& registry) {
+// The workload's estimate, then the costs. Infeasible (exit 3) when the workload does not fit.
+Costed cost(const TcoOptions& o, const io::Registry& registry) {
   positive("--years", o.years);
   if (!(o.utilization > 0 && o.utilization <= 1)) throw InputError({}, "--utilization", "must be in (0, 1]");
   if (o.rent_basis != "on-demand" && o.rent_basis != "reserved")
     throw InputError({}, "--rent", "'" + o.rent_basis + "' is not one of: on-demand, reserved");
-  Query q = resolve_query(registry, o.workload);
+  auto query = std::make_unique<Query>(resolve_query(registry, o.workload));
+  Query& q = *query;
   Outcome outcome = run_query(q);
   const Device& d = *q.device;
-  if (!outcome.found || !outcome.estimate.fits) {
-    std::cerr << "hwplan: " << o.workload.model << " does not fit on " << q.input.system.count << " x " << d.id
-              << " as configured (see hwplan estimate / hwplan fit): nothing to cost\n";
-    return std::nullopt;
-  }
+  if (!outcome.found || !outcome.estimate.fits)
+    throw Infeasible(fmt::format("{} does not fit on {} x {} as configured (see hwplan estimate / hwplan fit): nothing to cost",
+                                 o.workload.model, q.input.system.count, d.id));
   tco::Inputs in = tco::default_inputs(d, q.input.system.count, o.used, o.rent_basis);
   in.years = o.years;
   in.utilization = o.utilization;
@@ -269,56 +142,37 @@ std::optional<Costed> cost(const TcoOptions& o, const io::Registry& registry) {
                                                  "--count", *o.jobs, human_seconds(in.job_hours * 3600), busy, in.years));
     in.utilization = busy / horizon_hours;
   }
-  Costed c{&d, in, tco::evaluate(d, in), stale_notes(d, in)};
+  Costed c{&d, in, tco::evaluate(d, in), stale_notes(d, in), std::move(query), std::move(outcome)};
   if (!in.rent_usd_per_device_hour)
     c.notes.push_back("no " + in.rent_basis + " rental price for " + d.id + ": only owning is costed");
   return c;
 }
 
 int run_plot_tco(TcoOptions& o) {
-  io::Registry registry = make_registry(*o.global);
-  auto costed = cost(o, registry);
-  if (!costed) return kExitNothingFeasible;
-  for (const auto& n : costed->notes) std::cerr << "note: " << n << "\n";
-  const Device& d = *costed->device;
-  const tco::Inputs& in = costed->inputs;
-  report::CostChart chart;
-  chart.title = fmt::format("{} x {}: owning against renting at {:.0f}% utilisation", in.count, d.id, 100 * in.utilization);
-  double months = in.years * 12;
-  if (costed->result.break_even_months) months = std::max(months, std::min(120.0, *costed->result.break_even_months * 1.25));
-  report::CostSeries own{"own", fmt::format("own: {} up front, then running costs", report::money(costed->result.own.capex_usd)), {}};
-  report::CostSeries rent{"rent", in.rent_usd_per_device_hour ? fmt::format("rent: {}/device-hour ({})",
-                                                                            report::money(*in.rent_usd_per_device_hour), in.rent_basis)
-                                                              : std::string("rent: no price"),
-                          {}};
-  for (int i = 0; i <= 120; ++i) {
-    double m = months * i / 120;
-    own.points.push_back({m, tco::own_cumulative_usd(d, in, m)});
-    if (in.rent_usd_per_device_hour) rent.points.push_back({m, tco::rent_cumulative_usd(in, m)});
-  }
-  chart.series.push_back(own);
-  if (in.rent_usd_per_device_hour) chart.series.push_back(rent);
-  if (costed->result.break_even_months) chart.break_even_months = *costed->result.break_even_months;
-  io::write_file_atomically(o.plot_output, report::render_cost_svg(chart));
+  Costed c = cost(o, registry_of(*o.global));
+  for (const auto& n : c.notes) std::cerr << "note: " << n << "\n";
+  io::write_file_atomically(o.plot_output, report::render_cost_svg(report::tco_chart(c.report())));
   std::cerr << "wrote " << o.plot_output << "\n";
   return kExitOk;
 }
 
 int run_tco(TcoOptions& o) {
-  io::Registry registry = make_registry(*o.global);
-  auto costed = cost(o, registry);
-  if (!costed) return kExitNothingFeasible;
-  const Device& d = *costed->device;
-  const tco::Inputs& in = costed->inputs;
-  const tco::Result& r = costed->result;
-  const std::vector<std::string>& notes = costed->notes;
+  Costed c = cost(o, registry_of(*o.global));
   report::Format format = format_of(*o.global);
   if (format != report::Format::kJson)
-    for (const auto& n : notes) std::cerr << "note: " << n << "\n";
-  if (format == report::Format::kJson) emit(*o.global, result_json(d, in, r, notes).dump(2) + "\n");
-  else if (format == report::Format::kCsv) emit(*o.global, csv_text(r));
-  else emit(*o.global, text_report(d, in, r, format));
+    for (const auto& n : c.notes) std::cerr << "note: " << n << "\n";
+  if (format == report::Format::kHtml) {
+    const SearchResult* search = c.outcome.search ? &*c.outcome.search : nullptr;
+    emit(*o.global, report::tco_html(c.report(), c.query->input, c.outcome.estimate, search, html_context(*o.global)));
+  } else {
+    emit(*o.global, report::tco_text(c.report(), format));
+  }
   return kExitOk;
+}
+
+CommandResult tco_result(TcoOptions& o) {
+  Costed c = cost(o, registry_of(*o.global));
+  return {report::tco_json(c.report()), kExitOk};
 }
 
 // The workload flags and the cost inputs, shared by hwplan tco and hwplan plot tco.
@@ -347,6 +201,7 @@ void add_cost_options(CLI::App& app, TcoOptions& opts) {
 Command tco_command() {
   auto o = std::make_shared<TcoOptions>();
   Command c;
+  c.name = "tco";
   c.setup = [o](CLI::App& app, GlobalOptions& g) {
     o->global = &g;
     o->app = app.add_subcommand("tco", "Cost of owning the hardware a workload needs against renting it.")->footer(R"(Examples:
@@ -360,7 +215,7 @@ Owned = devices + host share + networking + electricity (TDP x utilisation, devi
 (the horizon x utilisation) x the hourly price. Class defaults (host, power, PUE, space, resale curve) are listed in
 the output (--format json: inputs.*) and in the README section "Cost of ownership".)");
     add_cost_options(*o->app, *o);
-    add_format_option(*o->app, g);
+    add_format_option(*o->app, g, /*html=*/true);
     // hwplan plot tco: the plot command is set up before this one (all_commands order).
     CLI::App* plot = nullptr;
     for (CLI::App* sub : app.get_subcommands({}))
@@ -375,6 +230,14 @@ the output (--format json: inputs.*) and in the README section "Cost of ownershi
   };
   c.parsed = [o] { return o->app->parsed() || (o->plot && o->plot->parsed()); };
   c.run = [o] { return o->plot && o->plot->parsed() ? run_plot_tco(*o) : run_tco(*o); };
+  c.result = [o] { return tco_result(*o); };
+  c.reset = [o] {
+    TcoOptions fresh;
+    fresh.global = o->global;
+    fresh.app = o->app;
+    fresh.plot = o->plot;
+    *o = std::move(fresh);
+  };
   return c;
 }
 

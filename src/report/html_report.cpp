@@ -12,6 +12,8 @@
 #include "report/estimate_report.hpp"
 #include "report/plots.hpp"
 #include "report/recommend_report.hpp"
+#include "report/serve_report.hpp"
+#include "report/tco_report.hpp"
 #include "report/svg.hpp"
 #include "report/table.hpp"
 
@@ -286,6 +288,244 @@ std::string compare_html(const std::vector<Compared>& items, const HtmlContext& 
   p.plots.push_back({"Memory per device against each device's capacity.", render_memory_svg(mc)});
   if (best) p.plots.push_back({"Roofline of the fastest configuration with the workload's operators.", roofline_svg(*best->input, best->estimate->plan)});
   add_assumptions(estimate_json(in0, *items.front().estimate), p);
+  return render_page(p, ctx);
+}
+
+namespace {
+
+// Figures in the serve tables come from serve_json, so the page shows the numbers the JSON carries.
+std::string ms_of(const json& seconds) { return seconds.is_number() ? num(seconds.get<double>() * 1000, 1) : "-"; }
+std::string fixed(const json& v, int decimals) { return v.is_number() ? num(v.get<double>(), decimals) : "-"; }
+std::string count_of(const json& v) { return v.is_number() ? fmt::format("{}", v.get<double>()) : "-"; }
+
+std::string serve_answer(const ServeReport& r, const json& j) {
+  const json& sv = j["serve"];
+  if (!r.answer->chosen) return "No layout serves this load: " + binding_words(r) + ".";
+  std::string s = fmt::format("{} x {} ({} replica(s) of tp={}) for {}: p95 TTFT {} ms, p95 TPOT {} ms; {}", count_of(sv["devices_total"]),
+                              r.device->name, count_of(sv["replicas"]), count_of(sv["layout"]["tp"]), r.traffic,
+                              ms_of(j["latency"]["ttft_seconds"]["p95"]), ms_of(j["latency"]["tpot_seconds"]["p95"]),
+                              r.question->targets.any() ? (r.answer->meets_targets ? "meets the targets" : "MISSES the targets")
+                                                        : "no latency target given");
+  const json& usd = j["cost"]["usd_per_million_output_tokens"];
+  if (usd.is_number()) s += fmt::format("; ${:.3f} per million output tokens (rent)", usd.get<double>());
+  return s + ".";
+}
+
+void flatten_given(const json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  std::vector<std::pair<std::string, std::string>> all;
+  flatten(j, prefix, all);
+  for (auto& [k, v] : all)
+    if (v != "null") out.push_back({k, v});
+}
+
+// The workload and the software stack an estimate of `in` assumes (precision, weights, KV format, stack preset).
+void add_workload_assumptions(const EstimateInput& in, Page& p) {
+  json e = estimate_json(in, estimate(in));
+  for (const char* key : {"workload", "stack"}) flatten(e[key], key, p.assumptions);
+}
+
+}  // namespace
+
+std::string serve_html(const ServeReport& r, const EstimateInput* layout, const LatencyChart& chart, const HtmlContext& ctx) {
+  const json j = serve_json(r);
+  const serve::ServeQuestion& q = *r.question;
+  Page p;
+  p.title = fmt::format("Serving {} on {}", r.model->id, r.device->name);
+  p.answer = serve_answer(r, j);
+  p.warnings = r.warnings;
+  const bool closed = q.load.closed_loop;
+  const std::string unit = closed ? "concurrent clients" : "requests/s";
+  if (r.answer->chosen) {
+    const json& lat = j["latency"];
+    Table t;
+    t.header = {"", "p50", "p95", "p99", "mean"};
+    t.right_align = {false, true, true, true, true};
+    for (const auto& [label, key] : {std::pair<const char*, const char*>{"TTFT (ms)", "ttft_seconds"}, {"TPOT (ms)", "tpot_seconds"}})
+      t.rows.push_back({label, ms_of(lat[key]["p50"]), ms_of(lat[key]["p95"]), ms_of(lat[key]["p99"]), ms_of(lat[key]["mean"])});
+    const json& e2e = lat["e2e_seconds"];
+    t.rows.push_back({"end to end (s)", fixed(e2e["p50"], 2), fixed(e2e["p95"], 2), fixed(e2e["p99"], 2), fixed(e2e["mean"], 2)});
+    p.tables.push_back({fmt::format("Latency at the asked load ({:.4g} {} per replica, simulated)", j["serve"]["load_per_replica"].get<double>(), unit),
+                        render(t, Format::kHtml)});
+    const json& sv = j["serve"];
+    const json& tp = j["throughput"];
+    const json& kv = j["kv_cache"];
+    Table plan;
+    plan.header = {"figure", "value"};
+    plan.right_align = {false, true};
+    const json& max_load = closed ? sv["max_concurrency_per_replica"] : sv["max_rate_per_replica"];
+    plan.rows = {{"layout of a replica", fmt::format("tp={} pp={}", count_of(sv["layout"]["tp"]), count_of(sv["layout"]["pp"]))},
+                 {"replicas", count_of(sv["replicas"])},
+                 {"devices in all", count_of(sv["devices_total"])},
+                 {fmt::format("most {} per replica within the targets", unit), fixed(max_load, 3)},
+                 {"requests/s (all replicas)", fixed(tp["requests_per_second"], 2)},
+                 {"output tokens/s (all replicas)", fixed(tp["output_tokens_per_second"], 0)},
+                 {"total tokens/s (all replicas)", fixed(tp["total_tokens_per_second"], 0)},
+                 {"KV cache per replica (tokens)", count_of(kv["capacity_tokens"])},
+                 {"sequences of the mean length the KV cache holds", count_of(kv["max_sequences"])},
+                 {"KV bytes per token", count_of(kv["bytes_per_token"])},
+                 {"$ per million output tokens", j["cost"]["usd_per_million_output_tokens"].is_number()
+                                                     ? fmt::format("{:.3f}", j["cost"]["usd_per_million_output_tokens"].get<double>())
+                                                     : "- (no cloud price)"},
+                 {"kWh per million output tokens", fixed(j["energy"]["kwh_per_million_output_tokens"], 3)}};
+    p.tables.push_back({"The plan", render(plan, Format::kHtml)});
+  }
+  Table layouts;
+  layouts.header = {"tp", "fits", "KV tokens", fmt::format("max {} per replica", unit), "replicas", "devices", "binding", "simulations"};
+  layouts.right_align = {true, false, true, true, true, true, false, true};
+  for (const auto& l : j["layouts"])
+    layouts.rows.push_back({count_of(l["tp"]), l["fits"].get<bool>() ? "yes" : "no", l["fits"].get<bool>() ? count_of(l["kv_capacity_tokens"]) : "-",
+                            fixed(l["max_load_per_replica"], 3), l["replicas"].get<long long>() ? count_of(l["replicas"]) : "-",
+                            l["devices"].get<long long>() ? count_of(l["devices"]) : "-", l["binding_constraint_key"].get<std::string>(),
+                            count_of(l["simulations"])});
+  p.tables.push_back({"Layouts tried (tensor-parallel sizes)", render(layouts, Format::kHtml)});
+
+  p.explanation.push_back("Binding constraint: " + binding_words(r) + ".");
+  p.explanation.push_back(
+      q.targets.any()
+          ? fmt::format("With latency targets, the highest load one replica carries within them is searched by simulation; the "
+                        "replicas are the asked load divided by it, rounded up, and the layout chosen is the one needing the "
+                        "fewest devices.")
+          : fmt::format("Without latency targets, the figures describe the {} given devices at the asked load.", q.devices.value_or(1)));
+  const json& sim = j["simulation"];
+  p.explanation.push_back(fmt::format("The {} engine's scheduler was simulated step by step: {} requests ({} measured after a warm-up of "
+                                      "{:.0f}%), {:.1f} s of traffic, {} steps, a mean batch of {:.1f} sequences, {} preemptions, seed {}.",
+                                      q.engine.preset, sim["requests"].get<long long>(), sim["measured_requests"].get<long long>(),
+                                      100 * sim["warmup_fraction"].get<double>(), sim["seconds"].get<double>(), sim["steps"].get<long long>(),
+                                      sim["mean_batch"].get<double>(), sim["preemptions"].get<long long>(), sim["seed"].get<long long>()));
+  p.explanation.push_back(j["cost"]["usd_per_million_output_tokens"].is_number()
+                              ? fmt::format("Cost: the devices' cloud price (${:.2f} per device-hour) for the time they take to produce a million "
+                                            "output tokens at the simulated throughput.",
+                                            j["cost"]["usd_per_device_hour"].get<double>())
+                              : std::string("Cost: not given, the catalog has no cloud price for this device."));
+  p.explanation.push_back(fmt::format("Energy: the devices' TDP at {:.0f}% (the power fraction assumed for serving) for the same time.",
+                                      100 * j["energy"]["power_fraction_of_tdp"].get<double>()));
+  if (!chart.series.empty())
+    p.plots.push_back({"p95 TTFT and TPOT of one replica against its load (as hwplan plot serve draws it); the targets dashed, "
+                       "the highest load within them marked.",
+                       render_latency_svg(chart)});
+  for (const char* key : {"engine", "traffic", "targets"}) flatten_given(j[key], key, p.assumptions);
+  for (const char* key : {"requests", "warmup_fraction", "seed"}) p.assumptions.push_back({std::string("simulation.") + key, value_text(j["simulation"][key])});
+  p.assumptions.push_back({"energy.power_fraction_of_tdp", value_text(j["energy"]["power_fraction_of_tdp"])});
+  p.assumptions.push_back({"cost.basis", value_text(j["cost"]["basis"])});
+  if (layout) add_workload_assumptions(*layout, p);
+  if (j["cost"]["usd_per_device_hour"].is_number()) p.assumptions.push_back({"cost.usd_per_device_hour", value_text(j["cost"]["usd_per_device_hour"])});
+  std::set<std::string> seen;
+  add_sources(*r.device, p, seen);
+  add_sources(*r.model, p, seen);
+  return render_page(p, ctx);
+}
+
+std::string tco_html(const TcoReport& r, const EstimateInput& in, const Estimate& e, const SearchResult* search, const HtmlContext& ctx) {
+  const tco::Inputs& ti = *r.inputs;
+  const tco::Result& res = *r.result;
+  Page p;
+  p.title = fmt::format("Owning or renting {} x {} for {} {}", ti.count, r.device->name, in.model->id, to_string(in.workload.task));
+  std::vector<std::string> verdict = tco_verdict(r);
+  p.answer = fmt::format("Owning costs {} over {:g} years at {:.3g}% utilisation", money(res.own.total_usd), ti.years, 100 * ti.utilization);
+  p.answer += res.rent_total_usd ? fmt::format("; renting the same device-hours costs {}. {}", money(*res.rent_total_usd), verdict.front())
+                                 : "; there is no rental price to compare with.";
+  p.warnings = r.notes;
+  p.tables.push_back({tco_heading(r), render(tco_cost_table(r), Format::kHtml)});
+  if (!verdict.empty()) p.tables.push_back({"What flips the decision (each input alone, the others as above)", render(tco_flip_table(r), Format::kHtml)});
+  p.tables.push_back({"The workload costed (hwplan estimate)", render(estimate_summary_table(in, e), Format::kHtml)});
+  for (std::size_t i = 1; i < verdict.size(); ++i) p.explanation.push_back(verdict[i]);
+  p.explanation.push_back(fmt::format("Buying: {} per device ({}, {}).", money(ti.device_usd), ti.device_price_kind, ti.device_price_date));
+  p.explanation.push_back(ti.rent_usd_per_device_hour
+                              ? fmt::format("Renting: {} per device-hour ({}, {}{}).", money(*ti.rent_usd_per_device_hour), ti.rent_basis,
+                                            ti.rent_provider.empty() ? "provider not named" : ti.rent_provider,
+                                            ti.rent_date.empty() ? "" : ", " + ti.rent_date)
+                              : "Renting: no " + ti.rent_basis + " rental price in the catalog (give one with --rent-usd-per-hour or --prices).");
+  p.explanation.push_back(
+      "Owned = devices + host share + networking + electricity (TDP x utilisation, device and host, x PUE) + space (provisioned "
+      "kW x PUE x months) + operations (a fraction of capex a year) - resale. Rented = the device-hours of the same work (the "
+      "horizon x utilisation) x the hourly price.");
+  if (res.jobs)
+    p.explanation.push_back(fmt::format("One {} takes {} (the estimate below); {:.3g} of them fit in the horizon at this utilisation.",
+                                        ti.job_kind, human_seconds(ti.job_hours * 3600), *res.jobs));
+  for (const auto& n : e.notes) p.explanation.push_back(n);
+  if (search)
+    p.explanation.push_back(fmt::format("The layout was searched: {} layouts, {} of them fit; the fastest that fits is costed.",
+                                        search->layouts_evaluated, search->layouts_feasible));
+  p.plots.push_back({"Cumulative cost against months, owning against renting (as hwplan plot tco draws it), break-even marked.",
+                     render_cost_svg(tco_chart(r))});
+  flatten(tco_json(r)["inputs"], "inputs", p.assumptions);
+  add_assumptions(estimate_json(in, e, search), p);
+  std::set<std::string> seen;
+  add_sources(*r.device, p, seen);
+  add_sources(*in.model, p, seen);
+  for (const auto& [input, source] : tco::default_sources(ti.host_class)) p.sources.push_back({"tco: " + input, source});
+  return render_page(p, ctx);
+}
+
+std::string recommend_serve_html(const ServeRankingReport& r, const HtmlContext& ctx) {
+  const json& doc = r.document;
+  const json& candidates = doc["candidates"];
+  const json& excluded = doc["excluded"];
+  Page p;
+  const std::string model_id = r.model ? r.model->id : std::string("the model");
+  p.title = fmt::format("Hardware to serve {}", model_id);
+  const std::string optimize = doc["optimize"].get<std::string>();
+  if (candidates.empty()) {
+    p.answer = fmt::format("No device of the {} considered serves {} within the targets; why each was left out is listed below.",
+                           excluded.size(), r.traffic);
+  } else {
+    const json& c = candidates.front();
+    const char* best = optimize == "energy" ? "Least energy per million output tokens"
+                       : optimize == "time"  ? "Fewest devices"
+                                             : "Cheapest per million output tokens";
+    p.answer = fmt::format("{}: {} x {} ({} replica(s) of tp={}) for {}: p95 TTFT {} ms, p95 TPOT {} ms{}.", best,
+                           count_of(c["devices_total"]), c["device"].get<std::string>(), count_of(c["replicas"]),
+                           count_of(c["layout"]["tp"]), r.traffic, ms_of(c["ttft_p95_seconds"]), ms_of(c["tpot_p95_seconds"]),
+                           c["usd_per_million_output_tokens"].is_number()
+                               ? fmt::format(", ${:.3f} per million output tokens (rent)", c["usd_per_million_output_tokens"].get<double>())
+                               : std::string());
+  }
+  p.tables.push_back({"Devices that meet the targets, best first", render(r.table, Format::kHtml)});
+  Table left;
+  left.header = {"device", "why not"};
+  for (const auto& x : excluded) left.rows.push_back({x["device"].get<std::string>(), x["reason"].get<std::string>()});
+  p.tables.push_back({"Left out", render(left, Format::kHtml)});
+  if (!candidates.empty())
+    p.explanation.push_back("Binding constraint of #1: " + candidates.front()["binding_constraint"].get<std::string>() + ".");
+  p.explanation.push_back(fmt::format("{} of {} devices meet the targets. Each device gets the plan hwplan serve makes (the layout and "
+                                      "replicas on the fewest devices within the targets), simulated with {} requests; check the "
+                                      "pick with hwplan serve.",
+                                      candidates.size(), candidates.size() + excluded.size(), doc["simulation_requests"].get<long long>()));
+  p.explanation.push_back(optimize == "energy" ? "Ranked by energy per million output tokens (TDP at the serving power fraction)."
+                          : optimize == "time" ? "Ranked by the fewest devices."
+                                               : "Ranked by cost per million output tokens (the cloud price for the simulated "
+                                                 "throughput); devices without a cloud price after those with one.");
+  for (const char* key : {"task", "optimize", "simulation_requests"}) p.assumptions.push_back({key, value_text(doc[key])});
+  if (r.question) {
+    const serve::ServeQuestion& q = *r.question;
+    json given = {{"traffic", {{"description", r.traffic},
+                               {"closed_loop", q.load.closed_loop},
+                               {q.load.closed_loop ? "concurrency" : "requests_per_second", q.load.value},
+                               {"mean_prompt_tokens", q.traffic.prompt.average()},
+                               {"mean_output_tokens", q.traffic.output.average()},
+                               {"prefix_cache_hit", q.traffic.prefix_cache_hit},
+                               {"seed", q.traffic.seed}}},
+                  {"targets", {{"ttft_p95_seconds", q.targets.ttft_p95 ? json(*q.targets.ttft_p95) : json(nullptr)},
+                               {"ttft_p99_seconds", q.targets.ttft_p99 ? json(*q.targets.ttft_p99) : json(nullptr)},
+                               {"tpot_p95_seconds", q.targets.tpot_p95 ? json(*q.targets.tpot_p95) : json(nullptr)},
+                               {"tpot_p99_seconds", q.targets.tpot_p99 ? json(*q.targets.tpot_p99) : json(nullptr)},
+                               {"e2e_p95_seconds", q.targets.e2e_p95 ? json(*q.targets.e2e_p95) : json(nullptr)},
+                               {"e2e_p99_seconds", q.targets.e2e_p99 ? json(*q.targets.e2e_p99) : json(nullptr)}}},
+                  {"engine", {{"preset", q.engine.preset}, {"block_tokens", q.engine.block_tokens},
+                              {"kv_memory_fraction", q.engine.kv_memory_fraction},
+                              {"chunked_prefill", q.engine.chunked_prefill}}}};
+    for (const char* key : {"traffic", "targets", "engine"}) flatten_given(given[key], key, p.assumptions);
+    p.assumptions.push_back({"engine.max_batched_tokens, engine.max_sequences",
+                             "as set for each device: the engine's defaults for its memory unless --max-batched-tokens / "
+                             "--max-sequences were given (see hwplan serve --help)"});
+  }
+  if (r.latency)
+    p.plots.push_back({"p95 TTFT and TPOT of one replica against its load for the first candidates (as hwplan plot serve draws "
+                       "them, with these flags); the targets dashed, the highest load within them marked.",
+                       render_latency_svg(*r.latency)});
+  std::set<std::string> seen;
+  for (const Device* d : r.devices) add_sources(*d, p, seen);
+  if (r.model) add_sources(*r.model, p, seen);
   return render_page(p, ctx);
 }
 

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/units.hpp"
 #include "estimators/efficiency.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/operators.hpp"
 #include "estimators/training.hpp"
+#include "serve/capacity.hpp"
 
 namespace hwplan::report {
 
@@ -59,6 +61,47 @@ MemoryBar memory_bar(const std::string& label, const Estimate& e) {
   return {label, e.capacity_bytes,
           {{"weights", m.weights}, {"gradients", m.gradients}, {"optimizer", m.optimizer}, {"activations", m.activations},
            {"KV cache", m.kv_cache}, {"runtime", m.runtime()}}};
+}
+
+std::optional<LatencySeries> serve_latency_series(const std::vector<const EstimateInput*>& layouts,
+                                                  const serve::ServeQuestion& q, const serve::ServeAnswer& a,
+                                                  const std::string& label) {
+  std::optional<size_t> pick = a.chosen;
+  for (size_t i = 0; !pick && i < a.layouts.size(); ++i)
+    if (a.layouts[i].fits) pick = i;
+  if (!pick) return std::nullopt;
+  const serve::LayoutOption& l = a.layouts[*pick];
+  serve::Replica r{layouts[*pick], q.engine, l.kv, q.overhead_seconds};
+  const bool closed = q.load.closed_loop;
+  // The sweep ends past the knee, or past the saturated throughput when no targets were given.
+  double top = l.capacity.max_load.value_or(0) * 1.6;
+  if (!(top > 0)) {
+    double clients = std::max<double>(1, std::min<double>(static_cast<double>(q.engine.max_sequences), static_cast<double>(l.kv.max_sequences)));
+    top = closed ? 2 * clients : 1.3 * serve::simulate_replica(r, q.traffic, {true, clients}).requests_per_second;
+  }
+  if (!(top > 0)) top = closed ? 8 : 1;
+  LatencySeries s;
+  s.label = fmt::format("{} tp={}", label, l.tp);
+  s.knee_load = l.capacity.max_load.value_or(0);
+  constexpr int kPoints = 16;
+  for (int i = 1; i <= kPoints; ++i) {
+    double load = top * i / kPoints;
+    if (closed) load = std::max(1.0, std::round(load));
+    serve::SimResult sim = serve::simulate_replica(r, q.traffic, {closed, load});
+    if (sim.unservable) continue;
+    s.points.push_back({load, sim.ttft.p95, sim.tpot.p95});
+  }
+  return s;
+}
+
+LatencyChart serve_latency_chart(const std::string& model_id, std::vector<LatencySeries> series, const serve::ServeQuestion& q) {
+  LatencyChart chart;
+  chart.title = fmt::format("{} ({}): p95 latency against load per replica", model_id, q.engine.preset);
+  if (q.load.closed_loop) chart.load_label = "Concurrent clients per replica";
+  chart.series = std::move(series);
+  chart.ttft_target_seconds = q.targets.ttft_p95.value_or(0);
+  chart.tpot_target_seconds = q.targets.tpot_p95.value_or(0);
+  return chart;
 }
 
 }  // namespace hwplan::report

@@ -921,8 +921,10 @@ std::string render_cost_svg(const CostChart& chart) {
     double x = x_of(chart.break_even_months);
     svg.raw(fmt::format("<g class=\"break-even\" data-months=\"{}\">\n", px(chart.break_even_months)));
     svg.line(x, top, x, bottom, "stroke=\"#333333\" stroke-dasharray=\"5,4\"");
-    svg.boxed_text(x + 4, top + 14, fmt::format("break-even: {} months", one_decimal(chart.break_even_months)), font,
-                   "start", "class=\"break-even-label\"");
+    // Near the right edge the label goes left of the line, clear of the legend.
+    const bool left_of_line = x > left + 0.7 * (right - left);
+    svg.boxed_text(left_of_line ? x - 4 : x + 4, top + 14, fmt::format("break-even: {} months", one_decimal(chart.break_even_months)),
+                   font, left_of_line ? "end" : "start", "class=\"break-even-label\"");
     svg.raw("</g>\n");
   }
   return std::move(svg).finish();

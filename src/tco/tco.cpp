@@ -73,6 +73,30 @@ HostDefaults host_defaults(HostClass c) {
   return {};
 }
 
+std::vector<std::pair<std::string, std::string>> default_sources(HostClass c) {
+  std::vector<std::pair<std::string, std::string>> out;
+  out.push_back({"usd_per_kwh", "USD 0.15/kWh: a round figure between the 2024 US averages of the EIA's Electric Power Monthly for "
+                                "residential (about 16.5 cents) and commercial (about 12.7 cents) customers; --usd-per-kwh"});
+  if (c == HostClass::kServer) {
+    out.push_back({"pue", "1.5: near the fleet averages of the Uptime Institute's annual surveys (about 1.56-1.58 in 2023-2024); --pue"});
+    out.push_back({"host_usd, host_watts, network_usd_per_host, usd_per_kw_month, operations_fraction_per_year",
+                   "round assumptions, not measurements (an 8-accelerator server without accelerators USD 30,000 and 1,500 W; "
+                   "USD 15,000 of networking per server; colocation USD 150 per kW-month; operations 5% of capex a year); "
+                   "each has a flag"});
+  } else {
+    out.push_back({"pue", "1.0: no cooling plant is billed at home, on a desk or for a module (assumption); --pue"});
+    out.push_back({"host_usd, host_watts, operations_fraction_per_year",
+                   "round assumptions, not measurements (the host this class of device sits in, its upkeep); --host-usd, "
+                   "--host-watts, --operations"});
+  }
+  out.push_back({"resale_fraction",
+                 c == HostClass::kDesktop
+                     ? "class curve 0.89 per year: the mean of the catalog's launch and used quotes of RTX 3090, RTX 4090 and "
+                       "RTX 3060 12GB (tests/tco_test.cpp recomputes it); --resale"
+                     : "class curve: an assumption (the catalog has no dated launch and used quote pair for this class); --resale"});
+  return out;
+}
+
 double Inputs::resale_fraction_at_end() const {
   return resale_from_curve ? std::pow(residual_per_year, years) : resale_fraction;
 }

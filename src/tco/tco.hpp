@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device.hpp"
@@ -28,6 +29,9 @@ struct HostDefaults {
   double residual_per_year;       // resale value kept per year of age (resale = price x r^years)
 };
 HostDefaults host_defaults(HostClass c);
+// Where each default of a class comes from, in words (input name as in Inputs / the JSON's inputs.*, source): the
+// reports list them beside the catalog's citations. The comments in tco.cpp say the same.
+std::vector<std::pair<std::string, std::string>> default_sources(HostClass c);
 
 // Every input of the calculation. Defaults come from the host class; every one is reported (inputs.* in JSON).
 struct Inputs {
