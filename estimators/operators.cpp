@@ -44,14 +44,14 @@ class OpBuilder {
   // Activation x activation product (attention scores / context): both inputs get gradients.
   void batched(const char* name, double m, double n, double k, double batch) {
     const double e = s_.activation_bytes;
-    const DeviceRates& r_ = s_.attention_rates ? *s_.attention_rates : this->r_;
+    const DeviceRates& rates = s_.attention_rates ? *s_.attention_rates : r_;
     OpRecord op{name, OpKind::kAttention};
     op.forward_flops = 2 * m * n * k * batch;
     op.forward_bytes = (m * k + k * n + m * n) * e * batch;
-    op.forward_seconds = gemm_seconds(r_, m, n, k, batch, e);
+    op.forward_seconds = gemm_seconds(rates, m, n, k, batch, e);
     if (s_.training) {
       op.backward_flops = 2 * op.forward_flops;
-      op.backward_seconds = gemm_seconds(r_, m, k, n, batch, e) + gemm_seconds(r_, k, n, m, batch, e);
+      op.backward_seconds = gemm_seconds(rates, m, k, n, batch, e) + gemm_seconds(rates, k, n, m, batch, e);
       op.backward_kernels = 2;
     }
     emit(op, true);
@@ -62,19 +62,19 @@ class OpBuilder {
   // `score_fraction`: the share of the causal score matrix computed (sliding-window layers skip keys beyond the window).
   void flash(double batch_heads, double s, double d, double kv_fraction, bool causal, double score_fraction = 1.0) {
     const double e = s_.activation_bytes;
-    const DeviceRates& r_ = s_.attention_rates ? *s_.attention_rates : this->r_;
+    const DeviceRates& rates = s_.attention_rates ? *s_.attention_rates : r_;
     OpRecord op{"flash-attention", OpKind::kAttention};
     double flops = 4 * batch_heads * s * s * d * (causal ? 0.5 : 1.0) * score_fraction;
     double bytes = batch_heads * s * d * e * (2 + 2 * kv_fraction);
-    double rate = r_.matrix_flops * r_.attention_efficiency * gemm_efficiency(r_, s, s, d, batch_heads);
+    double rate = rates.matrix_flops * rates.attention_efficiency * gemm_efficiency(rates, s, s, d, batch_heads);
     op.forward_flops = flops;
     op.forward_bytes = bytes;
     op.forward_seconds =
-        std::max(rate > 0 ? flops / rate : 0.0, bytes / achieved_bandwidth(r_, bytes)) + r_.kernel_overhead_seconds;
+        std::max(rate > 0 ? flops / rate : 0.0, bytes / achieved_bandwidth(rates, bytes)) + rates.kernel_overhead_seconds;
     if (s_.training) {
       op.backward_flops = 2.5 * flops;
-      op.backward_seconds = std::max(rate > 0 ? 2.5 * flops / rate : 0.0, 2 * bytes / achieved_bandwidth(r_, bytes)) +
-                            2 * r_.kernel_overhead_seconds;
+      op.backward_seconds = std::max(rate > 0 ? 2.5 * flops / rate : 0.0, 2 * bytes / achieved_bandwidth(rates, bytes)) +
+                            2 * rates.kernel_overhead_seconds;
       op.backward_kernels = 2;
     }
     emit(op, true);

@@ -29,12 +29,12 @@ py::object to_python(const json& j) {
     case json::value_t::array: {
       py::list out(j.size());
       for (std::size_t i = 0; i < j.size(); ++i) out[i] = to_python(j[i]);
-      return std::move(out);
+      return out;  // moved (C++20 implicit move into py::object)
     }
     case json::value_t::object: {
       py::dict out;
       for (auto it = j.begin(); it != j.end(); ++it) out[py::str(it.key())] = to_python(it.value());
-      return std::move(out);
+      return out;  // moved (C++20 implicit move into py::object)
     }
     default: return py::none();
   }

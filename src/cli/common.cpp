@@ -30,6 +30,11 @@ void add_format_option(CLI::App& app, GlobalOptions& g, bool html) {
       ->check(CLI::IsMember(formats))
       ->capture_default_str();
   app.add_option("-o,--output", g.output, "Write the output to FILE (atomically) instead of stdout")->type_name("FILE");
+  group_options(app, "Output", {"--format", "--output"});
+}
+
+void group_options(CLI::App& app, const std::string& heading, std::initializer_list<const char*> names) {
+  for (const char* name : names) app.get_option(name)->group(heading);
 }
 
 std::string expand_count_suffix(std::string value) {
@@ -147,6 +152,17 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_flag("--no-sequence-parallel", w.no_sequence_parallel, "Disable sequence parallelism with tp > 1");
   app.add_flag("--no-overlap-grad-reduce", w.no_overlap_grad_reduce,
                "The framework reduces gradients after backward instead of overlapping (Megatron-LM before 2023)");
+  // The model, the system and the execution plan are separate inputs (STYLE.md); --help shows them apart.
+  group_options(app, "Model and workload",
+                {"--model", "--task", "--precision", "--weights", "--batch", "--seq", "--grad-accum", "--global-batch",
+                 "--tokens", "--optimizer", "--lora-rank", "--lora-targets", "--prompt", "--generate", "--kv-cache"});
+  group_options(app, "System", {"--device", "--count", "--devices-per-node", "--network-gbps", "--profile", "--headroom"});
+  group_options(app, "Parallelism and memory savings",
+                {"--tp", "--pp", "--dp", "--ep", "--vp", "--zero", "--recompute", "--offload", "--no-sequence-parallel",
+                 "--no-overlap-grad-reduce"});
+  group_options(app, "Software stack",
+                {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
+                 "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--memory-metric"});
 }
 
 }  // namespace hwplan::cli

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,6 +49,9 @@ void emit(const GlobalOptions& g, const std::string& text);
 using WorkloadOptions = WorkloadSpec;
 
 void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_required = true);
+// Lists options already declared on `app` under one heading of its --help (headings appear in the order of their
+// first option); `names` are flag names such as "--tp". A name that is not an option of `app` throws.
+void group_options(CLI::App& app, const std::string& heading, std::initializer_list<const char*> names);
 
 using hwplan::Outcome;
 using hwplan::Query;

@@ -108,6 +108,7 @@ Command estimate_command() {
     add_workload_options(*o->app, o->workload);
     o->app->add_option("--deadline", o->deadline, "Training: the smallest --count that finishes --tokens within this (14d, 36h)");
     o->app->add_option("--max-count", o->max_count, "With --deadline: the most devices to consider")->capture_default_str();
+    group_options(*o->app, "Deadline", {"--deadline", "--max-count"});
     add_format_option(*o->app, g, /*html=*/true);
   };
   c.parsed = [o] { return o->app->parsed(); };

@@ -104,6 +104,12 @@ Command recommend_command() {
         ->capture_default_str();
     o->app->add_option("--min-decode-tps", o->spec.min_decode_tokens_per_second, "Inference: decode tokens/s per stream");
     o->app->add_option("--threads", o->threads, "Worker threads (default: all cores); results do not depend on it");
+    group_options(*o->app, "Budget and requirements",
+                  {"--budget-usd", "--buy", "--rent", "--own-years", "--porting-cost-usd", "--max-power-w", "--deadline",
+                   "--min-decode-tps"});
+    group_options(*o->app, "Candidates",
+                  {"--class", "--vendor", "--exclude", "--devices", "--require-interconnect", "--max-count"});
+    group_options(*o->app, "Ranking", {"--top", "--optimize", "--threads"});
     add_serve_options(*o->app, o->serve, /*threads_flag=*/false);
     add_format_option(*o->app, g, /*html=*/true);
   };

@@ -99,6 +99,14 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   a.add_option("--chunked-prefill", o.chunked_prefill, "Split long prompts over steps (on | off; default on)")->type_name("on|off");
   a.add_option("--step-overhead-ms", o.step_overhead_ms, "Engine overhead per step, ms (default: the engine preset's)");
   if (threads_flag) a.add_option("--threads", o.threads, "Worker threads for the layout search (default: all cores); output does not depend on it");
+  group_options(a, "Traffic",
+                {"--rate", "--arrival", "--burstiness", "--concurrency", "--trace", "--requests", "--seed", "--prompt-dist",
+                 "--generate-dist", "--prefix-cache-hit"});
+  group_options(a, "Latency targets", {"--ttft-p95", "--ttft-p99", "--tpot-p95", "--tpot-p99", "--e2e-p95", "--e2e-p99"});
+  group_options(a, "Serving engine",
+                {"--block-size", "--kv-memory-fraction", "--max-batched-tokens", "--max-sequences", "--chunked-prefill",
+                 "--step-overhead-ms"});
+  if (threads_flag) group_options(a, "Serving engine", {"--threads"});
 }
 
 bool serve_flags_given(const ServeOptions& o) {

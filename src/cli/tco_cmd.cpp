@@ -194,6 +194,10 @@ void add_cost_options(CLI::App& app, TcoOptions& opts) {
   app.add_option("--host-watts", o->host_watts, "Host power under load, W");
   app.add_option("--devices-per-host", o->devices_per_host, "Accelerators per host");
   app.add_option("--network-usd-per-host", o->network_usd_per_host, "Networking per host (counted when there is more than one)");
+  group_options(app, "Horizon and use", {"--years", "--utilization", "--jobs"});
+  group_options(app, "Prices", {"--used", "--rent", "--rent-usd-per-hour", "--usd-per-kwh"});
+  group_options(app, "Running costs", {"--pue", "--usd-per-kw-month", "--operations", "--resale"});
+  group_options(app, "Hosts", {"--host-usd", "--host-watts", "--devices-per-host", "--network-usd-per-host"});
 }
 
 }  // namespace

@@ -10,8 +10,14 @@
 #include "cuda/cuda_backend.hpp"
 #include "cuda/cuda_plugin_api.hpp"
 
+#ifndef HWPLAN_PLUGIN_DIR_FROM_BIN
+#define HWPLAN_PLUGIN_DIR_FROM_BIN "../lib/hwplan"
+#endif
+
 namespace hwplan::cuda {
 namespace {
+
+constexpr const char* kPluginDirFromBin = HWPLAN_PLUGIN_DIR_FROM_BIN;  // set by CMakeLists.txt (GNUInstallDirs)
 
 struct Plugin {
   const PluginApi* api = nullptr;
@@ -32,7 +38,11 @@ const Plugin& plugin() {
   std::call_once(once, [] {
     void* handle = nullptr;
     std::string tried;
-    for (const std::string& candidate : {executable_dir() + "/libhwplan_cuda.so", std::string("libhwplan_cuda.so")}) {
+    // Beside the binary (the build tree, scripts/bundle.sh), where `cmake --install` puts it (bin/../lib/hwplan),
+    // then the dynamic loader's own search (LD_LIBRARY_PATH, the cache).
+    const std::string dir = executable_dir();
+    for (const std::string& candidate : {dir + "/libhwplan_cuda.so", dir + "/" + kPluginDirFromBin + "/libhwplan_cuda.so",
+                                         std::string("libhwplan_cuda.so")}) {
       handle = ::dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (handle) break;
       const char* e = ::dlerror();

@@ -264,13 +264,12 @@ Device parse_device(const std::string& text, const std::string& file) {
 
   auto sources = *m.map("sources", true);
   for (const auto& key : sources.keys()) {
-    auto text = sources.str(key, true);
-    d.sources[key] = *text;
+    d.sources[key] = *sources.str(key, true);
   }
   for (const auto& key : kSourcedKeys)
     if (m.has(key) && !d.sources.count(key) && key != "price")
       sources.fail(key, "figure '" + key + "' has no source: add `" + key + ": \"<datasheet or URL>\"` under sources");
-  for (const auto& [key, text] : d.sources)
+  for (const auto& [key, source] : d.sources)
     if (std::find(kSourcedKeys.begin(), kSourcedKeys.end(), key) == kSourcedKeys.end())
       sources.fail(key, "is not a figure key of the catalog schema");
 

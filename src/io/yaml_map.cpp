@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "core/strings.hpp"
 
@@ -66,6 +67,75 @@ void check_nesting(const std::string& text, const std::string& file) {
   }
 }
 
+// yaml-cpp accepts a quoted value that the file ends inside (the rest of the file becomes the value, and a typo
+// goes unnoticed). Follows the quotes that open a value, line by line, and refuses one still open at the end.
+// The text of a block scalar (`key: |` or `key: >` and the more indented lines below it) is not looked into.
+void check_quotes_closed(const std::string& text, const std::string& file) {
+  constexpr auto npos = std::string_view::npos;
+  char quote = 0;  // the quote character of the value still open, or 0
+  int open_line = 0, open_column = 0;
+  int block_indent = -1;  // indentation of the line that opened a block scalar, or -1
+  int line_no = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view line(text.data() + pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    const int indent = static_cast<int>(std::min(line.find_first_not_of(' '), line.size()));
+    if (quote == 0 && block_indent >= 0) {
+      if (first == npos || indent > block_indent) continue;
+      block_indent = -1;
+    }
+    char last = 0;  // the last character outside quotes and comments on this line (0: none yet)
+    std::size_t content_end = line.size();
+    for (std::size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quote != 0) {
+        if (quote == '"' && c == '\\') {
+          ++i;  // an escaped character, \" included
+        } else if (quote == '\'' && c == '\'' && i + 1 < line.size() && line[i + 1] == '\'') {
+          ++i;  // '' is a quote inside a single-quoted value
+        } else if (c == quote) {
+          quote = 0;
+          last = c;
+        }
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') continue;
+      const bool after_blank = i > 0 && (line[i - 1] == ' ' || line[i - 1] == '\t');
+      if (c == '#' && (i == 0 || after_blank)) {
+        content_end = i;
+        break;
+      }
+      const bool value_start = last == 0 || last == '[' || last == '{' || last == ',' ||
+                               ((last == ':' || last == '-' || last == '?') && after_blank);
+      if ((c == '"' || c == '\'') && value_start) {
+        quote = c;
+        open_line = line_no;
+        open_column = static_cast<int>(i) + 1;
+        continue;
+      }
+      last = c;
+    }
+    if (quote != 0) continue;
+    // `key: |`, `- >-`, `key: |2`: a block scalar starts on the next line.
+    std::string_view content = line.substr(0, content_end);
+    const std::size_t stop = content.find_last_not_of(" \t\r");
+    if (stop == npos) continue;
+    content = content.substr(0, stop + 1);
+    const std::size_t bar = content.find_last_of("|>");
+    if (bar != npos && (bar == 0 || content[bar - 1] == ' ') &&
+        content.find_first_not_of("-+0123456789", bar + 1) == npos)
+      block_indent = indent;
+  }
+  if (quote != 0)
+    throw InputError({file, open_line, open_column}, "",
+                     std::string(quote == '"' ? "double" : "single") + "-quoted value opened here is never closed");
+}
+
 // Shows a scalar in a message: control bytes escaped, long values cut.
 std::string shown(const std::string& s) {
   std::string out;
@@ -121,6 +191,7 @@ YAML::Node parse_document(const std::string& text, const std::string& file) {
     throw InputError({file, 1, 1}, "", "file is binary, not YAML text (contains NUL bytes)");
   if (!valid_utf8(text)) throw InputError({file, 1, 1}, "", "file is not UTF-8 text (binary data?)");
   check_nesting(text, file);
+  check_quotes_closed(text, file);
   // A second document ("---" after content) would be silently ignored by YAML::Load; refuse it. (YAML::LoadAll
   // is not used: yaml-cpp 0.7 loops forever on some inputs, e.g. a document starting with ",".)
   {

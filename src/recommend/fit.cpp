@@ -15,6 +15,12 @@ struct Tried {
   double seconds = 0;
 };
 
+// The time fit compares: step time (training), time per output token (inference with output), else prefill.
+double compared_seconds(const Estimate& e, long long generate) {
+  return e.training ? e.train.step_seconds
+                    : (generate > 0 ? e.infer.time_per_output_token_seconds : e.infer.prefill_seconds);
+}
+
 Tried try_spec(const io::Registry& registry, const WorkloadSpec& w) {
   Tried t;
   try {
@@ -22,8 +28,7 @@ Tried try_spec(const io::Registry& registry, const WorkloadSpec& w) {
     Outcome o = run_query(q);
     t.ok = true;
     t.estimate = o.estimate;
-    t.seconds = t.estimate.training ? t.estimate.train.step_seconds : (w.generate > 0 ? t.estimate.infer.time_per_output_token_seconds
-                                                                                       : t.estimate.infer.prefill_seconds);
+    t.seconds = compared_seconds(t.estimate, w.generate);
   } catch (const InputError&) {
   }
   return t;
@@ -54,110 +59,112 @@ struct Change {
   std::function<bool(WorkloadSpec&)> apply;  // false when not applicable
 };
 
-}  // namespace
+double slowdown_of(double seconds, double baseline_seconds) {
+  return baseline_seconds > 0 ? seconds / baseline_seconds - 1 : 0;
+}
 
-FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& base) {
-  FitReport report;
-  Query q0 = resolve_query(registry, base);  // validates the flags (throws on bad input)
-  Outcome o0 = run_query(q0);
-  report.baseline = o0.estimate;
-  const bool inference = base.task == "infer";
-  report.baseline_seconds = o0.estimate.training ? o0.estimate.train.step_seconds
-                                                 : (base.generate > 0 ? o0.estimate.infer.time_per_output_token_seconds
-                                                                      : o0.estimate.infer.prefill_seconds);
-  const Device& device = *q0.device;
-  const Model& model = q0.model;
-  const long long batch = base.batch.value_or(1);
-
+// The changes that save memory in training, cheapest in spirit first. `device` must outlive the result.
+std::vector<Change> training_changes(const Device& device, long long count) {
   std::vector<Change> changes;
-  if (!inference) {
-    changes.push_back({"bf16 mixed precision instead of fp32", "--precision bf16", false, [&](WorkloadSpec& w) {
-                         if (w.precision != "fp32" && w.precision != "tf32") return false;
-                         w.precision = device.supports(Precision::kBf16) ? "bf16" : "fp16";
+  changes.push_back({"bf16 mixed precision instead of fp32", "--precision bf16", false, [&device](WorkloadSpec& w) {
+                       if (w.precision != "fp32" && w.precision != "tf32") return false;
+                       w.precision = device.supports(Precision::kBf16) ? "bf16" : "fp16";
+                       return true;
+                     }});
+  changes.push_back({"flash attention instead of eager", "--attention flash", false, [](WorkloadSpec& w) {
+                       if (w.attention == "flash") return false;
+                       w.attention = "flash";
+                       return true;
+                     }});
+  changes.push_back({"selective activation recomputation", "--recompute selective", false, [](WorkloadSpec& w) {
+                       if (w.recompute && *w.recompute != "none") return false;
+                       w.recompute = "selective";
+                       return true;
+                     }});
+  changes.push_back({"full activation recomputation (gradient checkpointing)", "--recompute full", false, [](WorkloadSpec& w) {
+                       if (w.recompute && *w.recompute == "full") return false;
+                       w.recompute = "full";
+                       return true;
+                     }});
+  changes.push_back({"8-bit Adam optimizer", "--optimizer adam8bit", false, [](WorkloadSpec& w) {
+                       if (w.optimizer == "adam8bit" || w.task == "lora" || w.task == "qlora") return false;
+                       w.optimizer = "adam8bit";
+                       return true;
+                     }});
+  for (int z = 1; z <= 3; ++z)
+    changes.push_back({"ZeRO-" + std::to_string(z) + " sharding across the " + std::to_string(count) + " devices",
+                       "--zero " + std::to_string(z), false, [z](WorkloadSpec& w) {
+                         if (w.count < 2 || w.zero.value_or(0) >= z) return false;
+                         w.zero = z;
                          return true;
                        }});
-    changes.push_back({"flash attention instead of eager", "--attention flash", false, [](WorkloadSpec& w) {
-                         if (w.attention == "flash") return false;
-                         w.attention = "flash";
-                         return true;
-                       }});
-    changes.push_back({"selective activation recomputation", "--recompute selective", false, [](WorkloadSpec& w) {
-                         if (w.recompute && *w.recompute != "none") return false;
-                         w.recompute = "selective";
-                         return true;
-                       }});
-    changes.push_back({"full activation recomputation (gradient checkpointing)", "--recompute full", false, [](WorkloadSpec& w) {
-                         if (w.recompute && *w.recompute == "full") return false;
-                         w.recompute = "full";
-                         return true;
-                       }});
-    changes.push_back({"8-bit Adam optimizer", "--optimizer adam8bit", false, [](WorkloadSpec& w) {
-                         if (w.optimizer == "adam8bit" || w.task == "lora" || w.task == "qlora") return false;
-                         w.optimizer = "adam8bit";
-                         return true;
-                       }});
-    for (int z = 1; z <= 3; ++z)
-      changes.push_back({"ZeRO-" + std::to_string(z) + " sharding across the " + std::to_string(base.count) + " devices",
-                         "--zero " + std::to_string(z), false, [z](WorkloadSpec& w) {
-                           if (w.count < 2 || w.zero.value_or(0) >= z) return false;
-                           w.zero = z;
-                           return true;
-                         }});
-    changes.push_back({"LoRA fine-tuning instead of full training", "--task lora", true, [](WorkloadSpec& w) {
-                         if (w.task == "lora" || w.task == "qlora") return false;
-                         w.task = "lora";
-                         w.optimizer = "adamw";
-                         return true;
-                       }});
-    changes.push_back({"QLoRA (4-bit NF4 base weights)", "--task qlora", true, [](WorkloadSpec& w) {
-                         if (w.task == "qlora") return false;
-                         w.task = "qlora";
-                         w.optimizer = "adamw";
-                         return true;
-                       }});
-    changes.push_back({"offload optimizer state to host memory", "--offload optimizer", false, [](WorkloadSpec& w) {
-                         if (w.offload != "none") return false;
-                         w.offload = "optimizer";
-                         return true;
-                       }});
-    changes.push_back({"offload parameters and optimizer to host memory", "--offload params", false, [](WorkloadSpec& w) {
-                         if (w.offload == "params") return false;
-                         w.offload = "params";
-                         return true;
-                       }});
-  } else {
-    changes.push_back({"int8 weights", "--weights int8", true, [](WorkloadSpec& w) {
-                         if (w.weights && (*w.weights == "int8" || *w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "nf4")) return false;
-                         w.weights = "int8";
-                         return true;
-                       }});
-    changes.push_back({"int4 weights (GPTQ/AWQ-style)", "--weights int4", true, [](WorkloadSpec& w) {
-                         if (w.weights && (*w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "nf4")) return false;
-                         w.weights = "int4";
-                         return true;
-                       }});
-    changes.push_back({"fp8 KV cache", "--kv-cache fp8", true, [](WorkloadSpec& w) {
-                         if (w.kv_cache && (*w.kv_cache == "fp8" || *w.kv_cache == "int8")) return false;
-                         w.kv_cache = "fp8";
-                         return true;
-                       }});
-  }
+  changes.push_back({"LoRA fine-tuning instead of full training", "--task lora", true, [](WorkloadSpec& w) {
+                       if (w.task == "lora" || w.task == "qlora") return false;
+                       w.task = "lora";
+                       w.optimizer = "adamw";
+                       return true;
+                     }});
+  changes.push_back({"QLoRA (4-bit NF4 base weights)", "--task qlora", true, [](WorkloadSpec& w) {
+                       if (w.task == "qlora") return false;
+                       w.task = "qlora";
+                       w.optimizer = "adamw";
+                       return true;
+                     }});
+  changes.push_back({"offload optimizer state to host memory", "--offload optimizer", false, [](WorkloadSpec& w) {
+                       if (w.offload != "none") return false;
+                       w.offload = "optimizer";
+                       return true;
+                     }});
+  changes.push_back({"offload parameters and optimizer to host memory", "--offload params", false, [](WorkloadSpec& w) {
+                       if (w.offload == "params") return false;
+                       w.offload = "params";
+                       return true;
+                     }});
+  return changes;
+}
 
+// The changes that save memory in inference: lower-precision weights and KV cache.
+std::vector<Change> inference_changes() {
+  std::vector<Change> changes;
+  changes.push_back({"int8 weights", "--weights int8", true, [](WorkloadSpec& w) {
+                       if (w.weights && (*w.weights == "int8" || *w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "nf4")) return false;
+                       w.weights = "int8";
+                       return true;
+                     }});
+  changes.push_back({"int4 weights (GPTQ/AWQ-style)", "--weights int4", true, [](WorkloadSpec& w) {
+                       if (w.weights && (*w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "nf4")) return false;
+                       w.weights = "int4";
+                       return true;
+                     }});
+  changes.push_back({"fp8 KV cache", "--kv-cache fp8", true, [](WorkloadSpec& w) {
+                       if (w.kv_cache && (*w.kv_cache == "fp8" || *w.kv_cache == "int8")) return false;
+                       w.kv_cache = "fp8";
+                       return true;
+                     }});
+  return changes;
+}
+
+// Each change alone; a change that neither saves memory nor time is no advice (selective recomputation under
+// flash attention, which already recomputes the attention scores).
+void add_single_changes(const io::Registry& registry, const WorkloadSpec& base, const std::vector<Change>& changes,
+                        FitReport& report) {
   for (const auto& c : changes) {
     WorkloadSpec w = base;
     if (!c.apply(w)) continue;
     Tried t = try_spec(registry, w);
     if (!t.ok) continue;
-    // A change that neither saves memory nor time is no advice (selective recomputation under flash attention,
-    // which already recomputes the attention scores).
     if (t.estimate.memory.total() > 0.99 * report.baseline.memory.total() && t.seconds >= report.baseline_seconds * 0.999 &&
         t.estimate.fits == report.baseline.fits)
       continue;
     FitChange fc{c.words, c.flags, t.estimate.fits, t.estimate.memory.total(), t.seconds,
-                 report.baseline_seconds > 0 ? t.seconds / report.baseline_seconds - 1 : 0, c.quality};
+                 slowdown_of(t.seconds, report.baseline_seconds), c.quality};
     report.changes.push_back(fc);
   }
-  // Smaller micro-batch with gradient accumulation keeps the global batch (training), smaller batch (inference).
+}
+
+// Smaller micro-batch with gradient accumulation keeps the global batch (training), smaller batch (inference).
+void add_batch_change(const io::Registry& registry, const WorkloadSpec& base, bool inference, FitReport& report) {
+  const long long batch = base.batch.value_or(1);
   auto fits_with_batch = [&](long long b) {
     WorkloadSpec w = base;
     w.batch = b;
@@ -166,101 +173,118 @@ FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& base) {
     return t.ok && t.estimate.fits;
   };
   report.max_micro_batch = largest(std::max<long long>(batch, 1) * 64, fits_with_batch);
-  if (report.max_micro_batch && *report.max_micro_batch < batch) {
+  if (!report.max_micro_batch || *report.max_micro_batch >= batch) return;
+  WorkloadSpec w = base;
+  w.batch = *report.max_micro_batch;
+  if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / *report.max_micro_batch);
+  Tried t = try_spec(registry, w);
+  std::string words = inference ? "batch " + std::to_string(*report.max_micro_batch) + " instead of " + std::to_string(batch)
+                                : "micro-batch " + std::to_string(*report.max_micro_batch) + " with gradient accumulation x" +
+                                      std::to_string(*w.grad_accum) + " (same global batch)";
+  report.changes.push_back({words, "--batch " + std::to_string(*w.batch) + (inference ? "" : " --grad-accum " + std::to_string(*w.grad_accum)),
+                            t.estimate.fits, t.estimate.memory.total(), t.seconds,
+                            slowdown_of(t.seconds, report.baseline_seconds), false});
+}
+
+// The workload at sequence (training) or context (inference, prompt and output in the same proportion) `s`.
+WorkloadSpec with_length(const WorkloadSpec& base, bool inference, long long s) {
+  WorkloadSpec w = base;
+  if (inference) {
+    long long total = base.prompt + base.generate;
+    w.prompt = std::max<long long>(0, s * base.prompt / std::max<long long>(1, total));
+    w.generate = s - w.prompt;
+  } else {
+    w.seq = s;
+  }
+  return w;
+}
+
+// Longest sequence / context that fits as configured.
+void add_length_change(const io::Registry& registry, const WorkloadSpec& base, const Model& model, bool inference,
+                       long long current, FitReport& report) {
+  long long limit = std::max<long long>(model.max_sequence_length, 1) * 8;
+  report.max_seq = largest(limit, [&](long long s) {
+    Tried t = try_spec(registry, with_length(base, inference, s));
+    return t.ok && t.estimate.fits;
+  });
+  if (!report.max_seq || *report.max_seq >= current) return;
+  WorkloadSpec w = with_length(base, inference, *report.max_seq);
+  Tried t = try_spec(registry, w);
+  report.changes.push_back({(inference ? "context of " : "sequence length ") + std::to_string(*report.max_seq) + " tokens instead of " +
+                                std::to_string(current),
+                            inference ? "--prompt " + std::to_string(w.prompt) + " --generate " + std::to_string(w.generate)
+                                      : "--seq " + std::to_string(*report.max_seq),
+                            t.ok && t.estimate.fits, t.ok ? t.estimate.memory.total() : 0, t.ok ? t.seconds : 0,
+                            t.ok ? slowdown_of(t.seconds, report.baseline_seconds) : 0, true});
+}
+
+// When no single change fits: every pair (then triple) of changes is tried (numerics-changing ones too, marked),
+// and the one that fits at the lowest time wins; at equal time (within 2%) the one that keeps the model's
+// numerics. The standard fix for 8 GB cards, QLoRA with gradient checkpointing, is such a pair.
+void add_combinations(const io::Registry& registry, const WorkloadSpec& base, const std::vector<Change>& changes,
+                      FitReport& report) {
+  const int n = static_cast<int>(changes.size());
+  std::optional<FitChange> best;
+  auto consider = [&](const std::vector<int>& picks) {
     WorkloadSpec w = base;
-    w.batch = *report.max_micro_batch;
-    if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / *report.max_micro_batch);
-    Tried t = try_spec(registry, w);
-    std::string words = inference ? "batch " + std::to_string(*report.max_micro_batch) + " instead of " + std::to_string(batch)
-                                  : "micro-batch " + std::to_string(*report.max_micro_batch) + " with gradient accumulation x" +
-                                        std::to_string(*w.grad_accum) + " (same global batch)";
-    report.changes.push_back({words, "--batch " + std::to_string(*w.batch) + (inference ? "" : " --grad-accum " + std::to_string(*w.grad_accum)),
-                              t.estimate.fits, t.estimate.memory.total(), t.seconds,
-                              report.baseline_seconds > 0 ? t.seconds / report.baseline_seconds - 1 : 0, false});
-  }
-  // Longest sequence / context that fits as configured.
-  if (model.is_transformer()) {
-    long long limit = std::max<long long>(model.max_sequence_length, 1) * 8;
-    report.max_seq = largest(limit, [&](long long s) {
-      WorkloadSpec w = base;
-      if (inference) {
-        long long total = base.prompt + base.generate;
-        w.prompt = std::max<long long>(0, s * base.prompt / std::max<long long>(1, total));
-        w.generate = s - w.prompt;
-      } else {
-        w.seq = s;
-      }
-      Tried t = try_spec(registry, w);
-      return t.ok && t.estimate.fits;
-    });
-    long long current = inference ? base.prompt + base.generate : q0.input.workload.seq;
-    if (report.max_seq && *report.max_seq < current) {
-      WorkloadSpec w = base;
-      if (inference) {
-        long long total = base.prompt + base.generate;
-        w.prompt = std::max<long long>(0, *report.max_seq * base.prompt / std::max<long long>(1, total));
-        w.generate = *report.max_seq - w.prompt;
-      } else {
-        w.seq = *report.max_seq;
-      }
-      Tried t = try_spec(registry, w);
-      report.changes.push_back({(inference ? "context of " : "sequence length ") + std::to_string(*report.max_seq) + " tokens instead of " +
-                                    std::to_string(current),
-                                inference ? "--prompt " + std::to_string(w.prompt) + " --generate " + std::to_string(w.generate)
-                                          : "--seq " + std::to_string(*report.max_seq),
-                                t.ok && t.estimate.fits, t.ok ? t.estimate.memory.total() : 0, t.ok ? t.seconds : 0,
-                                t.ok && report.baseline_seconds > 0 ? t.seconds / report.baseline_seconds - 1 : 0, true});
+    std::string flags, words;
+    bool quality = false;
+    for (int i : picks) {
+      if (!changes[i].apply(w)) return;  // superseded by another in the set: the smaller set covers it
+      quality = quality || changes[i].quality;
+      flags += (flags.empty() ? "" : " ") + changes[i].flags;
+      words += (words.empty() ? "" : " + ") + changes[i].words;
     }
-  }
+    Tried t = try_spec(registry, w);
+    if (!t.ok || !t.estimate.fits) return;
+    FitChange c{words, flags, true, t.estimate.memory.total(), t.seconds, slowdown_of(t.seconds, report.baseline_seconds),
+                quality};
+    report.combinations.push_back(c);
+    if (!best) {
+      best = c;
+      return;
+    }
+    const bool similar = std::fabs(c.seconds - best->seconds) <= 0.02 * best->seconds;
+    if (similar ? (!c.quality_change && best->quality_change) || (c.quality_change == best->quality_change && picks.size() < 3 &&
+                                                                  c.seconds < best->seconds)
+                : c.seconds < best->seconds)
+      best = c;
+  };
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j < n; ++j) consider({i, j});
+  if (!best)
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j)
+        for (int k = j + 1; k < n; ++k) consider({i, j, k});
+  report.combined = best;
+  std::stable_sort(report.combinations.begin(), report.combinations.end(),
+                   [](const FitChange& a, const FitChange& b) { return a.seconds < b.seconds; });
+  if (report.combinations.size() > 5) report.combinations.resize(5);
+}
+
+}  // namespace
+
+FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& base) {
+  FitReport report;
+  Query q0 = resolve_query(registry, base);  // validates the flags (throws on bad input)
+  Outcome o0 = run_query(q0);
+  report.baseline = o0.estimate;
+  const bool inference = base.task == "infer";
+  report.baseline_seconds = compared_seconds(o0.estimate, base.generate);
+
+  const std::vector<Change> changes = inference ? inference_changes() : training_changes(*q0.device, base.count);
+  add_single_changes(registry, base, changes, report);
+  add_batch_change(registry, base, inference, report);
+  if (q0.model.is_transformer())
+    add_length_change(registry, base, q0.model, inference,
+                      inference ? base.prompt + base.generate : q0.input.workload.seq, report);
   std::stable_sort(report.changes.begin(), report.changes.end(), [](const FitChange& a, const FitChange& b) {
     if (a.fits != b.fits) return a.fits;
     if (a.quality_change != b.quality_change) return !a.quality_change;  // prefer changes that keep the model's numerics
     return a.slowdown < b.slowdown;
   });
-
-  // Combined: if no single change fits, every pair and triple of changes is tried (numerics-changing ones too,
-  // marked), and the one that fits at the lowest time wins; at equal time (within 2%) the one that keeps the
-  // model's numerics. The standard fix for 8 GB cards, QLoRA with gradient checkpointing, is such a pair.
-  bool any = std::any_of(report.changes.begin(), report.changes.end(), [](const FitChange& c) { return c.fits; });
-  if (!report.baseline.fits && !any) {
-    const int n = static_cast<int>(changes.size());
-    std::optional<FitChange> best;
-    auto consider = [&](const std::vector<int>& picks) {
-      WorkloadSpec w = base;
-      std::string flags, words;
-      bool quality = false;
-      for (int i : picks) {
-        if (!changes[i].apply(w)) return;  // superseded by another in the set: the smaller set covers it
-        quality = quality || changes[i].quality;
-        flags += (flags.empty() ? "" : " ") + changes[i].flags;
-        words += (words.empty() ? "" : " + ") + changes[i].words;
-      }
-      Tried t = try_spec(registry, w);
-      if (!t.ok || !t.estimate.fits) return;
-      FitChange c{words, flags, true, t.estimate.memory.total(), t.seconds,
-                  report.baseline_seconds > 0 ? t.seconds / report.baseline_seconds - 1 : 0, quality};
-      report.combinations.push_back(c);
-      if (!best) {
-        best = c;
-        return;
-      }
-      const bool similar = std::fabs(c.seconds - best->seconds) <= 0.02 * best->seconds;
-      if (similar ? (!c.quality_change && best->quality_change) || (c.quality_change == best->quality_change && picks.size() < 3 &&
-                                                                    c.seconds < best->seconds)
-                  : c.seconds < best->seconds)
-        best = c;
-    };
-    for (int i = 0; i < n; ++i)
-      for (int j = i + 1; j < n; ++j) consider({i, j});
-    if (!best)
-      for (int i = 0; i < n; ++i)
-        for (int j = i + 1; j < n; ++j)
-          for (int k = j + 1; k < n; ++k) consider({i, j, k});
-    report.combined = best;
-    std::stable_sort(report.combinations.begin(), report.combinations.end(),
-                     [](const FitChange& a, const FitChange& b) { return a.seconds < b.seconds; });
-    if (report.combinations.size() > 5) report.combinations.resize(5);
-  }
+  const bool any = std::any_of(report.changes.begin(), report.changes.end(), [](const FitChange& c) { return c.fits; });
+  if (!report.baseline.fits && !any) add_combinations(registry, base, changes, report);
   return report;
 }
 

@@ -316,33 +316,48 @@ struct Ceiling {
   std::string_view colour;
 };
 
-}  // namespace
-
-std::string render_roofline_svg(const RooflineChart& chart) {
-  const double peak_bw = positive(chart.bandwidth_bytes_per_s) ? chart.bandwidth_bytes_per_s : 0;
-  const double measured_bw = positive(chart.measured_bandwidth_bytes_per_s) ? chart.measured_bandwidth_bytes_per_s : 0;
+// What a roofline draws: the chart's values that can be drawn on log axes, ceilings coloured.
+struct RooflineData {
+  double peak_bw = 0, measured_bw = 0;  // bytes/s, 0 = none
+  double max_ceiling = 0;               // FLOP/s
   std::vector<Ceiling> ceilings;
+  std::vector<const RooflinePoint*> points;
+  bool empty() const { return ceilings.empty() && points.empty() && peak_bw == 0 && measured_bw == 0; }
+};
+
+RooflineData roofline_data(const RooflineChart& chart) {
+  RooflineData d;
+  d.peak_bw = positive(chart.bandwidth_bytes_per_s) ? chart.bandwidth_bytes_per_s : 0;
+  d.measured_bw = positive(chart.measured_bandwidth_bytes_per_s) ? chart.measured_bandwidth_bytes_per_s : 0;
   for (const auto& c : chart.ceilings) {
     if (!positive(c.flops_per_s)) continue;
     std::string label = c.label.empty() ? sig3(c.flops_per_s / kTera) + " TFLOP/s" : c.label;
-    ceilings.push_back({label, c.flops_per_s, kCeilingColours[ceilings.size() % kCeilingColours.size()]});
+    d.ceilings.push_back({label, c.flops_per_s, kCeilingColours[d.ceilings.size() % kCeilingColours.size()]});
+    d.max_ceiling = std::max(d.max_ceiling, c.flops_per_s);
   }
-  std::vector<const RooflinePoint*> points;
   for (const auto& p : chart.points)
-    if (positive(p.intensity_flop_per_byte) && positive(p.achieved_flops_per_s)) points.push_back(&p);
-  if (ceilings.empty() && points.empty() && peak_bw == 0 && measured_bw == 0) return no_data_svg(chart.title);
+    if (positive(p.intensity_flop_per_byte) && positive(p.achieved_flops_per_s)) d.points.push_back(&p);
+  return d;
+}
 
-  // Data ranges: operators, ridge points, ceilings.
+// The plot area, the legend column to its right, and the two log axes mapped onto it.
+struct RooflineLayout {
+  double width = 900, height = 600;
+  double left = 78, top = 48, right = 0, bottom = 0;
+  LogScale x{}, y{};
+  Box plot() const { return {left, top, right, bottom}; }
+};
+
+// Axis ranges cover the operators, the ridge points and the ceilings; the height grows with the legend.
+RooflineLayout roofline_layout(const RooflineData& d) {
   std::vector<double> xs, ys;
-  for (const auto* p : points) {
+  for (const auto* p : d.points) {
     xs.push_back(p->intensity_flop_per_byte);
     ys.push_back(p->achieved_flops_per_s);
   }
-  double max_ceiling = 0;
-  for (const auto& c : ceilings) {
+  for (const auto& c : d.ceilings) {
     ys.push_back(c.flops_per_s);
-    max_ceiling = std::max(max_ceiling, c.flops_per_s);
-    for (double bw : {peak_bw, measured_bw})
+    for (double bw : {d.peak_bw, d.measured_bw})
       if (bw > 0) xs.push_back(c.flops_per_s / bw);
   }
   std::pair<double, double> x_range{-1.0, 3.0};  // 0.1 .. 1000 FLOP/byte when the data says nothing
@@ -355,84 +370,87 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     auto [lo, hi] = std::minmax_element(ys.begin(), ys.end());
     y_range = log_range(*lo, *hi, 0.15, 0.3);
   } else {  // only a memory roof: show it across the x range
-    double bw = std::max(peak_bw, measured_bw);
+    double bw = std::max(d.peak_bw, d.measured_bw);
     y_range = log_range(bw * std::pow(10.0, x_range.first), bw * std::pow(10.0, x_range.second), 0, 0.3);
   }
+  RooflineLayout l;
+  const double legend_w = 230;
+  l.right = l.width - legend_w - 20;
+  int legend_rows = 1 + (d.measured_bw > 0 ? 1 : 0) + static_cast<int>(d.ceilings.size()) * 2 + (d.points.empty() ? 0 : 1);
+  l.height = std::max(600.0, l.top + 40 + legend_rows * 20.0 + 60);
+  l.bottom = l.height - 62;
+  l.x = LogScale{x_range.first, x_range.second, l.left, l.right};
+  l.y = LogScale{y_range.first, y_range.second, l.bottom, l.top};
+  return l;
+}
 
-  // Layout: plot on the left, legend column on the right.
-  const double width = 900, legend_w = 230;
-  const double left = 78, top = 48, right = width - legend_w - 20;
-  int legend_rows = 1 + (measured_bw > 0 ? 1 : 0) + static_cast<int>(ceilings.size()) * 2 + (points.empty() ? 0 : 1);
-  const double height = std::max(600.0, top + 40 + legend_rows * 20.0 + 60);
-  const double bottom = height - 62;
-  const LogScale xs_px{x_range.first, x_range.second, left, right};
-  const LogScale ys_px{y_range.first, y_range.second, bottom, top};
-  const Box plot{left, top, right, bottom};
-
-  Svg svg(width, height, chart.title);
-  draw_log_axis(svg, xs_px, true, 0, top, bottom);
-  draw_log_axis(svg, ys_px, false, -12, left, right);
-  svg.raw(fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888888\"/>\n", px(left),
-                      px(top), px(right - left), px(bottom - top)));
-  svg.text((left + right) / 2, bottom + 40, "Arithmetic intensity (FLOP/byte)",
+// Grid, ticks, the plot frame, the axis titles and the clip path of the plot area.
+void draw_roofline_axes(Svg& svg, const RooflineLayout& l) {
+  draw_log_axis(svg, l.x, true, 0, l.top, l.bottom);
+  draw_log_axis(svg, l.y, false, -12, l.left, l.right);
+  svg.raw(fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888888\"/>\n", px(l.left),
+                      px(l.top), px(l.right - l.left), px(l.bottom - l.top)));
+  svg.text((l.left + l.right) / 2, l.bottom + 40, "Arithmetic intensity (FLOP/byte)",
            "class=\"axis-title\" text-anchor=\"middle\" font-size=\"13\"");
-  svg.text(20, (top + bottom) / 2, "Performance (TFLOP/s)",
+  svg.text(20, (l.top + l.bottom) / 2, "Performance (TFLOP/s)",
            fmt::format("class=\"axis-title\" text-anchor=\"middle\" font-size=\"13\" transform=\"rotate(-90 20 {})\"",
-                       px((top + bottom) / 2)));
+                       px((l.top + l.bottom) / 2)));
   svg.raw(fmt::format("<defs><clipPath id=\"roofline-plot-area\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>"
                       "</clipPath></defs>\n",
-                      px(left), px(top), px(right - left), px(bottom - top)));
+                      px(l.left), px(l.top), px(l.right - l.left), px(l.bottom - l.top)));
+}
 
-  // Memory roofs: min(bw * I, highest ceiling), clipped to the plot; compute roofs: horizontal from the ridge
-  // point (at peak bandwidth) to the right edge.
-  struct Roof {
-    double bw;
-    bool measured;
-    Segment seg;  // the visible part, in pixels
-  };
-  std::vector<Roof> roofs;
-  for (auto [bw, measured] : {std::pair{peak_bw, false}, std::pair{measured_bw, true}}) {
+struct Roof {
+  double bw;
+  bool measured;
+  Segment seg;  // the visible part, in pixels
+};
+
+// The roof lines in pixels. Memory roofs: min(bw * I, highest ceiling), clipped to the plot; compute roofs
+// (one per ceiling, in its order): horizontal from the ridge point (at peak bandwidth) to the right edge.
+struct RoofLines {
+  std::vector<Roof> memory;
+  std::vector<Segment> compute;
+};
+
+RoofLines roof_lines(const RooflineData& d, const RooflineLayout& l) {
+  RoofLines r;
+  for (auto [bw, measured] : {std::pair{d.peak_bw, false}, std::pair{d.measured_bw, true}}) {
     if (bw <= 0) continue;
-    double x_end = std::min(max_ceiling > 0 ? max_ceiling / bw : xs_px.hi(), xs_px.hi());
-    double x_start = std::max(xs_px.lo(), ys_px.lo() / bw);
+    double x_end = std::min(d.max_ceiling > 0 ? d.max_ceiling / bw : l.x.hi(), l.x.hi());
+    double x_start = std::max(l.x.lo(), l.y.lo() / bw);
     if (x_start >= x_end) continue;  // entirely below the plot
-    roofs.push_back({bw, measured, {xs_px(x_start), ys_px(bw * x_start), xs_px(x_end), ys_px(bw * x_end)}});
+    r.memory.push_back({bw, measured, {l.x(x_start), l.y(bw * x_start), l.x(x_end), l.y(bw * x_end)}});
   }
-  std::vector<Segment> ceiling_lines;
-  for (const auto& c : ceilings) {
-    double ridge = peak_bw > 0 ? c.flops_per_s / peak_bw : measured_bw > 0 ? c.flops_per_s / measured_bw : 0;
-    double x0 = ridge > 0 ? std::max(xs_px(ridge), left) : left;
-    double y = ys_px(c.flops_per_s);
-    ceiling_lines.push_back({x0, y, right, y});
+  for (const auto& c : d.ceilings) {
+    double ridge = d.peak_bw > 0 ? c.flops_per_s / d.peak_bw : d.measured_bw > 0 ? c.flops_per_s / d.measured_bw : 0;
+    double x0 = ridge > 0 ? std::max(l.x(ridge), l.left) : l.left;
+    double y = l.y(c.flops_per_s);
+    r.compute.push_back({x0, y, l.right, y});
   }
+  return r;
+}
+
+void draw_roofs(Svg& svg, const RooflineData& d, const RoofLines& roofs) {
   svg.raw("<g clip-path=\"url(#roofline-plot-area)\">\n");
-  for (const auto& r : roofs)
+  for (const auto& r : roofs.memory)
     svg.raw(fmt::format("<path class=\"roof-memory\" data-kind=\"{}\" d=\"M {} {} L {} {}\" fill=\"none\" stroke=\"{}\" "
                         "stroke-width=\"{}\"{}/>\n",
                         r.measured ? "measured" : "peak", px(r.seg.x0), px(r.seg.y0), px(r.seg.x1), px(r.seg.y1),
                         kMemoryRoofColour, r.measured ? "2" : "2.5", r.measured ? " stroke-dasharray=\"7 4\"" : ""));
-  for (std::size_t i = 0; i < ceilings.size(); ++i) {
-    const Segment& s = ceiling_lines[i];
+  for (std::size_t i = 0; i < d.ceilings.size(); ++i) {
+    const Segment& s = roofs.compute[i];
     svg.line(s.x0, s.y0, s.x1, s.y1,
              fmt::format("class=\"roof-compute\" data-label=\"{}\" stroke=\"{}\" stroke-width=\"2.5\"",
-                         xml_escape(ceilings[i].label), ceilings[i].colour));
+                         xml_escape(d.ceilings[i].label), d.ceilings[i].colour));
   }
   svg.raw("</g>\n");
+}
 
-  // Labels go where they cover the fewest operators, roof lines and labels placed before them.
-  Obstacles taken;
-  for (const auto* p : points) {
-    double cx = xs_px(p->intensity_flop_per_byte), cy = ys_px(p->achieved_flops_per_s);
-    taken.points.push_back({cx - 5, cy - 5, cx + 5, cy + 5});
-  }
-  for (const auto& r : roofs) taken.lines.push_back(r.seg);
-  for (const auto& s : ceiling_lines) taken.lines.push_back(s);
-  constexpr int kOutside = 1000;  // penalty for a label that would leave the plot
+constexpr int kOutside = 1000;  // label placement: penalty for a label that would leave the plot
 
-  // Labels go on a layer above the leader lines, so that a leader never strikes through text.
-  Svg labels = Svg::layer();
-
-  // Memory roof labels along the line: peak above it, measured below it.
+// Memory roof labels along the line: peak above it, measured below it.
+void place_memory_roof_labels(Svg& labels, Obstacles& taken, const std::vector<Roof>& roofs, const Box& plot) {
   for (const auto& r : roofs) {
     double dx = r.seg.x1 - r.seg.x0, dy = r.seg.y1 - r.seg.y0, len = std::hypot(dx, dy);
     if (len < 80) continue;
@@ -471,44 +489,50 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     labels.halo_text(cx, cy, label, 11, "middle", fmt::format("class=\"roof-label\" fill=\"{}\"", kMemoryRoofColour),
                   fmt::format("rotate({} {} {})", px(std::atan2(dy, dx) * 180 / kPi), px(cx), px(cy)));
   }
+}
 
-  // Ceiling labels, highest first: at the right end or just after the ridge, above or below the line.
-  {
-    std::vector<std::size_t> order(ceilings.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(),
-              [&](std::size_t a, std::size_t b) { return ceilings[a].flops_per_s > ceilings[b].flops_per_s; });
-    auto max_chars = static_cast<std::size_t>((right - left - 20) / (11 * kCharWidthPerPx));
-    for (std::size_t i : order) {
-      const Ceiling& c = ceilings[i];
-      std::string label = truncate(c.label, max_chars);
-      double y = ceiling_lines[i].y0, ridge_x = ceiling_lines[i].x0;
-      struct Place {
-        double x, baseline;
-        std::string_view anchor;
-      };
-      std::vector<Place> places = {{right - 6, y - 5, "end"}, {ridge_x + 8, y - 5, "start"},
-                                   {right - 6, y + 14, "end"}, {ridge_x + 8, y + 14, "start"}};
-      for (int k = 1; k <= 6; ++k) places.push_back({right - 6, y + 14 + 13.0 * k, "end"});
-      Place best = places.front();
-      int best_hits = kOutside * 2;
-      for (const auto& p : places) {
-        Box b = text_box(p.x, p.baseline, label, 11, p.anchor);
-        int hits = taken.cost(b) + (b.inside(plot) ? 0 : kOutside);
-        if (hits < best_hits) {
-          best_hits = hits;
-          best = p;
-        }
-        if (hits == 0) break;
+// Ceiling labels, highest first: at the right end or just after the ridge, above or below the line.
+void place_ceiling_labels(Svg& labels, Obstacles& taken, const RooflineData& d, const std::vector<Segment>& lines,
+                          const RooflineLayout& l) {
+  const Box plot = l.plot();
+  std::vector<std::size_t> order(d.ceilings.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return d.ceilings[a].flops_per_s > d.ceilings[b].flops_per_s; });
+  auto max_chars = static_cast<std::size_t>((l.right - l.left - 20) / (11 * kCharWidthPerPx));
+  for (std::size_t i : order) {
+    const Ceiling& c = d.ceilings[i];
+    std::string label = truncate(c.label, max_chars);
+    double y = lines[i].y0, ridge_x = lines[i].x0;
+    struct Place {
+      double x, baseline;
+      std::string_view anchor;
+    };
+    std::vector<Place> places = {{l.right - 6, y - 5, "end"}, {ridge_x + 8, y - 5, "start"},
+                                 {l.right - 6, y + 14, "end"}, {ridge_x + 8, y + 14, "start"}};
+    for (int k = 1; k <= 6; ++k) places.push_back({l.right - 6, y + 14 + 13.0 * k, "end"});
+    Place best = places.front();
+    int best_hits = kOutside * 2;
+    for (const auto& p : places) {
+      Box b = text_box(p.x, p.baseline, label, 11, p.anchor);
+      int hits = taken.cost(b) + (b.inside(plot) ? 0 : kOutside);
+      if (hits < best_hits) {
+        best_hits = hits;
+        best = p;
       }
-      taken.labels.push_back(text_box(best.x, best.baseline, label, 11, best.anchor));
-      labels.halo_text(best.x, best.baseline, label, 11, best.anchor,
-                    fmt::format("class=\"roof-label\" fill=\"{}\"", c.colour));
+      if (hits == 0) break;
     }
+    taken.labels.push_back(text_box(best.x, best.baseline, label, 11, best.anchor));
+    labels.halo_text(best.x, best.baseline, label, 11, best.anchor,
+                  fmt::format("class=\"roof-label\" fill=\"{}\"", c.colour));
   }
+}
 
-  // Operator labels: the preferred side alternates from one operator to the next; when the spots next to
-  // the point are taken, further ones get a leader line.
+// Operator labels: the preferred side alternates from one operator to the next; when the spots next to
+// the point are taken, further ones get a leader line (drawn on `svg`, under the labels).
+void place_operator_labels(Svg& svg, Svg& labels, Obstacles& taken, const std::vector<const RooflinePoint*>& points,
+                           const RooflineLayout& l) {
+  const Box plot = l.plot();
   struct Spot {
     double dx, dy;
     std::string_view anchor;
@@ -524,7 +548,7 @@ std::string render_roofline_svg(const RooflineChart& chart) {
     const auto* p = points[i];
     if (p->label.empty()) continue;
     std::string label = truncate(p->label, 28);
-    double cx = xs_px(p->intensity_flop_per_byte), cy = ys_px(p->achieved_flops_per_s);
+    double cx = l.x(p->intensity_flop_per_byte), cy = l.y(p->achieved_flops_per_s);
     std::size_t best = 0;
     int best_hits = kOutside * 2;
     for (std::size_t k = 0; k < spots.size(); ++k) {
@@ -546,11 +570,11 @@ std::string render_roofline_svg(const RooflineChart& chart) {
       svg.line(cx, cy, lx, ly, "class=\"leader\" stroke=\"#999999\" stroke-width=\"0.8\"");
     labels.halo_text(cx + s.dx, cy + s.dy, label, 11, s.anchor, "class=\"point-label\" fill=\"#222222\"");
   }
-  svg.raw(labels.markup());
+}
 
-  // Operators last, so that no label hides one.
+void draw_operators(Svg& svg, const std::vector<const RooflinePoint*>& points, const RooflineLayout& l) {
   for (const auto* p : points) {
-    double cx = xs_px(p->intensity_flop_per_byte), cy = ys_px(p->achieved_flops_per_s);
+    double cx = l.x(p->intensity_flop_per_byte), cy = l.y(p->achieved_flops_per_s);
     svg.raw(fmt::format("<circle class=\"point\" data-label=\"{}\" cx=\"{}\" cy=\"{}\" r=\"4.5\" fill=\"{}\" "
                         "stroke=\"#ffffff\" stroke-width=\"1\"><title>{}</title></circle>\n",
                         xml_escape(p->label), px(cx), px(cy), kPointColour,
@@ -558,41 +582,70 @@ std::string render_roofline_svg(const RooflineChart& chart) {
                                                sig3(p->intensity_flop_per_byte),
                                                sig3(p->achieved_flops_per_s / kTera)))));
   }
+}
 
-  // Legend.
-  {
-    double x = right + 24, y = top + 8;
-    auto max_chars = static_cast<std::size_t>((width - x - 40) / (11 * kCharWidthPerPx));
-    svg.text(x, y, "Legend", "class=\"legend\" font-weight=\"bold\" font-size=\"12\"");
+void draw_roofline_legend(Svg& svg, const RooflineData& d, const RooflineLayout& l) {
+  double x = l.right + 24, y = l.top + 8;
+  auto max_chars = static_cast<std::size_t>((l.width - x - 40) / (11 * kCharWidthPerPx));
+  svg.text(x, y, "Legend", "class=\"legend\" font-weight=\"bold\" font-size=\"12\"");
+  y += 22;
+  auto entry = [&](std::string_view sample, const std::string& label, const std::string& note) {
+    svg.raw(sample);
+    svg.text(x + 34, y + 4, truncate(label, max_chars), "class=\"legend\"");
+    if (!note.empty()) {
+      y += 15;
+      svg.text(x + 34, y + 4, note, "class=\"legend\" fill=\"#666666\" font-size=\"10\"");
+    }
     y += 22;
-    auto entry = [&](std::string_view sample, const std::string& label, const std::string& note) {
-      svg.raw(sample);
-      svg.text(x + 34, y + 4, truncate(label, max_chars), "class=\"legend\"");
-      if (!note.empty()) {
-        y += 15;
-        svg.text(x + 34, y + 4, note, "class=\"legend\" fill=\"#666666\" font-size=\"10\"");
-      }
-      y += 22;
-    };
-    auto sample_line = [&](std::string_view colour, std::string_view extra) {
-      return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2.5\"{}/>\n",
-                         px(x), px(y), px(x + 26), px(y), colour, extra);
-    };
-    if (peak_bw > 0) entry(sample_line(kMemoryRoofColour, ""), "memory roof " + bandwidth_text(peak_bw), "");
-    if (measured_bw > 0)
-      entry(sample_line(kMemoryRoofColour, " stroke-dasharray=\"7 4\""),
-            "measured memory " + bandwidth_text(measured_bw), "");
-    for (const auto& c : ceilings) {
-      double bw = peak_bw > 0 ? peak_bw : measured_bw;
-      std::string note = bw > 0 ? "ridge at " + sig3(c.flops_per_s / bw) + " FLOP/byte" : "";
-      entry(sample_line(c.colour, ""), c.label, note);
-    }
-    if (!points.empty()) {
-      std::string marker = fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4.5\" fill=\"{}\"/>\n", px(x + 13), px(y),
-                                       kPointColour);
-      entry(marker, points.size() == 1 ? "operator" : fmt::format("operators ({})", points.size()), "");
-    }
+  };
+  auto sample_line = [&](std::string_view colour, std::string_view extra) {
+    return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2.5\"{}/>\n",
+                       px(x), px(y), px(x + 26), px(y), colour, extra);
+  };
+  if (d.peak_bw > 0) entry(sample_line(kMemoryRoofColour, ""), "memory roof " + bandwidth_text(d.peak_bw), "");
+  if (d.measured_bw > 0)
+    entry(sample_line(kMemoryRoofColour, " stroke-dasharray=\"7 4\""),
+          "measured memory " + bandwidth_text(d.measured_bw), "");
+  for (const auto& c : d.ceilings) {
+    double bw = d.peak_bw > 0 ? d.peak_bw : d.measured_bw;
+    std::string note = bw > 0 ? "ridge at " + sig3(c.flops_per_s / bw) + " FLOP/byte" : "";
+    entry(sample_line(c.colour, ""), c.label, note);
   }
+  if (!d.points.empty()) {
+    std::string marker = fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"4.5\" fill=\"{}\"/>\n", px(x + 13), px(y),
+                                     kPointColour);
+    entry(marker, d.points.size() == 1 ? "operator" : fmt::format("operators ({})", d.points.size()), "");
+  }
+}
+
+}  // namespace
+
+std::string render_roofline_svg(const RooflineChart& chart) {
+  const RooflineData d = roofline_data(chart);
+  if (d.empty()) return no_data_svg(chart.title);
+  const RooflineLayout l = roofline_layout(d);
+  Svg svg(l.width, l.height, chart.title);
+  draw_roofline_axes(svg, l);
+  const RoofLines roofs = roof_lines(d, l);
+  draw_roofs(svg, d, roofs);
+
+  // Labels go where they cover the fewest operators, roof lines and labels placed before them, on a layer above
+  // the leader lines, so that a leader never strikes through text.
+  Obstacles taken;
+  for (const auto* p : d.points) {
+    double cx = l.x(p->intensity_flop_per_byte), cy = l.y(p->achieved_flops_per_s);
+    taken.points.push_back({cx - 5, cy - 5, cx + 5, cy + 5});
+  }
+  for (const auto& r : roofs.memory) taken.lines.push_back(r.seg);
+  for (const auto& s : roofs.compute) taken.lines.push_back(s);
+  Svg labels = Svg::layer();
+  place_memory_roof_labels(labels, taken, roofs.memory, l.plot());
+  place_ceiling_labels(labels, taken, d, roofs.compute, l);
+  place_operator_labels(svg, labels, taken, d.points, l);
+  svg.raw(labels.markup());
+
+  draw_operators(svg, d.points, l);  // last, so that no label hides one
+  draw_roofline_legend(svg, d, l);
   return std::move(svg).finish();
 }
 

@@ -209,9 +209,9 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       load.tokens += sl.tokens;
       if (s.computed < s.target) {
         load.prefill_tokens += sl.tokens;
-        const double before = static_cast<double>(s.computed), chunk = static_cast<double>(sl.tokens);
-        load.prefill_score_tokens += chunk * (before + chunk / 2);
-        load.prefill_kv_tokens += before + chunk;
+        const double before = static_cast<double>(s.computed), chunk_tokens = static_cast<double>(sl.tokens);
+        load.prefill_score_tokens += chunk_tokens * (before + chunk_tokens / 2);
+        load.prefill_kv_tokens += before + chunk_tokens;
         if (s.computed + sl.tokens >= s.target) ++load.sampling_sequences;
       } else {
         ++load.sampling_sequences;
