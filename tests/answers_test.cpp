@@ -328,3 +328,11 @@ TEST_CASE("token counts and budgets take k/M/B/T suffixes like --model and --dea
   CHECK(json::parse(budget.out)["query"]["budget_usd"].get<double>() == 3000);
   CHECK(test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --tokens 1Q").exit_code == 2);
 }
+
+TEST_CASE("recommend's claims match the catalog: inference-oriented parts are not called untrainable, consumer layouts are not called unpoolable") {
+  auto r = test::run_hwplan("recommend --model llama-2-7b --task lora --devices jetson-agx-orin-64gb,ascend-910b4,rtx-4060 --count 2");
+  CAPTURE(r.out);
+  CHECK(r.out.find("cannot train") == std::string::npos);
+  CHECK(r.out.find("inference-oriented part") != std::string::npos);
+  CHECK(r.out.find("memory cannot be pooled") == std::string::npos);
+}

@@ -62,7 +62,9 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
   DeviceResult out;
   const bool inference = w.task == "infer";
   if (!inference && !d.training) {
-    out.rejection = Rejection{d.id, "inference-only software stack (" + (d.software.empty() ? std::string("none") : d.software[0]) + "); cannot train", ""};
+    // The catalog's training flag says what the part is sold and supported for, not what its stack can run:
+    // PyTorch for Jetson and CANN on an inference SKU train small models.
+    out.rejection = Rejection{d.id, "inference-oriented part (catalog training: false; its notes say why), not ranked for training", ""};
     return out;
   }
   if (model.is_transformer() && d.device_class == DeviceClass::kEdge && !inference) {
@@ -180,7 +182,8 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     if (needs_port(d))
       c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],
                                       spec.porting_cost_usd));
-    if (d.device_class == DeviceClass::kConsumer) c.reasons.push_back("consumer card: no datacenter cooling needed, but memory cannot be pooled");
+    if (d.device_class == DeviceClass::kConsumer)
+      c.reasons.push_back("consumer card: no datacenter cooling needed");  // the link is named with the layout
     if (d.device_class == DeviceClass::kEdge && inference)
       c.reasons.push_back(fmt::format("{:.2f} tokens/s per watt", c.tokens_per_second / std::max(1.0, c.power_w)));
     if (d.confidence == "low") c.reasons.push_back("catalog figures are low-confidence for this device");
