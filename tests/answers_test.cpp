@@ -336,3 +336,18 @@ TEST_CASE("recommend's claims match the catalog: inference-oriented parts are no
   CHECK(r.out.find("inference-oriented part") != std::string::npos);
   CHECK(r.out.find("memory cannot be pooled") == std::string::npos);
 }
+
+TEST_CASE("offloading shows its host-link traffic time apart from the optimizer") {
+  auto j = nlohmann::json::parse(test::run_hwplan("estimate --model llama-2-7b --device rtx-4060 --task lora --offload params "
+                                                  "--batch 1 --seq 512 --format json").out);
+  const auto& t = j["time"];
+  CHECK(t["offload_transfer_seconds"].get<double>() > 0);
+  // The step is the sum of its parts: forward, backward, optimizer, host transfers and exposed communication.
+  CHECK(t["step_seconds"].get<double>() ==
+        doctest::Approx(t["forward_seconds"].get<double>() + t["backward_seconds"].get<double>() +
+                        t["optimizer_seconds"].get<double>() + t["offload_transfer_seconds"].get<double>() +
+                        t["communication_seconds"].get<double>() + t["pipeline_bubble_seconds"].get<double>())
+            .epsilon(1e-6));
+  auto table = test::run_hwplan("estimate --model llama-2-7b --device rtx-4060 --task lora --offload params --batch 1 --seq 512");
+  CHECK(table.out.find("host transfers") != std::string::npos);
+}

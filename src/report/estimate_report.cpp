@@ -81,7 +81,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
     j["time"] = {{"forward_seconds", t.forward_seconds},
                  {"backward_seconds", t.backward_seconds},
                  {"recompute_seconds", t.recompute_seconds},
-                 {"optimizer_seconds", t.optimizer_seconds + t.offload_seconds},
+                 {"optimizer_seconds", t.optimizer_seconds},
+                 {"offload_transfer_seconds", t.offload_seconds},  // host link traffic of --offload
                  {"communication_seconds", t.communication_seconds()},
                  {"communication_detail",
                   {{"tensor_parallel_seconds", t.tp_comm_seconds},
@@ -213,7 +214,11 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     row("  forward", human_seconds(tt.forward_seconds));
     row("  backward", human_seconds(tt.backward_seconds) +
                           (tt.recompute_seconds > 0 ? " (recompute " + human_seconds(tt.recompute_seconds) + ")" : ""));
-    row("  optimizer", human_seconds(tt.optimizer_seconds + tt.offload_seconds));
+    row("  optimizer", human_seconds(tt.optimizer_seconds));
+    if (in.plan.offload != Offload::kNone)
+      row("  host transfers", fmt::format("{} (offload over {}: gradients down, weights up{})", human_seconds(tt.offload_seconds),
+                                          in.device->host_link.type.empty() ? std::string("the host link") : in.device->host_link.type,
+                                          in.plan.offload == Offload::kParams ? ", parameters streamed per micro-batch" : ""));
     row("  communication", human_seconds(tt.communication_seconds()));
     if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
     row("tokens/s", fmt::format("{:.0f} ({:.0f} per device)", tt.tokens_per_second, tt.tokens_per_second / in.system.count));
