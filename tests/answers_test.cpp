@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "estimators/comm.hpp"
@@ -350,4 +352,26 @@ TEST_CASE("offloading shows its host-link traffic time apart from the optimizer"
             .epsilon(1e-6));
   auto table = test::run_hwplan("estimate --model llama-2-7b --device rtx-4060 --task lora --offload params --batch 1 --seq 512");
   CHECK(table.out.find("host transfers") != std::string::npos);
+}
+
+TEST_CASE("small errors people meet: a bare number, a batch typo, a length beyond the context") {
+  // A size without its unit suggests billions, not the nearest zoo id.
+  auto bare = test::run_hwplan("estimate --model 7 --device t4");
+  CHECK(bare.exit_code == 2);
+  CHECK(bare.err.find("did you mean '7B'") != std::string::npos);
+  // A batch scenario with a typo keeps its name in the report.
+  auto path = std::filesystem::temp_directory_path() / "hwplan_answers_typo.yaml";
+  {
+    std::ofstream f(path);
+    f << "scenarios:\n  - name: my-run\n    model: llama-2-7b\n    device: t4\n    bacth: 4\n";
+  }
+  auto batch = test::run_hwplan("batch " + path.string());
+  CHECK(batch.out.find("my-run") != std::string::npos);
+  std::filesystem::remove(path);
+  // fit says when the longest sequence that fits exceeds what the model was trained for.
+  auto fit = nlohmann::json::parse(test::run_hwplan("fit --model gpt2 --device t4 --task finetune --format json").out);
+  CHECK(fit["model_context_tokens"] == 1024);
+  CHECK(fit["max_seq_beyond_context"] == (fit["max_seq"].get<long long>() > 1024));
+  auto text = test::run_hwplan("fit --model gpt2 --device t4 --task finetune");
+  if (fit["max_seq_beyond_context"].get<bool>()) CHECK(text.out.find("beyond the model's 1024-token context") != std::string::npos);
 }

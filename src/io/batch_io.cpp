@@ -119,6 +119,8 @@ std::vector<Scenario> parse_batch(const std::string& text, const std::string& fi
     Scenario s = defaults;
     s.where = location_of(node, file);
     s.name = "scenario-" + std::to_string(index);
+    // The name first, so that an error elsewhere in the scenario still reports which one it was.
+    if (node.IsMap() && node["name"].IsScalar()) s.name = node["name"].as<std::string>();
     try {
       YamlMap m(node, file, "scenarios[" + std::to_string(index - 1) + "].");
       apply(m, s);

@@ -264,7 +264,10 @@ Model Registry::model(const std::string& name) const {
   std::vector<std::string> ids;
   for (const auto& m : models()) ids.push_back(m.id);
   std::string message = "unknown model '" + name + "'";
-  if (auto near = nearest(name, ids)) message += "; did you mean '" + *near + "'?";
+  // A bare number is a size without its unit: suggest billions (the common case), not the nearest id.
+  const bool bare_number = !name.empty() && name.find_first_not_of("0123456789.") == std::string::npos;
+  if (bare_number) message += "; did you mean '" + name + "B' (" + name + " billion parameters)?";
+  else if (auto near = nearest(name, ids)) message += "; did you mean '" + *near + "'?";
   message += " (hwplan models list shows all; a size such as 7B, a YAML, config.json, .gguf or .safetensors path, or a "
              "cached Hugging Face id such as org/name also works)";
   throw InputError({}, "model", message);

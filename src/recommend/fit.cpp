@@ -202,6 +202,7 @@ WorkloadSpec with_length(const WorkloadSpec& base, bool inference, long long s) 
 // Longest sequence / context that fits as configured.
 void add_length_change(const io::Registry& registry, const WorkloadSpec& base, const Model& model, bool inference,
                        long long current, FitReport& report) {
+  report.model_context = model.max_sequence_length;
   long long limit = std::max<long long>(model.max_sequence_length, 1) * 8;
   report.max_seq = largest(limit, [&](long long s) {
     Tried t = try_spec(registry, with_length(base, inference, s));

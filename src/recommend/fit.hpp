@@ -29,6 +29,8 @@ struct FitReport {
   std::optional<FitChange> combined;   // cheapest changes applied together until it fits
   std::optional<long long> max_micro_batch;  // largest batch that fits as configured (nullopt: not even 1)
   std::optional<long long> max_seq;          // longest sequence (training) / context (inference) that fits
+  long long model_context = 0;               // the model's trained context length (max_seq may exceed it)
+  bool max_seq_beyond_context() const { return max_seq && model_context > 0 && *max_seq > model_context; }
 };
 
 FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& workload);

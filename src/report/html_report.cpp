@@ -248,6 +248,9 @@ std::string fit_html(const FitReport& f, const EstimateInput& in, const Workload
   p.explanation.push_back(fmt::format("Largest {} that fits as configured: {}; longest {}: {}.", w.task == "infer" ? "batch" : "micro-batch",
                                       f.max_micro_batch ? std::to_string(*f.max_micro_batch) : "none",
                                       w.task == "infer" ? "context" : "sequence", f.max_seq ? std::to_string(*f.max_seq) : "none"));
+  if (f.max_seq_beyond_context())
+    p.explanation.push_back(fmt::format("That length is beyond the model's {}-token context: it would need context extension.",
+                                        f.model_context));
   p.explanation.push_back("Changes marked * change the model's numerics or the task (quantisation, adapters, shorter context).");
   MemoryChart mc{fmt::format("{} memory per device, as configured", in.model->id),
                  {memory_bar(fmt::format("{} x{}", in.device->id, in.system.count), f.baseline)}};

@@ -201,6 +201,8 @@ json fit_json(const FitReport& f, const WorkloadSpec& w) {
   j["capacity_bytes"] = f.baseline.capacity_bytes;
   j["max_micro_batch"] = f.max_micro_batch ? json(*f.max_micro_batch) : json(nullptr);
   j["max_seq"] = f.max_seq ? json(*f.max_seq) : json(nullptr);
+  j["model_context_tokens"] = f.model_context;
+  j["max_seq_beyond_context"] = f.max_seq_beyond_context();
   j["changes"] = json::array();
   for (const auto& c : f.changes)
     j["changes"].push_back({{"change", c.change}, {"flags", c.flags}, {"fits", c.fits}, {"per_device_bytes", c.per_device_bytes},
@@ -244,7 +246,12 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format)
                        human_bytes(m.runtime()));
     out += fmt::format("Largest {} that fits as configured: {}; longest {}: {}\n\n", w.task == "infer" ? "batch" : "micro-batch",
                        f.max_micro_batch ? std::to_string(*f.max_micro_batch) : "none", w.task == "infer" ? "context" : "sequence",
-                       f.max_seq ? std::to_string(*f.max_seq) : "none");
+                       f.max_seq ? std::to_string(*f.max_seq) +
+                                       (f.max_seq_beyond_context()
+                                            ? fmt::format(" (beyond the model's {}-token context: it would need context extension)",
+                                                          f.model_context)
+                                            : std::string())
+                                 : "none");
   }
   Table t = fit_table(f);
   out += render(t, format);
