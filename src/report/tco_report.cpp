@@ -136,7 +136,8 @@ Table tco_flip_table(const TcoReport& rep) {
   Table s;
   s.header = {"input", "decision flips at"};
   for (const auto& f : rep.result->sensitivity)
-    s.rows.push_back({f.input, f.flips_at ? flip_value(f.input, *f.flips_at) : "never (within the range searched)"});
+    s.rows.push_back({f.input == "years" ? "years (resold at the end)" : f.input,
+                      f.flips_at ? flip_value(f.input, *f.flips_at) : "never (within the range searched)"});
   return s;
 }
 

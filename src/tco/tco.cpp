@@ -200,9 +200,11 @@ namespace {
 double own_minus_rent(const Device& d, const Inputs& in) { return own_cost(d, in).total_usd - rent_cost(in); }
 
 // The value of one input at which owning and renting cost the same, searched on [lo, hi] (a fine scan, then
-// bisection on the first sign change). nullopt when the sign never changes in the range.
+// bisection on each sign change). The decision can flip more than once (a short horizon resold at a high residual
+// value favours owning, a middle one renting, a long one owning again): the crossing nearest the current value is
+// the one that flips today's answer. nullopt when the sign never changes in the range.
 std::optional<double> crossing(const Device& d, Inputs in, const std::function<void(Inputs&, double)>& set, double lo,
-                               double hi, bool geometric) {
+                               double hi, bool geometric, std::optional<double> current) {
   const int kSteps = 400;
   auto at = [&](int i) {
     double f = static_cast<double>(i) / kSteps;
@@ -212,35 +214,45 @@ std::optional<double> crossing(const Device& d, Inputs in, const std::function<v
     set(in, x);
     return own_minus_rent(d, in);
   };
+  auto distance = [&](double x) {
+    if (!current) return x - lo;
+    return geometric && x > 0 && *current > 0 ? std::fabs(std::log(x / *current)) : std::fabs(x - *current);
+  };
+  std::optional<double> best;
   double x0 = at(0), f0 = diff(x0);
   for (int i = 1; i <= kSteps; ++i) {
     double x1 = at(i), f1 = diff(x1);
     if ((f0 <= 0) != (f1 <= 0)) {
+      double a = x0, b = x1, fa = f0;
       for (int k = 0; k < 60; ++k) {
-        double mid = 0.5 * (x0 + x1), fm = diff(mid);
-        if ((f0 <= 0) == (fm <= 0)) x0 = mid, f0 = fm;
-        else x1 = mid;
+        double mid = 0.5 * (a + b), fm = diff(mid);
+        if ((fa <= 0) == (fm <= 0)) a = mid, fa = fm;
+        else b = mid;
       }
-      return 0.5 * (x0 + x1);
+      const double x = 0.5 * (a + b);
+      if (!best || distance(x) < distance(*best)) best = x;
     }
     x0 = x1, f0 = f1;
   }
-  return std::nullopt;
+  return best;
 }
 
 std::vector<Flip> sensitivity(const Device& d, const Inputs& in) {
   std::vector<Flip> out;
-  auto add = [&](const char* name, std::function<void(Inputs&, double)> set, double lo, double hi, bool geometric) {
-    out.push_back({name, crossing(d, in, set, lo, hi, geometric)});
+  auto add = [&](const char* name, std::function<void(Inputs&, double)> set, double lo, double hi, bool geometric,
+                 std::optional<double> current) {
+    out.push_back({name, crossing(d, in, set, lo, hi, geometric, current)});
   };
-  add("utilization", [](Inputs& x, double v) { x.utilization = v; }, 0.001, 1.0, true);
-  add("years", [](Inputs& x, double v) { x.years = v; }, 0.05, 10.0, true);
-  add("usd_per_kwh", [](Inputs& x, double v) { x.usd_per_kwh = v; }, 0.0, 2.0, false);
-  add("device_usd", [](Inputs& x, double v) { x.device_usd = v; }, 1.0, std::max(1e6, in.device_usd * 10), true);
-  add("rent_usd_per_device_hour", [](Inputs& x, double v) { x.rent_usd_per_device_hour = v; }, 0.001, 100.0, true);
-  add("resale_fraction", [](Inputs& x, double v) { x.resale_from_curve = false, x.resale_fraction = v; }, 0.0, 1.0, false);
-  add("pue", [](Inputs& x, double v) { x.pue = v; }, 1.0, 3.0, false);
-  add("usd_per_kw_month", [](Inputs& x, double v) { x.usd_per_kw_month = v; }, 0.0, 1000.0, false);
+  add("utilization", [](Inputs& x, double v) { x.utilization = v; }, 0.001, 1.0, true, in.utilization);
+  add("years", [](Inputs& x, double v) { x.years = v; }, 0.05, 10.0, true, in.years);
+  add("usd_per_kwh", [](Inputs& x, double v) { x.usd_per_kwh = v; }, 0.0, 2.0, false, in.usd_per_kwh);
+  add("device_usd", [](Inputs& x, double v) { x.device_usd = v; }, 1.0, std::max(1e6, in.device_usd * 10), true, in.device_usd);
+  add("rent_usd_per_device_hour", [](Inputs& x, double v) { x.rent_usd_per_device_hour = v; }, 0.001, 100.0, true,
+      in.rent_usd_per_device_hour);
+  add("resale_fraction", [](Inputs& x, double v) { x.resale_from_curve = false, x.resale_fraction = v; }, 0.0, 1.0, false,
+      in.resale_from_curve ? std::nullopt : std::optional<double>(in.resale_fraction));
+  add("pue", [](Inputs& x, double v) { x.pue = v; }, 1.0, 3.0, false, in.pue);
+  add("usd_per_kw_month", [](Inputs& x, double v) { x.usd_per_kw_month = v; }, 0.0, 1000.0, false, in.usd_per_kw_month);
   return out;
 }
 
