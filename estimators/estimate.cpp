@@ -122,7 +122,9 @@ Estimate estimate(const EstimateInput& in) {
     }
     if (w.tokens) {
       double steps = *w.tokens / std::max(1.0, e.train.tokens_per_step);
-      e.total_seconds = steps * e.train.step_seconds;
+      e.training_seconds = steps * e.train.step_seconds;
+      e.goodput = training_goodput(in.plan.count(), e.training_seconds);
+      e.total_seconds = e.training_seconds / e.goodput.fraction;
     }
     double comm = e.train.communication_seconds() + e.train.bubble_seconds;
     double compute_part = e.train.gemm_seconds, memory_part = e.train.memory_bound_seconds + e.train.optimizer_seconds;

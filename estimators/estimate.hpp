@@ -41,6 +41,15 @@ struct TrainingTime {
   double memory_bound_seconds = 0;
 };
 
+// Wall-clock share of a synchronous training job spent training: every interruption (a failed GPU, host or link
+// stops all devices) costs a restart and the work since the last checkpoint; checkpoints stall the job while
+// they are written (estimators/training.cpp, training_goodput).
+struct Goodput {
+  double fraction = 1;                  // training time / wall-clock time
+  double expected_interruptions = 0;    // over the whole job
+  double checkpoint_interval_seconds = 0;  // the interval that minimises the loss (Young's formula)
+};
+
 struct InferenceTime {
   double prefill_seconds = 0;         // time to first token
   double time_per_output_token_seconds = 0;
@@ -65,7 +74,9 @@ struct Estimate {
   bool training = true;
   TrainingTime train;
   InferenceTime infer;
-  double total_seconds = -1;  // for --tokens; -1 when not asked
+  double total_seconds = -1;     // for --tokens: wall-clock, interruptions and checkpoints included; -1 when not asked
+  double training_seconds = -1;  // for --tokens: steps x step time alone
+  Goodput goodput;
   std::string bound;          // "compute", "memory", "communication"
   Precision requested_precision = Precision::kBf16;  // what the GEMMs were asked to run in
   Precision effective_precision = Precision::kBf16;  // what the device runs them in (see effective_precision)

@@ -27,4 +27,7 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
 TrainingTime training_time(const EstimateInput& in, const ParameterCounts& params, const MicroBatchCost& cost);
 LayerShape training_shape(const EstimateInput& in);
 
+// Goodput of a training job of `devices` devices needing `training_seconds` of uninterrupted steps.
+Goodput training_goodput(long long devices, double training_seconds);
+
 }  // namespace hwplan

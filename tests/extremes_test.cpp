@@ -20,9 +20,10 @@ void require_numbers(const json& j, const std::string& path) {
     CHECK(std::isfinite(j.get<double>()));
   } else if (j.is_null()) {
     CAPTURE(path);
-    // Only the section that does not apply (time for inference, inference for training) and total_seconds
+    // Only the section that does not apply (time for inference, inference for training) and the job totals
     // without --tokens may be null.
-    CHECK((path == "time" || path == "inference" || path == "time.total_seconds"));
+    CHECK((path == "time" || path == "inference" || path == "time.total_seconds" || path == "time.training_seconds" ||
+           path == "time.goodput"));
   }
 }
 

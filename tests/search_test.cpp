@@ -1,7 +1,9 @@
 // The pruned layout search finds the same best layout as an exhaustive search over the same space.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "estimators/search.hpp"
+#include "estimators/training.hpp"
 #include "core/error.hpp"
 #include "test_util.hpp"
 
@@ -159,4 +161,32 @@ TEST_CASE("the search tries node-sized shards when data parallelism spans nodes"
   REQUIRE(full.found);
   CHECK(full.best.zero_ranks() == 64);
   CHECK(r.estimate.train.step_seconds <= full.estimate.train.step_seconds);
+}
+
+TEST_CASE("training goodput: interruptions and checkpoints grow with the device count") {
+  // One device barely notices; Llama 3's 16,384 GPUs lose about a tenth (the paper: over 90% effective after its
+  // own automation), so the defaults land near 0.9 there.
+  Goodput one = training_goodput(1, 30 * 86400.0);
+  Goodput thousand = training_goodput(1024, 30 * 86400.0);
+  Goodput llama3 = training_goodput(16384, 54 * 86400.0);
+  CHECK(one.fraction > 0.999);
+  CHECK(thousand.fraction < one.fraction);
+  CHECK(llama3.fraction < thousand.fraction);
+  CHECK(llama3.fraction > 0.85);
+  CHECK(llama3.fraction < 0.95);
+  // 419 unexpected interruptions in 54 days on 16,384 GPUs is what the rate comes from.
+  CHECK(llama3.expected_interruptions == doctest::Approx(419).epsilon(0.15));
+  CHECK(llama3.checkpoint_interval_seconds < thousand.checkpoint_interval_seconds);
+}
+
+TEST_CASE("estimate --tokens and recommend give the same wall-clock time, interruptions included") {
+  auto e = nlohmann::json::parse(test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 64 --tokens 100B "
+                                                  "--global-batch 512 --format json").out);
+  auto r = nlohmann::json::parse(test::run_hwplan("recommend --model llama-2-7b --task train --devices h100-sxm --count 64 "
+                                                  "--tokens 100B --global-batch 512 --format json").out);
+  const double total = e["time"]["total_seconds"].get<double>();
+  CHECK(total > e["time"]["training_seconds"].get<double>());
+  CHECK(e["time"]["goodput"]["fraction"].get<double>() < 1.0);
+  REQUIRE(r["candidates"].size() >= 1);
+  CHECK(r["candidates"][0]["total_seconds"].get<double>() == doctest::Approx(total).epsilon(1e-6));
 }

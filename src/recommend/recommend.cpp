@@ -10,6 +10,7 @@
 #include "core/power.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "estimators/training.hpp"
 #include "estimators/search.hpp"
 #include "tco/tco.hpp"
 #include "recommend/query.hpp"
@@ -139,7 +140,9 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     } else {
       c.step_seconds = e.train.step_seconds;
       c.tokens_per_second = e.train.tokens_per_second;
-      c.total_seconds = job_tokens / std::max(1e-9, c.tokens_per_second);
+      // Wall-clock, as estimate --tokens gives it: interruptions and checkpoints included.
+      const double training = job_tokens / std::max(1e-9, c.tokens_per_second);
+      c.total_seconds = training / training_goodput(count, training).fraction;
     }
     double hours = c.total_seconds / 3600;
     c.energy_kwh = c.power_w * (inference ? kInferencePowerFraction : kTrainingPowerFraction) * hours / 1000;

@@ -97,7 +97,13 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                  {"tokens_per_second_per_device", t.tokens_per_second / in.system.count},
                  {"mfu", t.mfu},
                  {"hfu", t.hfu},
-                 {"total_seconds", number_or_null(e.total_seconds)}};
+                 {"total_seconds", number_or_null(e.total_seconds)},
+                 {"training_seconds", number_or_null(e.training_seconds)},
+                 {"goodput",
+                  e.total_seconds >= 0 ? json{{"fraction", e.goodput.fraction},
+                                              {"expected_interruptions", e.goodput.expected_interruptions},
+                                              {"checkpoint_interval_seconds", e.goodput.checkpoint_interval_seconds}}
+                                       : json(nullptr)}};
     j["inference"] = nullptr;
   } else {
     j["time"] = nullptr;
@@ -223,7 +229,12 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
     row("tokens/s", fmt::format("{:.0f} ({:.0f} per device)", tt.tokens_per_second, tt.tokens_per_second / in.system.count));
     row("MFU", fmt::format("{:.1f}%", 100 * tt.mfu));
-    if (e.total_seconds >= 0) row("total time", human_seconds(e.total_seconds) + (e.fits ? "" : " (does not fit: not runnable as given)"));
+    if (e.total_seconds >= 0)
+      row("total time", human_seconds(e.total_seconds) +
+                            (e.fits ? fmt::format(" ({} of steps; {:.1f}% lost to ~{:.3g} interruptions and checkpoints)",
+                                                  human_seconds(e.training_seconds), 100 * (1 - e.goodput.fraction),
+                                                  e.goodput.expected_interruptions)
+                                    : " (does not fit: not runnable as given)"));
   } else {
     row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? "" : " (would be, if it fit: it does not)"));
     if (in.workload.generate > 0) {
