@@ -134,48 +134,49 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
             if (space.shard_group) shard_groups = {*space.shard_group};
             else if (zero >= 1 && dp > node_ranks && dp % node_ranks == 0) shard_groups.push_back(node_ranks);
             for (int shard_group : shard_groups) {
-            if (shard_group > 0 && dp % shard_group != 0) continue;
-            for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
-              if (space.recompute && rc != *space.recompute) continue;
-              if (!transformer && rc != Recompute::kNone) continue;
-              // Memory grows with the micro-batch: once one does not fit, no larger one will (pruning).
-              for (std::int64_t mb : micro_batches) {
-                std::int64_t accum = space.grad_accum.value_or(1);
-                if (space.global_batch_fixed) {
-                  if (global % (mb * dp) != 0) continue;
-                  if (space.grad_accum ? mb * accum * dp != global : false) continue;
-                  accum = global / (mb * dp);
+              if (shard_group > 0 && dp % shard_group != 0) continue;
+              for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+                if (space.recompute && rc != *space.recompute) continue;
+                if (!transformer && rc != Recompute::kNone) continue;
+                // Memory grows with the micro-batch: once one does not fit, no larger one will (pruning).
+                for (std::int64_t mb : micro_batches) {
+                  std::int64_t accum = space.grad_accum.value_or(1);
+                  if (space.global_batch_fixed) {
+                    if (global % (mb * dp) != 0) continue;
+                    if (space.grad_accum ? mb * accum * dp != global : false) continue;
+                    accum = global / (mb * dp);
+                  }
+                  EstimateInput in = base;
+                  in.plan.tp = tp;
+                  in.plan.pp = pp;
+                  in.plan.dp = dp;
+                  in.plan.ep = ep;
+                  in.plan.zero = zero;
+                  in.plan.shard_group = shard_group;
+                  in.plan.recompute = rc;
+                  in.plan.micro_batch = mb;
+                  in.plan.grad_accum = accum;
+                  ++result.layouts_evaluated;
+                  Candidate c;
+                  c.plan = in.plan;
+                  c.memory = estimate_memory(in, params).total();
+                  bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
+                  if (!fits) {
+                    if (c.memory < nearest.memory) nearest = c;
+                    if (space.prune) break;
+                  }
+                  auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
+                  auto it = cache.find(key);
+                  if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
+                  // Time per sequence: the same order as step time when the global batch is fixed, and a fair
+                  // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
+                  c.step = training_time(in, params, it->second).step_seconds /
+                           static_cast<double>(in.plan.global_batch());
+                  if (!fits) continue;
+                  ++result.layouts_feasible;
+                  if (better(c, best)) best = c;
                 }
-                EstimateInput in = base;
-                in.plan.tp = tp;
-                in.plan.pp = pp;
-                in.plan.dp = dp;
-                in.plan.ep = ep;
-                in.plan.zero = zero;
-                in.plan.shard_group = shard_group;
-                in.plan.recompute = rc;
-                in.plan.micro_batch = mb;
-                in.plan.grad_accum = accum;
-                ++result.layouts_evaluated;
-                Candidate c;
-                c.plan = in.plan;
-                c.memory = estimate_memory(in, params).total();
-                bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
-                if (!fits) {
-                  if (c.memory < nearest.memory) nearest = c;
-                  if (space.prune) break;
-                }
-                auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
-                auto it = cache.find(key);
-                if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
-                // Time per sequence: the same order as step time when the global batch is fixed, and a fair
-                // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
-                c.step = training_time(in, params, it->second).step_seconds / static_cast<double>(in.plan.global_batch());
-                if (!fits) continue;
-                ++result.layouts_feasible;
-                if (better(c, best)) best = c;
               }
-            }
             }
           }
         }
