@@ -52,8 +52,8 @@ void check_sane(const std::vector<KernelResult>& results) {
   }
 }
 
-const KernelResult& find(const std::vector<KernelResult>& results, const std::string& kernel,
-                         const std::string& shape_prefix = "") {
+[[maybe_unused]] const KernelResult& find(const std::vector<KernelResult>& results, const std::string& kernel,
+                                          const std::string& shape_prefix = "") {
   const auto it = std::find_if(results.begin(), results.end(), [&](const KernelResult& r) {
     return r.kernel == kernel && r.shape.rfind(shape_prefix, 0) == 0;
   });
