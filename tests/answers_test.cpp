@@ -367,6 +367,14 @@ TEST_CASE("small errors people meet: a bare number, a batch typo, a length beyon
   }
   auto batch = test::run_hwplan("batch " + path.string());
   CHECK(batch.out.find("my-run") != std::string::npos);
+  // Without a name (a missing key), and with a name that is not text, it still reports by position.
+  {
+    std::ofstream f(path);
+    f << "scenarios:\n  - model: llama-2-7b\n    device: t4\n    bacth: 4\n  - name: [a]\n    model: gpt2\n    device: t4\n";
+  }
+  auto unnamed = test::run_hwplan("batch " + path.string());
+  CHECK(unnamed.exit_code == 2);
+  CHECK(unnamed.out.find("scenario-1") != std::string::npos);
   std::filesystem::remove(path);
   // fit says when the longest sequence that fits exceeds what the model was trained for.
   auto fit = nlohmann::json::parse(test::run_hwplan("fit --model gpt2 --device t4 --task finetune --format json").out);

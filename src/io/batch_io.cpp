@@ -120,7 +120,11 @@ std::vector<Scenario> parse_batch(const std::string& text, const std::string& fi
     s.where = location_of(node, file);
     s.name = "scenario-" + std::to_string(index);
     // The name first, so that an error elsewhere in the scenario still reports which one it was.
-    if (node.IsMap() && node["name"].IsScalar()) s.name = node["name"].as<std::string>();
+    // (A missing key gives yaml-cpp's invalid node, whose type must not be asked: IsDefined first.)
+    if (node.IsMap()) {
+      const YAML::Node name = node["name"];
+      if (name.IsDefined() && name.IsScalar()) s.name = name.Scalar();
+    }
     try {
       YamlMap m(node, file, "scenarios[" + std::to_string(index - 1) + "].");
       apply(m, s);
