@@ -75,6 +75,7 @@ void check_quotes_closed(const std::string& text, const std::string& file) {
   char quote = 0;  // the quote character of the value still open, or 0
   int open_line = 0, open_column = 0;
   int block_indent = -1;  // indentation of the line that opened a block scalar, or -1
+  int flow_depth = 0;     // open [ and { of flow collections
   int line_no = 0;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -90,6 +91,7 @@ void check_quotes_closed(const std::string& text, const std::string& file) {
       block_indent = -1;
     }
     char last = 0;  // the last character outside quotes and comments on this line (0: none yet)
+    bool last_started_value = false;  // `last` stood where a value may start (a "- " sequence indicator, not a hyphen)
     std::size_t content_end = line.size();
     for (std::size_t i = 0; i < line.size(); ++i) {
       const char c = line[i];
@@ -110,14 +112,24 @@ void check_quotes_closed(const std::string& text, const std::string& file) {
         content_end = i;
         break;
       }
-      const bool value_start = last == 0 || last == '[' || last == '{' || last == ',' ||
-                               ((last == ':' || last == '-' || last == '?') && after_blank);
+      // Where a quote opens a quoted value: at the start of the line's content, after "key: ", after a "- " or
+      // "? " indicator, and inside a flow collection after [ { or , (in block context a comma, a hyphen or a
+      // bracket inside a plain value is just a character, and so is a quote after it).
+      const bool in_flow = flow_depth > 0;
+      const bool value_start = last == 0 || (in_flow && (last == '[' || last == '{' || last == ',')) ||
+                               (last == ':' && after_blank) ||
+                               ((last == '-' || last == '?') && after_blank && last_started_value);
       if ((c == '"' || c == '\'') && value_start) {
         quote = c;
         open_line = line_no;
         open_column = static_cast<int>(i) + 1;
         continue;
       }
+      if ((c == '[' || c == '{') && (value_start || (in_flow && (last == '[' || last == '{' || last == ','))))
+        ++flow_depth;
+      else if ((c == ']' || c == '}') && flow_depth > 0)
+        --flow_depth;
+      last_started_value = value_start;
       last = c;
     }
     if (quote != 0) continue;
