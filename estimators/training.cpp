@@ -143,7 +143,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     // ZeRO collectives run over the ranks of one shard (all of dp unless --shard-group); with replicated shards
     // each rank then all-reduces its gradient shard with the ranks holding the same shard in other replicas.
     const int shards = plan.zero >= 1 ? plan.zero_ranks() : plan.dp;
-    const int replicas = plan.dp / shards;
+    const int replicas = plan.shard_replicas();
     GroupLink link = group_link(*in.device, in.system, shards, plan.tp * plan.pp);
     const double grads = trainable * grad_bytes;
     auto reduction = [&](auto collective) {

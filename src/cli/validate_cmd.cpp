@@ -68,9 +68,9 @@ int run_measurements(const ValidateOptions& o) {
     rows.insert(rows.end(), set_rows.begin(), set_rows.end());
   }
   ValidationSummary summary = summarize(rows);
-  const std::vector<RefitCrossValidation> refits = {
-      refit_cross_validate(registry, o.measurements, &ValidationRow::device, "device"),
-      refit_cross_validate(registry, o.measurements, &ValidationRow::source, "source")};
+  const FactorGrid grid = eager_factor_grid(registry, o.measurements);
+  const std::vector<RefitCrossValidation> refits = {refit_cross_validate(grid, &ValidationRow::device, "device"),
+                                                    refit_cross_validate(grid, &ValidationRow::source, "source")};
   report::Format format = format_of(*o.global);
   if (format == report::Format::kJson) {
     json j = {{"schema_version", report::kSchemaVersion}, {"cases", json::array()}};

@@ -278,23 +278,28 @@ int run_local_validation(const GlobalOptions& g, const std::string& backend, int
 
 namespace hwplan::cli {
 
-RefitCrossValidation refit_cross_validate(const io::Registry& registry, const std::vector<std::string>& files,
-                                          std::string ValidationRow::*key, const char* by) {
+FactorGrid eager_factor_grid(const io::Registry& registry, const std::vector<std::string>& files) {
   // The grid spans "the pass counts are right" (1) to three times them; rows come back in the same order for
   // every factor, so row i is the same comparison in each set.
-  static constexpr double kGrid[] = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0};
-  std::vector<std::vector<ValidationRow>> by_factor;
-  for (double f : kGrid) {
+  FactorGrid grid;
+  grid.factors = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0};
+  for (double f : grid.factors) {
     std::vector<ValidationRow> rows;
     for (const auto& file : files) {
       auto part = validate_measurement_file(registry, file, f);
       rows.insert(rows.end(), part.begin(), part.end());
     }
-    by_factor.push_back(std::move(rows));
+    grid.rows.push_back(std::move(rows));
   }
+  return grid;
+}
+
+RefitCrossValidation refit_cross_validate(const FactorGrid& grid, std::string ValidationRow::*key, const char* by) {
+  const auto& by_factor = grid.rows;
+  const auto& factors = grid.factors;
   RefitCrossValidation cv;
   cv.by = by;
-  if (by_factor.front().empty()) return cv;
+  if (by_factor.empty() || by_factor.front().empty()) return cv;
   // The factor whose rows outside `held_out` (none: all rows) have the smallest median |error|.
   auto fit = [&](const std::string* held_out) {
     std::size_t best = 0;
@@ -311,7 +316,7 @@ RefitCrossValidation refit_cross_validate(const io::Registry& registry, const st
     }
     return best;
   };
-  cv.factor_all = kGrid[fit(nullptr)];
+  cv.factor_all = factors[fit(nullptr)];
   std::map<std::string, int> groups;
   for (const auto& r : by_factor.front()) ++groups[r.*key];
   cv.groups = static_cast<int>(groups.size());
@@ -321,8 +326,8 @@ RefitCrossValidation refit_cross_validate(const io::Registry& registry, const st
   for (const auto& [g, n] : groups) {
     (void)n;
     std::size_t f = fit(&g);
-    cv.factor_min = std::min(cv.factor_min, kGrid[f]);
-    cv.factor_max = std::max(cv.factor_max, kGrid[f]);
+    cv.factor_min = std::min(cv.factor_min, factors[f]);
+    cv.factor_max = std::max(cv.factor_max, factors[f]);
     for (const auto& r : by_factor[f])
       if (r.*key == g) held.push_back(std::fabs(r.error));
   }

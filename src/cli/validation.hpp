@@ -74,8 +74,13 @@ struct RefitCrossValidation {
   double factor_min = 0, factor_max = 0;  // the factors the folds chose
   double factor_all = 0;                  // the factor fitted on every row (for comparison with the default)
 };
-RefitCrossValidation refit_cross_validate(const io::Registry& registry, const std::vector<std::string>& files,
-                                          std::string ValidationRow::*key, const char* by);
+// The comparisons of `files` once per factor of the refit grid (rows in the same order for every factor).
+struct FactorGrid {
+  std::vector<double> factors;
+  std::vector<std::vector<ValidationRow>> rows;  // rows[i]: every comparison with factors[i]
+};
+FactorGrid eager_factor_grid(const io::Registry& registry, const std::vector<std::string>& files);
+RefitCrossValidation refit_cross_validate(const FactorGrid& grid, std::string ValidationRow::*key, const char* by);
 double percentile(std::vector<double> values, double p);
 
 // Microbenchmark mode of `hwplan validate` (src/calibrate runs the kernels).

@@ -55,10 +55,10 @@ struct Stack {
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
   double adapter_kernels = 2;           // kernels per LoRA adapter forward (A and B; PEFT adds dropout, scale, add)
-  // Bytes eager 16-bit training moves per byte of the per-op pass counts (estimators/stack.cpp,
-  // kEagerTrafficFactor); applies when fused_kernels is off. The one physics constant fitted to the measurement
-  // sets: `hwplan validate` refits it without each held-out group.
-  double eager_traffic_factor = 2.0;
+  // Bytes eager 16-bit training moves per byte of the per-op pass counts; applies when fused_kernels is off. 1 =
+  // the pass counts as they are; the framework presets set the calibrated kEagerTrafficFactor (estimators/stack.cpp),
+  // the one physics constant fitted to the measurement sets (`hwplan validate` refits it per held-out group).
+  double eager_traffic_factor = 1.0;
 };
 
 // The parallel layout and memory-saving choices. count = tp * pp * dp.
@@ -73,6 +73,8 @@ struct Plan {
   // DeepSpeed ZeRO++ hpZ / MiCS). 0 = all of dp (plain ZeRO / FULL_SHARD).
   int shard_group = 0;
   int zero_ranks() const { return shard_group > 0 && shard_group < dp ? shard_group : dp; }
+  // Copies of each ZeRO shard across the data-parallel ranks: above 1 with hybrid sharding (1 without ZeRO).
+  int shard_replicas() const { return zero >= 1 ? dp / zero_ranks() : 1; }
   Recompute recompute = Recompute::kNone;
   Offload offload = Offload::kNone;
   bool sequence_parallel = true;  // with tp > 1, Megatron-style sequence parallelism

@@ -296,19 +296,6 @@ Device load_device_file(const std::string& path) {
 
 namespace {
 
-std::string yaml_quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 // A figure in its file unit: the shortest text within 12 significant digits, so that a value converted to base
 // units and back (x 1e9 / 1e9) prints as it was written, and printing what was read back gives the same text.
 // Plain decimals (120, 82.6, 0.35) for everyday magnitudes, exponent notation only outside them.

@@ -125,19 +125,6 @@ Model parse_model(const std::string& text, const std::string& file) {
 
 namespace {
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 // Shortest text that reads back to the same double.
 std::string number_text(double v) {
   char buf[64];
@@ -168,13 +155,13 @@ std::string model_to_yaml(const Model& m) {
   std::string source = m.source;
   for (const auto& note : m.ingest_notes) source += "; " + note;
   o << "id: " << model_id_from(m.id) << "\n";
-  o << "name: " << quoted(m.name) << "\n";
+  o << "name: " << yaml_quoted(m.name) << "\n";
   o << "family: " << to_string(m.family) << "\n";
   if (m.family == ModelFamily::kGeneric) {
     o << "parameters: " << number_text(m.generic_parameters) << "\n";
     o << "forward_gflops_per_sample: " << number_text(m.forward_flops_per_sample / 1e9) << "\n";
     o << "activation_mib_per_sample: " << number_text(m.activation_bytes_per_sample / kMiB) << "\n";
-    o << "input: " << quoted(m.input) << "\n";
+    o << "input: " << yaml_quoted(m.input) << "\n";
   } else {
     o << "layers: " << m.layers << "\n";
     if (m.family == ModelFamily::kEncoderDecoder) o << "decoder_layers: " << m.decoder_layers << "\n";
@@ -204,15 +191,15 @@ std::string model_to_yaml(const Model& m) {
     if (m.weight_format) o << "weight_format: " << to_string(*m.weight_format) << "\n";
     if (m.checkpoint_weight_bytes > 0) {
       o << "checkpoint_weight_bytes: " << number_text(m.checkpoint_weight_bytes) << "\n";
-      if (!m.checkpoint_dtypes.empty()) o << "checkpoint_dtypes: " << quoted(m.checkpoint_dtypes) << "\n";
+      if (!m.checkpoint_dtypes.empty()) o << "checkpoint_dtypes: " << yaml_quoted(m.checkpoint_dtypes) << "\n";
     }
   }
   if (m.extra_parameters > 0)
-    o << "extra_parameters: " << m.extra_parameters << "\nextra_parameters_note: " << quoted(m.extra_parameters_note) << "\n";
+    o << "extra_parameters: " << m.extra_parameters << "\nextra_parameters_note: " << yaml_quoted(m.extra_parameters_note) << "\n";
   if (m.published_parameters > 0) o << "published_parameters: " << number_text(m.published_parameters) << "\n";
   if (m.moe && m.published_active_parameters > 0)
     o << "published_active_parameters: " << number_text(m.published_active_parameters) << "\n";
-  o << "source: " << quoted(source) << "\n";
+  o << "source: " << yaml_quoted(source) << "\n";
   return o.str();
 }
 

@@ -259,6 +259,19 @@ std::string read_text_file(const std::string& path, const std::string& what) {
 
 YAML::Node load_file(const std::string& path) { return parse_document(read_text_file(path), path); }
 
+std::string yaml_quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
 YamlMap::YamlMap(const YAML::Node& node, std::string file, std::string prefix)
     : node_(node), file_(std::move(file)), prefix_(std::move(prefix)) {
   if (!node_.IsMap())

@@ -24,6 +24,9 @@ YAML::Node load_file(const std::string& path);
 
 SourceLocation location_of(const YAML::Node& node, const std::string& file);
 
+// `s` as a double-quoted YAML scalar (quotes, backslashes and newlines escaped), for the files hwplan writes.
+std::string yaml_quoted(const std::string& s);
+
 class YamlMap {
  public:
   // `what` names the object in messages ("device", "model"); `prefix` is the key path of this map ("price.").

@@ -179,8 +179,8 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     }
     if (p.recompute != Recompute::kNone) c.reasons.push_back(std::string("uses ") + to_string(p.recompute) + " activation recomputation");
     if (p.zero > 0 && p.dp > 1)
-      c.reasons.push_back(p.zero_ranks() < p.dp ? fmt::format("uses ZeRO-{} sharding in groups of {} ranks, replicated {} times",
-                                                              p.zero, p.zero_ranks(), p.dp / p.zero_ranks())
+      c.reasons.push_back(p.shard_replicas() > 1 ? fmt::format("uses ZeRO-{} sharding in groups of {} ranks, replicated {} times",
+                                                               p.zero, p.zero_ranks(), p.shard_replicas())
                                                 : fmt::format("uses ZeRO-{} sharding", p.zero));
     if (needs_port(d))
       c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],

@@ -188,8 +188,8 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                         e.precision_passes > 1 ? fmt::format(", {:.0f} passes", e.precision_passes) : "");
   row("task", task);
   row("stack", stack_summary(in.workload));
-  const std::string hybrid = p.zero >= 1 && p.zero_ranks() < p.dp
-                                 ? fmt::format(" (shards of {}, {} replicas)", p.zero_ranks(), p.dp / p.zero_ranks())
+  const std::string hybrid = p.shard_replicas() > 1
+                                 ? fmt::format(" (shards of {}, {} replicas)", p.zero_ranks(), p.shard_replicas())
                                  : std::string();
   row("plan", fmt::format("tp {} pp {} dp {}{} zero {}{} recompute {} micro-batch {} x {} accum (global {})", p.tp,
                           p.pp, p.dp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, hybrid, to_string(p.recompute),

@@ -137,7 +137,7 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
     const Plan& p = c.estimate.plan;
     t.rows.push_back({std::to_string(shown), c.device->id, std::to_string(c.count),
                       c.count > 1 ? fmt::format("tp{} pp{} dp{}{}", p.tp, p.pp, p.dp,
-                                                  p.zero >= 1 && p.zero_ranks() < p.dp ? fmt::format("/{}", p.zero_ranks()) : "")
+                                                  p.shard_replicas() > 1 ? fmt::format("/{}", p.zero_ranks()) : "")
                                     : "-",
                       fmt::format("{} / {}", human_bytes(c.estimate.memory.total()), human_bytes(c.estimate.capacity_bytes)),
                       fmt::format("{:.0f}", c.tokens_per_second), human_days_or_hours(c.total_seconds, longest),
