@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -360,14 +361,18 @@ Model parse(Source& in, const std::string& file, GgufInfo* out) {
   m.id = to_lower(stem.empty() ? std::string("gguf") : stem);
   m.name = (name.empty() ? stem : name) + " (GGUF " + info.architecture + ")";
   m.source = "GGUF header of " + file;
-  m.ingest_notes.push_back("GGUF: " + std::to_string(info.tensor_count) + " tensors, " +
-                           std::to_string(static_cast<long long>(info.total_elements)) + " parameters stored, " +
-                           std::to_string(static_cast<long long>(info.total_bytes)) + " weight bytes (" + dtypes + ")");
+  // Counts as whole numbers; a hostile header's sums can exceed long long, so they are printed as doubles.
+  auto count = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return std::string(buf);
+  };
+  m.ingest_notes.push_back("GGUF: " + std::to_string(info.tensor_count) + " tensors, " + count(info.total_elements) +
+                           " parameters stored, " + count(info.total_bytes) + " weight bytes (" + dtypes + ")");
   const double computed = count_parameters(m).total;
   if (computed > 0 && std::abs(info.total_elements / computed - 1) > 0.01)
-    m.ingest_notes.push_back("the file stores " + std::to_string(static_cast<long long>(info.total_elements)) +
-                             " parameters, the architecture from its metadata " +
-                             std::to_string(static_cast<long long>(computed)) +
+    m.ingest_notes.push_back("the file stores " + count(info.total_elements) + " parameters, the architecture from its metadata " +
+                             count(computed) +
                              ": estimates use the architecture, memory the stored bytes");
   if (out) *out = info;
   return m;
