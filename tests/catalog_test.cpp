@@ -34,6 +34,22 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 
 }  // namespace
 
+TEST_CASE("PCIe host links: per-direction rates of each generation (128b/130b from gen 3)") {
+  auto rate = [](int gen, int lanes) {
+    hwplan::HostLink l;
+    l.type = "pcie";
+    l.pcie_gen = gen;
+    l.pcie_lanes = lanes;
+    return l.bytes_per_s() / 1e9;
+  };
+  CHECK(rate(1, 16) == doctest::Approx(4.0));
+  CHECK(rate(2, 16) == doctest::Approx(8.0));
+  CHECK(rate(3, 16) == doctest::Approx(15.754).epsilon(1e-3));
+  CHECK(rate(4, 16) == doctest::Approx(31.508).epsilon(1e-3));
+  CHECK(rate(5, 16) == doctest::Approx(63.015).epsilon(1e-3));
+  CHECK(rate(4, 8) == doctest::Approx(15.754).epsilon(1e-3));
+}
+
 TEST_CASE("every built-in device has an architecture family") {
   const std::regex family("[a-z0-9]+(-[a-z0-9]+)*");
   const auto& devices = test::registry().devices();

@@ -164,8 +164,8 @@ double HostLink::bytes_per_s() const {
   if (type == "usb3") return 5e9 / 8 * 0.8;  // 5 Gb/s with 8b/10b encoding
   if (type == "soc" || type == "cloud" || pcie_gen <= 0 || pcie_lanes <= 0) return 0;
   // GT/s per lane: gen1 2.5 (8b/10b), gen2 5 (8b/10b), gen3 8, gen4 16, gen5 32, gen6 64 (128b/130b).
-  double gts = 2.5;
-  for (int g = 1; g < pcie_gen; ++g) gts *= 2;
+  double gts = pcie_gen == 1 ? 2.5 : pcie_gen == 2 ? 5.0 : 8.0;
+  for (int g = 3; g < pcie_gen; ++g) gts *= 2;
   double efficiency = pcie_gen <= 2 ? 0.8 : 128.0 / 130.0;
   return gts * 1e9 / 8 * efficiency * pcie_lanes;
 }
