@@ -33,6 +33,15 @@ constexpr ArchitectureFraction kSgemmFraction[] = {
     {"blackwell-gb20x", 0.65}, {"blackwell", 0.78}, {"cdna2", 0.84},         {"cdna3", 0.80},
 };
 
+// A kernel's fixed device-side cost (the launch reaching the SMs, blocks ramping up, the tail draining) is work
+// done at the GPU's clock: 4 us at the 1.4-1.6 GHz of the GPUs whose step latencies set it (V100, T4, A100,
+// MI100) = ~6,000 cycles. At a higher clock it is shorter: 2.4 us on an RTX 4090 at 2.52 GHz. llama.cpp's
+// unfused decode (about 1,250 kernels per Llama 7B token) shows it: the time per token left after the weights
+// are read is about 2.3 us per kernel on an RTX 4090, 3.4 on an RTX 3090 (1.70 GHz), 4.3 on an A100 PCIe (1.41
+// GHz), i.e. 5,800-6,100 cycles each (XiongjieDai/GPU-Benchmarks-on-LLM-Inference, data/measurements).
+constexpr double kKernelOverheadCycles = 6000;
+constexpr double kDefaultKernelOverheadSeconds = 4e-6;
+
 // Devices with no published GEMM measurement: large tensor-core GEMMs at this fraction of peak, below every
 // measured NVIDIA part (A100 PCIe 0.81, A100 SXM 0.87, H100 SXM 0.80 in the catalog's measured_matmul_tflops)
 // and stated in the output as an assumption.
@@ -204,6 +213,9 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     r.gemm_efficiency *= clock;
   }
   r.clock_fraction = clock;
+  r.kernel_overhead_seconds = device.boost_clock_mhz && *device.boost_clock_mhz > 0
+                                  ? kKernelOverheadCycles / (*device.boost_clock_mhz * 1e6)
+                                  : kDefaultKernelOverheadSeconds;
   if (profile) {
     auto it = profile->gemm.find(precision);
     if (it != profile->gemm.end() && !it->second.empty()) r.gemm_curve = &it->second;

@@ -78,6 +78,7 @@ Estimate estimate(const EstimateInput& in) {
   e.memory = estimate_memory(in, e.params);
   e.capacity_bytes = d.memory_bytes;
   e.usable_bytes = in.system.usable_bytes(d.memory_bytes);
+  e.memory.page_out(e.usable_bytes);
   e.fits = e.memory.total() <= e.usable_bytes;
 
   // Assumptions made reading a foreign model format (config.json, GGUF, safetensors) travel with every estimate.
@@ -150,6 +151,10 @@ Estimate estimate(const EstimateInput& in) {
                       top->name == std::string("activations");
   e.notes.push_back(std::string(top->name) + (plural ? " dominate" : " dominates") + " memory: " + human_bytes(top->bytes) + " of " +
                     human_bytes(mem.total()) + " per device");
+  if (mem.paged_out_bytes > 0)
+    e.notes.push_back("the paged optimizer's states do not all fit: " + human_bytes(mem.paged_out_bytes) +
+                      " live in host memory and cross the host link in and out every step (" +
+                      human_seconds(e.train.paging_seconds) + ")");
   if (e.fits) {
     e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - mem.total()) + " free of " +
                       human_bytes(e.capacity_bytes) + " (plans keep at least " + pct(in.system.memory_headroom_fraction) +

@@ -26,6 +26,9 @@ struct TrainingTime {
   double dp_interference_seconds = 0;  // compute slowed by collectives that overlap it (SMs they occupy)
   double bubble_seconds = 0;
   double offload_seconds = 0;
+  // A paged optimizer's states evicted to host memory come back for the step and go out again (bitsandbytes
+  // prefetches them: link-speed copies, both directions at once on a full-duplex link).
+  double paging_seconds = 0;
   // Exposed transfers plus the compute they slow while overlapping it.
   double communication_seconds() const {
     return tp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds + dp_interference_seconds;

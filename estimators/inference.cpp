@@ -89,16 +89,29 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
 // each), the gated activation as two: ~42. Quantised weights in eager code add the library's per-linear
 // glue: bitsandbytes 4-bit (quant-state unpacking, casts, the gemv: ~3 more per linear); LLM.int8() (row/column
 // statistics, outlier split, int8 GEMM, dequantise, fp16 GEMM for outliers, add: ~12 more).
+constexpr double kFusedDecodeKernelsPerLayer = 4 + 3 + 12;
+
 double decode_kernels_per_layer(const Model& m, const Workload& w) {
+  const double linears = m.gated() ? 7 : 6;
+  const bool quantized = w.weights && (*w.weights == WeightFormat::kInt8 || *w.weights == WeightFormat::kInt4 ||
+                                       *w.weights == WeightFormat::kNf4 || *w.weights == WeightFormat::kQ4_0);
+  if (w.stack.decode_kernels_per_layer > 0)
+    return w.stack.decode_kernels_per_layer + (quantized ? linears * w.stack.quantized_linear_kernels : 0);
   const bool fused = w.stack.fused_kernels;
-  double kernels = fused ? 4 + 3 + 12 : 42;
+  double kernels = fused ? kFusedDecodeKernelsPerLayer : 42;
   if (!fused && w.weights) {
-    double linears = m.gated() ? 7 : 6;
     WeightFormat f = *w.weights;
     if (f == WeightFormat::kNf4 || f == WeightFormat::kInt4 || f == WeightFormat::kQ4_0) kernels += 3 * linears;
     if (f == WeightFormat::kInt8) kernels += 12 * linears;
   }
   return kernels;
+}
+
+// The GPU side of kernels beyond the fused engine's (which token_layer_seconds and the attention already count):
+// each still costs the device its per-kernel floor (launch, ramp-up, tail) however little it moves.
+double extra_kernel_seconds(const Model& m, const Workload& w, const DeviceRates& r) {
+  return static_cast<double>(m.total_layers()) * std::max(0.0, decode_kernels_per_layer(m, w) - kFusedDecodeKernelsPerLayer) *
+         r.kernel_overhead_seconds;
 }
 
 }  // namespace
@@ -178,7 +191,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Pipeline stages work on different micro-batches in steady state only when there are several;
     // a single stream walks through all stages.
-    double gpu = layers * (layer + tp_comm) + logits + pp_comm;
+    double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernel_seconds(m, w, rates);
     // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
     // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
     const Stack& st = w.stack;
@@ -218,6 +231,7 @@ StepRates step_rates(const EstimateInput& in) {
   const Stack& st = w.stack;
   s.host_seconds = st.cuda_graphs ? 0.0 : (s.layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
   s.step_overhead_seconds = st.decode_step_overhead_seconds;
+  s.extra_kernel_seconds = extra_kernel_seconds(m, w, s.rates);
   return s;
 }
 

@@ -29,6 +29,7 @@ struct StepRates {
   double prefill_attention_flops_per_s = 0;  // flash attention over a prefill chunk
   double host_seconds = 0;          // host time to issue one step's kernels (0 with CUDA graphs)
   double step_overhead_seconds = 0; // the engine's scheduler, sampler, detokeniser, once per step
+  double extra_kernel_seconds = 0;  // device time of the unfused engine's extra kernels, once per step
 };
 StepRates step_rates(const EstimateInput& in);
 // GEMMs, elementwise kernels and the tensor-parallel all-reduces of all layers for `tokens` new tokens.

@@ -1,6 +1,8 @@
 // Per-device memory of a training, fine-tuning or inference run, broken down by what holds it.
 #pragma once
 
+#include <algorithm>
+
 #include "core/device.hpp"
 #include "core/model.hpp"
 #include "core/workload.hpp"
@@ -19,8 +21,16 @@ struct MemoryBreakdown {
   double runtime_fragmentation = 0;  // caching-allocator slack
   double host_bytes = 0;           // offloaded optimizer / parameters / activations in host memory
   double managed_bytes = 0;        // part of `optimizer` in CUDA managed (paged) memory: outside PyTorch's counters
+  // Managed bytes the device cannot hold: the driver evicts them to host memory and pages them back for each
+  // optimizer step (set by page_out()).
+  double paged_out_bytes = 0;
   double runtime() const { return runtime_context + runtime_workspace + runtime_fragmentation; }
-  double total() const { return weights + gradients + optimizer + activations + kv_cache + runtime(); }
+  // Everything the run allocates on the device, evicted managed pages included.
+  double demand() const { return weights + gradients + optimizer + activations + kv_cache + runtime(); }
+  // What the device holds at the peak: everything but the managed pages evicted to the host.
+  double total() const { return demand() - paged_out_bytes; }
+  // Evict managed memory beyond `usable` device bytes (none without a paged optimizer).
+  void page_out(double usable) { paged_out_bytes = std::clamp(demand() - usable, 0.0, managed_bytes); }
   // The peak as the stack reports it: PyTorch's allocated bytes (no allocator slack, no context, no managed
   // memory), the allocator's reserved bytes (+ slack), or the device's used memory (everything).
   double reported(MemoryMetric metric) const {

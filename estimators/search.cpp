@@ -159,7 +159,9 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                   ++result.layouts_evaluated;
                   Candidate c;
                   c.plan = in.plan;
-                  c.memory = estimate_memory(in, params).total();
+                  MemoryBreakdown mem = estimate_memory(in, params);
+                  mem.page_out(base.system.usable_bytes(base.device->memory_bytes));
+                  c.memory = mem.total();
                   bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
                   if (!fits) {
                     if (c.memory < nearest.memory) nearest = c;

@@ -101,8 +101,19 @@ Stack engine_preset(Engine e) {
       s.decode_step_overhead_seconds = 0.3e-3;
       break;
     case Engine::kLlamacpp:
+      // ggml runs its graph one node per kernel, unfused: per Llama layer RMS norm and its weight multiply
+      // (twice), q, k and v as three matrix-vector products, RoPE on q and k, two KV-cache copies, K.Q, scale,
+      // mask, softmax, KQ.V, the head permute made contiguous, the output projection, two residual adds, gate and
+      // up products, SiLU, the gate multiply and the down product: 25 nodes, plus the per-layer views ggml
+      // materialises (~7) = 32 (llama.cpp's llm_build_llama graph, late 2023, before CUDA graphs and op fusion).
+      // Quantised weights add one q8_1 quantisation of the activations per product (the mmvq path).
+      s.host_seconds_per_kernel = kNativeHostSecondsPerKernel;
+      s.decode_step_overhead_seconds = 0.2e-3;
+      s.decode_kernels_per_layer = 32;
+      s.quantized_linear_kernels = 1;
+      break;
     case Engine::kExllama:
-      // Native C++/CUDA engines launching their own fused kernels.
+      // Native C++/CUDA engine launching its own fused kernels.
       s.host_seconds_per_kernel = kNativeHostSecondsPerKernel;
       s.decode_step_overhead_seconds = 0.2e-3;
       break;

@@ -221,8 +221,14 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
                                              (fwd_mb + bwd_mb) * micro_batches);
   }
 
+  if (w.stack.paged_optimizer) {
+    MemoryBreakdown mem = training_memory(m, params, *in.device, w, plan);
+    mem.page_out(in.system.usable_bytes(in.device->memory_bytes));
+    t.paging_seconds = mem.paged_out_bytes / std::max(1e9, in.device->host_link.bytes_per_s() * 0.8);
+  }
+
   t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.dp_interference_seconds +
-                   t.optimizer_seconds + t.offload_seconds;
+                   t.optimizer_seconds + t.offload_seconds + t.paging_seconds;
   t.tokens_per_step = static_cast<double>(plan.global_batch() * w.seq);
   if (!m.is_transformer()) t.tokens_per_step = static_cast<double>(plan.global_batch());  // samples
   t.tokens_per_second = t.step_seconds > 0 ? t.tokens_per_step / t.step_seconds : 0;

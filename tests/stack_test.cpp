@@ -98,7 +98,62 @@ TEST_CASE("architecture SGEMM fractions and power-limited clocks come from catal
   CHECK(sustained_clock_fraction(reg.device("t4")) == doctest::Approx(4.3 / 8.1 / 0.90).epsilon(0.01));
   CHECK(sustained_clock_fraction(reg.device("a100-80gb-sxm")) == doctest::Approx(1.0));
   // Unmeasured tensor-core devices never get a better large-GEMM efficiency than measured ones.
-  DeviceRates h200 = device_rates(reg.device("h200-sxm"), Precision::kBf16);
-  CHECK(h200.gemm_efficiency_assumed);
-  CHECK(h200.gemm_efficiency <= device_rates(reg.device("h100-sxm"), Precision::kBf16).gemm_efficiency);
+  DeviceRates unmeasured = device_rates(reg.device("h100-pcie"), Precision::kBf16);
+  CHECK(unmeasured.gemm_efficiency_assumed);
+  CHECK(unmeasured.gemm_efficiency <= device_rates(reg.device("h100-sxm"), Precision::kBf16).gemm_efficiency);
+}
+
+TEST_CASE("a paged optimizer that does not fit spills its states to the host and pays the host link every step") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3.1-8b");
+  const Device& small = reg.device("rtx-4090");
+  Stack st = framework_preset(Framework::kTorchtune);
+  st.optimizer_in_backward = true;
+  EstimateInput in = input(m, small, Task::kFinetune, st);
+  in.workload.optimizer = Optimizer::kAdam8bit;
+  in.plan.recompute = Recompute::kFull;
+  Estimate resident = estimate(in);
+  in.workload.stack.paged_optimizer = true;
+  Estimate paged = estimate(in);
+  // Without paging, 15 GiB of weights and 15 GiB of 8-bit states cannot share 24 GiB; with it the overflow of the
+  // managed states lives in host memory: the device holds the usable bytes, never more than the managed part moves.
+  CHECK_FALSE(resident.fits);
+  CHECK(paged.fits);
+  CHECK(paged.memory.paged_out_bytes > 0);
+  CHECK(paged.memory.paged_out_bytes <= paged.memory.managed_bytes);
+  CHECK(paged.memory.total() == doctest::Approx(paged.usable_bytes).epsilon(1e-9));
+  CHECK(paged.memory.demand() == doctest::Approx(resident.memory.total()).epsilon(1e-9));
+  // The evicted bytes cross the host link (PCIe 4.0 x16 at 80%) once each way per step, both ways at once.
+  CHECK(paged.train.paging_seconds ==
+        doctest::Approx(paged.memory.paged_out_bytes / (small.host_link.bytes_per_s() * 0.8)).epsilon(1e-9));
+  CHECK(paged.train.step_seconds == doctest::Approx(resident.train.step_seconds + paged.train.paging_seconds).epsilon(1e-9));
+  // Where everything fits, a paged optimizer moves nothing.
+  const Device& big = reg.device("a100-80gb-sxm");
+  in.device = &big;
+  Estimate roomy = estimate(in);
+  CHECK(roomy.memory.paged_out_bytes == 0);
+  CHECK(roomy.train.paging_seconds == 0);
+}
+
+TEST_CASE("llama.cpp decodes its unfused ggml graph: more kernels, each with a device floor set in GPU clock cycles") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-2-7b");
+  Stack ggml = engine_preset(Engine::kLlamacpp);
+  Stack fused = engine_preset(Engine::kExllama);  // the same native host cost, fused kernels
+  for (const char* id : {"rtx-4090", "a100-80gb-pcie", "h100-pcie"}) {
+    CAPTURE(id);
+    const Device& d = reg.device(id);
+    EstimateInput a = input(m, d, Task::kInfer, ggml), b = input(m, d, Task::kInfer, fused);
+    a.workload.weights = b.workload.weights = WeightFormat::kQ4_0;
+    Estimate ea = estimate(a), eb = estimate(b);
+    const double kernel = device_rates(d, Precision::kFp16).kernel_overhead_seconds;
+    // 32 ggml nodes + 7 q8_1 activation quantisations per layer against the fused 19: 20 more kernels per layer.
+    const double extra = 32.0 * (32 + 7 - 19) * kernel;
+    CHECK(ea.infer.time_per_output_token_seconds - eb.infer.time_per_output_token_seconds ==
+          doctest::Approx(extra).epsilon(0.02));
+  }
+  // The same cycles take less time on a faster clock: 6,000 cycles = 2.4 us at the RTX 4090's 2.52 GHz boost.
+  CHECK(device_rates(reg.device("rtx-4090"), Precision::kFp16).kernel_overhead_seconds == doctest::Approx(6000 / 2.52e9));
+  CHECK(device_rates(reg.device("a100-80gb-sxm"), Precision::kFp16).kernel_overhead_seconds >
+        device_rates(reg.device("rtx-4090"), Precision::kFp16).kernel_overhead_seconds);
 }

@@ -103,6 +103,7 @@ TEST_CASE("the uncertainty bands are the ones the measurement sets give, and the
   for (const auto& g : cli::group_errors(rows, &cli::ValidationRow::regime)) {
     CAPTURE(g.key);
     Regime r = g.key == "step" ? Regime::kStep : g.key == "decode" ? Regime::kDecode : g.key == "memory" ? Regime::kMemory : Regime::kThroughput;
+    INFO("p80 " << g.p80_abs);
     // estimators/uncertainty.cpp holds these figures; they must track the current estimators (1.5 points).
     CHECK(std::fabs(g.p80_abs - band(r).p80_relative_error) <= 0.015);
     CHECK(g.count == band(r).rows);

@@ -55,6 +55,11 @@ struct Stack {
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
   double adapter_kernels = 2;           // kernels per LoRA adapter forward (A and B; PEFT adds dropout, scale, add)
+  // Kernels one decode step issues per transformer layer when the engine's graph is known op by op (llama.cpp's
+  // ggml graph); 0 = from fused_kernels (estimators/inference.cpp). Plus this many per linear layer whose weights
+  // are quantised (llama.cpp quantises the activations to q8_1 before each quantised matrix-vector product).
+  double decode_kernels_per_layer = 0;
+  double quantized_linear_kernels = 0;
   // Bytes eager 16-bit training moves per byte of the per-op pass counts; applies when fused_kernels is off. 1 =
   // the pass counts as they are; the framework presets set the calibrated kEagerTrafficFactor (estimators/stack.cpp),
   // the one physics constant fitted to the measurement sets (`hwplan validate` refits it per held-out group).

@@ -65,6 +65,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                  {"required_headroom_fraction", in.system.memory_headroom_fraction},
                  {"fits", e.fits},
                  {"host_bytes", m.host_bytes},
+                 {"paged_out_bytes", m.paged_out_bytes},
                  {"breakdown",
                   {{"weights", m.weights},
                    {"gradients", m.gradients},
@@ -83,6 +84,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                  {"recompute_seconds", t.recompute_seconds},
                  {"optimizer_seconds", t.optimizer_seconds},
                  {"offload_transfer_seconds", t.offload_seconds},  // host link traffic of --offload
+                 {"paging_seconds", t.paging_seconds},             // a paged optimizer's evicted states, in and out
                  {"communication_seconds", t.communication_seconds()},
                  {"communication_detail",
                   {{"tensor_parallel_seconds", t.tp_comm_seconds},
@@ -212,6 +214,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                human_bytes(m.runtime_context), human_bytes(m.runtime_workspace),
                                human_bytes(m.runtime_fragmentation)));
   if (m.host_bytes > 0) row("host memory", human_bytes(m.host_bytes));
+  if (m.paged_out_bytes > 0) row("paged to host", human_bytes(m.paged_out_bytes) + " of the optimizer's managed memory");
   if (e.training) {
     const TrainingTime& tt = e.train;
     row("step time", fmt::format("{} (typically within +/-{:.0f}%){}", human_seconds(tt.step_seconds),
@@ -225,6 +228,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
       row("  host transfers", fmt::format("{} (offload over {}: gradients down, weights up{})", human_seconds(tt.offload_seconds),
                                           in.device->host_link.type.empty() ? std::string("the host link") : in.device->host_link.type,
                                           in.plan.offload == Offload::kParams ? ", parameters streamed per micro-batch" : ""));
+    if (tt.paging_seconds > 0)
+      row("  paging", fmt::format("{} (evicted optimizer states over {}, in and out)", human_seconds(tt.paging_seconds),
+                                  in.device->host_link.type.empty() ? std::string("the host link") : in.device->host_link.type));
     row("  communication", human_seconds(tt.communication_seconds()));
     if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
     row("tokens/s", fmt::format("{:.0f} ({:.0f} per device)", tt.tokens_per_second, tt.tokens_per_second / in.system.count));

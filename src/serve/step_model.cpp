@@ -35,7 +35,8 @@ StepTime StepModel::time(const StepLoad& l) {
   const double tokens = tokens_seconds(l.tokens);
   const double prefill_attention = step_prefill_attention_seconds(rates_, l.prefill_score_tokens, l.prefill_kv_tokens);
   t.decode_attention_seconds = step_decode_attention_seconds(rates_, l.decode_context_tokens);
-  const double gpu = tokens + logits_seconds(l.sampling_sequences) + prefill_attention + t.decode_attention_seconds;
+  const double gpu = tokens + logits_seconds(l.sampling_sequences) + prefill_attention + t.decode_attention_seconds +
+                     rates_.extra_kernel_seconds;
   t.prefill_seconds = tokens * static_cast<double>(l.prefill_tokens) / static_cast<double>(l.tokens) + prefill_attention;
   t.seconds = std::max(gpu, rates_.host_seconds) + overhead_;
   return t;
