@@ -7,9 +7,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "core/error.hpp"
 #include "estimators/inference.hpp"
+#include "cli/validation.hpp"
 #include "io/serving_io.hpp"
 #include "io/trace_io.hpp"
 #include "recommend/query.hpp"
@@ -310,36 +312,24 @@ TEST_CASE("serve exits 3 when no layout meets the targets") {
 }
 
 TEST_CASE("serve against published serving measurements (data/measurements/serving.yaml)") {
-  io::ServingSet set = io::load_serving_measurements(test::source_path("data/measurements/serving.yaml"));
+  const std::string file = test::source_path("data/measurements/serving.yaml");
+  io::ServingSet set = io::load_serving_measurements(file);
   REQUIRE(set.cases.size() >= 5);
-  std::vector<double> throughput_errors, ttft_errors, low_load_ttft_errors;
+  // The rows `hwplan validate --measurements data/measurements/serving.yaml` prints.
+  auto rows = cli::validate_serving_file(test::registry(), file);
+  std::vector<double> throughput_errors, low_load_ttft_errors;
+  std::map<std::string, const io::ServingCase*> cases;
+  for (const auto& c : set.cases) cases[c.name] = &c;
+  std::size_t measured = 0;
+  for (const auto& c : set.cases) measured += c.measured.size();
+  CHECK(rows.size() == measured);
   std::string table = "case                              metric                      measured   hwplan   error\n";
-  for (const auto& c : set.cases) {
-    std::string args = "serve --model " + c.model + " --device " + c.device + " --engine " + c.engine +
-                       " --count " + std::to_string(c.count) + " --tp " + std::to_string(c.tp) +
-                       " --prompt " + std::to_string(c.prompt) + " --requests " + std::to_string(c.requests) + " --format json";
-    args += c.generate ? " --generate " + std::to_string(*c.generate) : " --generate-dist " + *c.generate_dist;
-    args += c.concurrency ? " --concurrency " + std::to_string(*c.concurrency) : " --rate " + std::to_string(*c.rate);
-    auto r = run_hwplan(args);
-    INFO(c.name << ": " << r.err);
-    REQUIRE(r.exit_code == 0);
-    json j = json::parse(r.out);
-    std::map<std::string, double> predicted = {
-        {"requests_per_second", j["throughput"]["requests_per_second"].get<double>()},
-        {"output_tokens_per_second", j["throughput"]["output_tokens_per_second"].get<double>()},
-        {"ttft_median_seconds", j["latency"]["ttft_seconds"]["p50"].get<double>()},
-        {"ttft_p99_seconds", j["latency"]["ttft_seconds"]["p99"].get<double>()},
-        {"tpot_median_seconds", j["latency"]["tpot_seconds"]["p50"].get<double>()}};
-    for (const auto& [metric, measured] : c.measured) {
-      if (!predicted.count(metric)) continue;
-      double error = predicted[metric] / measured - 1;
-      table += fmt::format("{:<33} {:<27} {:>8.4g} {:>8.4g} {:>+6.0f}%\n", c.name, metric, measured, predicted[metric], 100 * error);
-      if (metric == "output_tokens_per_second" || metric == "tpot_median_seconds") throughput_errors.push_back(std::fabs(error));
-      if (metric == "ttft_median_seconds") {
-        ttft_errors.push_back(std::fabs(error));
-        if (c.concurrency && *c.concurrency <= 8) low_load_ttft_errors.push_back(std::fabs(error));
-      }
-    }
+  for (const auto& r : rows) {
+    table += fmt::format("{:<33} {:<27} {:>8.4g} {:>8.4g} {:>+6.0f}%\n", r.name, r.quantity, r.measured, r.predicted, 100 * r.error);
+    CHECK(r.regime == (r.quantity.rfind("ttft", 0) == 0 ? "serving-ttft" : "serving"));
+    const io::ServingCase& c = *cases.at(r.name);
+    if (r.quantity == "output_tokens_per_second" || r.quantity == "tpot_median_seconds") throughput_errors.push_back(std::fabs(r.error));
+    if (r.quantity == "ttft_median_seconds" && c.concurrency && *c.concurrency <= 8) low_load_ttft_errors.push_back(std::fabs(r.error));
   }
   MESSAGE(table);
   // Output-token throughput and TPOT at fixed concurrency: the issue's bar is a median error <= 20%.
@@ -349,6 +339,36 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
   // grows far faster than the simulated one (request handling in the API server, which the step model does not
   // contain); the error is printed above and reported in the README.
   CHECK(serve::percentile(low_load_ttft_errors, 1.0) <= 0.35);
+  // The command line reads the same file by its `kind: serving` and prints the same rows with their regimes.
+  auto r = run_hwplan("validate --measurements " + file + " --format json");
+  REQUIRE(r.exit_code == 0);
+  json j = json::parse(r.out);
+  REQUIRE(j["cases"].size() == rows.size());
+  CHECK(j["cases"][0]["predicted"].get<double>() == doctest::Approx(rows[0].predicted));
+}
+
+TEST_CASE("serving measurement sets: kind serving required, one of generate or its distribution, bad rows name file and line") {
+  CHECK(io::is_serving_document("kind: serving\ncases: []\n"));
+  CHECK_FALSE(io::is_serving_document("source: x\ncases: []\n"));
+  CHECK_FALSE(io::is_serving_document("kind: [serving\n"));
+  const std::string head = "kind: serving\nsource: s\ncases:\n";
+  const std::string row = "  - {name: a, model: llama-3-8b, device: h100-sxm, engine: vllm, prompt: 100, ";
+  auto error_of = [](const std::string& text) {
+    try {
+      io::parse_serving_measurements(text, "s.yaml");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of(head + row + "generate: 10, concurrency: 1, measured: {requests_per_second: 1}, source: x}\n").empty());
+  CHECK(error_of("source: s\ncases:\n" + row + "generate: 10, concurrency: 1, measured: {requests_per_second: 1}, source: x}\n")
+            .find("kind") != std::string::npos);
+  std::string both = error_of(head + row + "generate: 10, generate_dist: 'uniform:1:2', concurrency: 1, measured: {requests_per_second: 1}, source: x}\n");
+  CHECK(both.find("s.yaml:4") != std::string::npos);
+  CHECK(both.find("generate") != std::string::npos);
+  CHECK(error_of(head + row + "generate: 10, concurrency: 1, rate: 2, measured: {requests_per_second: 1}, source: x}\n")
+            .find("concurrency") != std::string::npos);
 }
 
 TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and the knee") {

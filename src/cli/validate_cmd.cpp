@@ -64,7 +64,7 @@ int run_measurements(const ValidateOptions& o) {
   io::Registry registry = make_registry(*o.global);
   std::vector<ValidationRow> rows;
   for (const auto& file : o.measurements) {
-    auto set_rows = validate_measurement_file(registry, file);
+    auto set_rows = validate_any_file(registry, file);
     rows.insert(rows.end(), set_rows.begin(), set_rows.end());
   }
   ValidationSummary summary = summarize(rows);

@@ -7,7 +7,9 @@
 #include <map>
 
 #include "core/units.hpp"
+#include "cli/serve_setup.hpp"
 #include "io/measurements_io.hpp"
+#include "io/serving_io.hpp"
 #include "io/profile_io.hpp"
 #include "calibrate/calibrate.hpp"
 #include "calibrate/local_validation.hpp"
@@ -169,6 +171,71 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
   return rows;
 }
 
+std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, const std::string& path) {
+  io::ServingSet set = io::load_serving_measurements(path);
+  const std::string set_name = std::filesystem::path(path).stem().string();
+  std::vector<ValidationRow> rows;
+  for (const auto& c : set.cases) {
+    ServeOptions o;
+    o.workload.task = "infer";
+    o.workload.model = c.model;
+    o.workload.device = c.device;
+    o.workload.engine = c.engine;
+    o.workload.count = c.count;
+    o.workload.tp = c.tp;
+    o.workload.prompt = c.prompt;
+    if (c.generate) o.workload.generate = *c.generate;
+    o.generate_dist = c.generate_dist;
+    o.concurrency = c.concurrency;
+    o.rate = c.rate;
+    o.requests = c.requests;
+    serve::ServeAnswer a;
+    try {
+      ServeSetup setup = prepare_serve(registry, o);
+      a = serve::plan_serving(setup.layouts, setup.question, 1);
+    } catch (const InputError& e) {
+      throw InputError(c.where, e.key(), "case '" + c.name + "': " + e.detail());
+    }
+    if (!a.chosen || a.at_load.unservable)
+      throw InputError(c.where, "cases[].name", "case '" + c.name + "': no layout serves it (the KV cache or the device is too small)");
+    const serve::SimResult& r = a.at_load;
+    const std::map<std::string, std::pair<const char*, double>> predicted = {
+        {"requests_per_second", {"req/s", r.requests_per_second}},
+        {"output_tokens_per_second", {"tok/s", r.output_tokens_per_second}},
+        {"total_tokens_per_second", {"tok/s", r.total_tokens_per_second}},
+        {"ttft_median_seconds", {"s", r.ttft.p50}},
+        {"ttft_mean_seconds", {"s", r.ttft.mean}},
+        {"ttft_p99_seconds", {"s", r.ttft.p99}},
+        {"tpot_median_seconds", {"s", r.tpot.p50}},
+        {"tpot_mean_seconds", {"s", r.tpot.mean}}};
+    for (const auto& [metric, measured] : c.measured) {
+      auto it = predicted.find(metric);
+      if (it == predicted.end()) throw InputError(c.where, "measured." + metric, "unknown measured quantity");
+      ValidationRow row;
+      row.name = c.name;
+      row.set = set_name;
+      row.quantity = metric;
+      row.unit = it->second.first;
+      row.measured = measured;
+      row.predicted = it->second.second;
+      row.error = row.predicted / measured - 1;
+      row.confidence = c.confidence;
+      row.device = c.device;
+      // The site that published it (a web address's host name; a project's owner/name is kept whole).
+      row.source = c.source.substr(0, c.source.find_first_of(" ,"));
+      if (auto slash = row.source.find('/'); slash != std::string::npos && row.source.find('.') < slash)
+        row.source.resize(slash);
+      row.regime = metric.rfind("ttft", 0) == 0 ? "serving-ttft" : "serving";
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+std::vector<ValidationRow> validate_any_file(const io::Registry& registry, const std::string& path) {
+  return io::is_serving_measurements(path) ? validate_serving_file(registry, path) : validate_measurement_file(registry, path);
+}
+
 ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
   ValidationSummary s;
   std::vector<double> errors;
@@ -283,10 +350,15 @@ FactorGrid eager_factor_grid(const io::Registry& registry, const std::vector<std
   // every factor, so row i is the same comparison in each set.
   FactorGrid grid;
   grid.factors = {1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0};
+  // Serving sets run inference engines the factor does not touch: simulated once, the same rows at every factor.
+  std::map<std::string, std::vector<ValidationRow>> serving;
+  for (const auto& file : files)
+    if (io::is_serving_measurements(file)) serving[file] = validate_serving_file(registry, file);
   for (double f : grid.factors) {
     std::vector<ValidationRow> rows;
     for (const auto& file : files) {
-      auto part = validate_measurement_file(registry, file, f);
+      auto it = serving.find(file);
+      auto part = it != serving.end() ? it->second : validate_measurement_file(registry, file, f);
       rows.insert(rows.end(), part.begin(), part.end());
     }
     grid.rows.push_back(std::move(rows));

@@ -37,6 +37,12 @@ struct ValidationSummary {
 // physics constant fitted to the sets; cross-validation refits it).
 std::vector<ValidationRow> validate_measurement_file(const io::Registry& registry, const std::string& path,
                                                      std::optional<double> eager_traffic_factor = std::nullopt);
+// A serving set (`kind: serving`, data/measurements/serving.yaml): each case simulated as `hwplan serve` would
+// (one replica, the case's engine, traffic and lengths), one row per measured figure. Regimes: `serving` for
+// request and token throughput and TPOT, `serving-ttft` for time to first token.
+std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, const std::string& path);
+// Either kind of measurement file, by what it declares.
+std::vector<ValidationRow> validate_any_file(const io::Registry& registry, const std::string& path);
 ValidationSummary summarize(const std::vector<ValidationRow>& rows);
 
 // Signed mean error (bias), median |error| and count of the rows sharing a key (device, source or regime).

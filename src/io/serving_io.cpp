@@ -16,6 +16,7 @@ ServingSet parse_serving_measurements(const std::string& text, const std::string
   set.file = file;
   set.source = *top.str("source", true);
   set.description = top.str("description", false).value_or("");
+  if (auto kind = top.str("kind", true); *kind != "serving") top.fail("kind", "a serving measurement set says kind: serving");
   YAML::Node cases = top.node()["cases"];
   if (!cases.IsSequence() || cases.size() == 0) top.fail("cases", "expected a non-empty list of cases");
   top.finish({"cases"});
@@ -49,6 +50,19 @@ ServingSet parse_serving_measurements(const std::string& text, const std::string
     set.cases.push_back(std::move(s));
   }
   return set;
+}
+
+bool is_serving_document(const std::string& text) {
+  try {
+    YAML::Node top = parse_document(text, "measurements");
+    return top.IsMap() && top["kind"] && top["kind"].IsScalar() && top["kind"].Scalar() == "serving";
+  } catch (const InputError&) {
+    return false;  // the strict loader that reads it next names the error
+  }
+}
+
+bool is_serving_measurements(const std::string& path) {
+  return is_serving_document(read_text_file(path, "measurements"));
 }
 
 ServingSet load_serving_measurements(const std::string& path) {

@@ -34,6 +34,9 @@ struct ServingSet {
 };
 
 ServingSet load_serving_measurements(const std::string& path);
+// The file (or text) declares `kind: serving` at its top: `hwplan validate` reads it with the serving loader.
+bool is_serving_measurements(const std::string& path);
+bool is_serving_document(const std::string& text);
 ServingSet parse_serving_measurements(const std::string& text, const std::string& file);
 
 }  // namespace hwplan::io
