@@ -396,11 +396,12 @@ TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and th
 
 TEST_CASE("recommend --task serve ranks the devices that meet the targets by cost per million output tokens") {
   auto r = run_hwplan("recommend --model llama-3-8b --task serve --rate 20 --prompt 1000 --generate 200 --ttft-p95 1 "
-                      "--tpot-p95 0.05 --vendor nvidia --class datacenter --requests 200 --format json --threads 2");
+                      "--tpot-p95 0.05 --vendor nvidia --class datacenter --requests 200 --format json --threads 2 --rent");
   REQUIRE(r.exit_code == 0);
   json j = json::parse(r.out);
   CHECK(j["schema_version"] == 1);
   CHECK(j["task"] == "serve");
+  CHECK(j["cost_basis"] == "rent");
   REQUIRE(j["candidates"].size() >= 2);
   double last = 0;
   for (const auto& c : j["candidates"]) {
@@ -422,4 +423,49 @@ TEST_CASE("recommend --task serve ranks the devices that meet the targets by cos
         doctest::Approx(j["candidates"][0]["usd_per_million_output_tokens"].get<double>()));
   // Serving flags on another task are an error, not ignored.
   CHECK(run_hwplan("recommend --model llama-2-7b --task lora --rate 5").exit_code == 2);
+  CHECK(run_hwplan("recommend --model llama-3-8b --task serve --rate 5 --buy --rent").exit_code == 2);
+  CHECK(run_hwplan("recommend --model llama-3-8b --task serve --rate 5 --own-years 0").exit_code == 2);
+}
+
+TEST_CASE("serving cost per million tokens owned: hwplan tco's owned total over the tokens of the horizon, ranked on it with --own-years") {
+  const std::string flags = " --model llama-3-8b --rate 4 --prompt 500 --generate 200 --ttft-p95 1 --tpot-p95 0.05 --requests 200";
+  auto three = run_hwplan("serve --device rtx-4090" + flags + " --format json");
+  auto five = run_hwplan("serve --device rtx-4090" + flags + " --own-years 5 --format json");
+  REQUIRE(three.exit_code == 0);
+  REQUIRE(five.exit_code == 0);
+  json a = json::parse(three.out), b = json::parse(five.out);
+  CHECK(a["cost"]["own_years"] == 3);
+  const double own3 = a["cost"]["own_usd_per_million_output_tokens"].get<double>();
+  const double own5 = b["cost"]["own_usd_per_million_output_tokens"].get<double>();
+  // The purchase spreads over more tokens in five years than in three; running costs per token stay the same.
+  CHECK(own5 < own3);
+  CHECK(own3 > 0);
+  // The owned fleet: the tco command's total for the same devices around the clock, over the tokens served.
+  const long long devices = a["serve"]["devices_total"].get<long long>();
+  auto t = run_hwplan("tco --model llama-3-8b --device rtx-4090 --task infer --count " + std::to_string(devices) +
+                      " --utilization 1 --format json");
+  REQUIRE(t.exit_code == 0);
+  json tj = json::parse(t.out);
+  const double capex = tj["tco"]["own"]["capex_usd"].get<double>();
+  const double tokens = a["throughput"]["output_tokens_per_second"].get<double>() * 3600 * 8760 * 3;
+  CHECK(own3 * tokens / 1e6 > capex * 0.3);  // at least the part of the purchase not recovered by resale
+  CHECK(own3 * tokens / 1e6 < tj["tco"]["own"]["total_usd"].get<double>());  // energy at 60% of TDP, not all of it
+  // A device without a purchase price has no owned cost (and says null, not 0).
+  auto priced = run_hwplan("recommend --task serve" + flags + " --own-years 5 --class consumer --format json");
+  REQUIRE(priced.exit_code == 0);
+  json pj = json::parse(priced.out);
+  CHECK(pj["cost_basis"] == "own");
+  CHECK(pj["own_years"] == 5);
+  double last = 0;
+  for (const auto& c : pj["candidates"]) {
+    if (c["usd_per_million_output_tokens"].is_null()) continue;
+    CHECK(c["usd_per_million_output_tokens"] == c["own_usd_per_million_output_tokens"]);
+    CHECK(c["usd_per_million_output_tokens"].get<double>() >= last);
+    last = c["usd_per_million_output_tokens"].get<double>();
+  }
+  CHECK(pj["candidates"][0]["device"].is_string());
+  auto same = run_hwplan("serve --device " + pj["candidates"][0]["device"].get<std::string>() + flags + " --own-years 5 --format json");
+  REQUIRE(same.exit_code == 0);
+  CHECK(json::parse(same.out)["cost"]["own_usd_per_million_output_tokens"].get<double>() ==
+        doctest::Approx(pj["candidates"][0]["own_usd_per_million_output_tokens"].get<double>()));
 }

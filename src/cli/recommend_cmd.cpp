@@ -45,8 +45,14 @@ Recommendation compute(RecommendOptions& o) {
 
 // --task serve: the spec as serving reads it, and the worker threads.
 int serve_spec(RecommendOptions& o) {
-  if (o.buy && o.rent) throw InputError({}, "--buy", "give --buy or --rent, not both");
-  o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : "auto";  // serving ranks on rent or purchase price
+  if (o.buy + o.rent + o.own_years.has_value() > 1) throw InputError({}, "--buy", "give one of --buy, --rent, --own-years");
+  // Serving ranks on cost per million tokens: rented, or owned over a horizon (--buy: the default 3 years).
+  o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : o.own_years ? "own" : "auto";
+  if (o.own_years) {
+    if (!(*o.own_years > 0 && *o.own_years <= 20)) throw InputError({}, "--own-years", "must be in (0, 20]");
+    o.spec.own_years = *o.own_years;
+  }
+  o.serve.own_years = o.spec.own_years;
   if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
   return o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }

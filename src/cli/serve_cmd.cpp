@@ -92,6 +92,10 @@ tokens; trtllm block 32, 0.90, 8192 tokens, 2048 sequences; llamacpp 4 slots, 20
 Exit codes: 0 ok, 2 bad input (trace rows: file:line), 3 no layout serves the load within the targets.)");
     add_workload_options(*o->app, o->options.workload);
     add_serve_options(*o->app, o->options);
+    o->app->add_option("--own-years", o->options.own_years,
+                       "Horizon of the owned cost per million tokens (bought new, run around the clock, resold: hwplan tco)")
+        ->capture_default_str();
+    group_options(*o->app, "Cost", {"--own-years"});
     add_format_option(*o->app, g, /*html=*/true);
   };
   c.parsed = [o] { return o->app->parsed(); };

@@ -25,7 +25,8 @@ struct ServeCandidate {
   std::string reason;  // why not, when !ok
   serve::LayoutOption layout;
   serve::SimResult at_load;
-  std::optional<double> usd;
+  std::optional<double> usd;      // on the ranking's cost basis (rent, or owned over the horizon)
+  std::optional<double> rent_usd, own_usd;
   double kwh = 0;
   std::string binding;
 };
@@ -50,7 +51,9 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
     }
     c.layout = a.layouts[*a.chosen];
     c.at_load = a.at_load;
-    c.usd = a.usd_per_million_output_tokens;
+    c.rent_usd = a.usd_per_million_output_tokens;
+    c.own_usd = a.own_usd_per_million_output_tokens;
+    c.usd = spec.cost_basis == "rent" ? c.rent_usd : c.own_usd;
     c.kwh = a.kwh_per_million_output_tokens;
     report::ServeReport r{&setup.model, &d, &setup.question, &a, setup.traffic, {}};
     c.binding = report::binding_words(r);
@@ -74,6 +77,9 @@ struct ServeRanking {
   bool requests_assumed = false;
   std::optional<ServeSetup> first;  // the question as resolved for the first device (the flags checked once)
   ServeOptions options;             // the flags every device was evaluated with
+  CostBasisChoice basis;            // rent, or own (--buy and --own-years: owned over a horizon)
+  int unpriced = 0;                 // of the ranked, without a price on that basis
+  double own_years = 3;
 };
 
 void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOptions& serve_flags, const RecommendSpec& spec,
@@ -100,11 +106,17 @@ void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOpt
   }
   // Flags are checked once, on the first device, so that a bad flag is an error rather than a skipped device.
   if (!devices.empty()) out.first.emplace(prepare_serve(registry, s, devices.front()));
+  // One cost basis for the list: per million tokens, buying means owning over the horizon (hwplan tco).
+  out.basis = choose_cost_basis(devices, spec.cost_basis);
+  out.own_years = spec.own_years;
+  if (out.basis.basis == "buy") out.basis.basis = "own";
+  RecommendSpec ranked_spec = spec;
+  ranked_spec.cost_basis = out.basis.basis;
   std::vector<ServeCandidate>& results = out.results;
   results.resize(devices.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < devices.size(); i = next++) results[i] = evaluate(registry, s, *devices[i], spec);
+    for (size_t i = next++; i < devices.size(); i = next++) results[i] = evaluate(registry, s, *devices[i], ranked_spec);
   };
   std::vector<std::future<void>> workers;
   for (int t = 1; t < std::max(1, threads); ++t) workers.push_back(std::async(std::launch::async, work));
@@ -126,6 +138,13 @@ void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOpt
     return a->device->id < b->device->id;
   });
   if (static_cast<long long>(ranked.size()) > spec.top) ranked.resize(static_cast<size_t>(spec.top));
+  for (const auto* c : ranked) out.unpriced += !c->usd;
+}
+
+std::string basis_words(const ServeRanking& sr) {
+  if (sr.basis.basis == "rent") return "rent (cloud on-demand price per device-hour)";
+  return fmt::format("own ({:g} years: bought new with a host, run around the clock, resold at the end; hwplan tco)",
+                     sr.own_years);
 }
 
 nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
@@ -133,7 +152,11 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
   const std::vector<const ServeCandidate*>& ranked = sr.ranked;
   nlohmann::json j = {{"schema_version", 1},       {"task", "serve"},
                       {"optimize", spec.optimize}, {"simulation_requests", sr.requests},
+                      {"cost_basis", sr.basis.basis},
+                      {"cost_basis_automatic", sr.basis.automatic},
+                      {"own_years", spec.own_years},
                       {"candidates", nlohmann::json::array()}};
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   for (const auto* c : ranked)
     j["candidates"].push_back({{"device", c->device->id},
                                {"layout", {{"tp", c->layout.tp}, {"pp", c->layout.pp}}},
@@ -142,7 +165,9 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
                                {"max_rate_per_replica", c->layout.capacity.max_load ? nlohmann::json(*c->layout.capacity.max_load) : nlohmann::json(nullptr)},
                                {"ttft_p95_seconds", c->at_load.ttft.p95},
                                {"tpot_p95_seconds", c->at_load.tpot.p95},
-                               {"usd_per_million_output_tokens", c->usd ? nlohmann::json(*c->usd) : nlohmann::json(nullptr)},
+                               {"usd_per_million_output_tokens", opt(c->usd)},
+                               {"rent_usd_per_million_output_tokens", opt(c->rent_usd)},
+                               {"own_usd_per_million_output_tokens", opt(c->own_usd)},
                                {"kwh_per_million_output_tokens", c->kwh},
                                {"binding_constraint", c->binding}});
   nlohmann::json left = nlohmann::json::array();
@@ -154,8 +179,8 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
 
 report::Table ranking_table(const ServeRanking& sr) {
   report::Table t;
-  t.header = {"#", "device", "tp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms", "$/M out tokens",
-              "kWh/M out tokens"};
+  t.header = {"#", "device", "tp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms",
+              "$/M out tokens (" + sr.basis.basis + ")", "kWh/M out tokens"};
   t.right_align = {true, false, true, true, true, true, true, true, true, true};
   for (size_t i = 0; i < sr.ranked.size(); ++i) {
     const ServeCandidate& c = *sr.ranked[i];
@@ -163,7 +188,7 @@ report::Table ranking_table(const ServeRanking& sr) {
                       std::to_string(c.layout.devices),
                       c.layout.capacity.max_load ? fmt::format("{:.3g}", *c.layout.capacity.max_load) : "-",
                       report::num(c.at_load.ttft.p95 * 1000, 1), report::num(c.at_load.tpot.p95 * 1000, 1),
-                      c.usd ? fmt::format("{:.3f}", *c.usd) : "-", fmt::format("{:.3f}", c.kwh)});
+                      c.usd ? fmt::format("{:.3f}", *c.usd) : "no price", fmt::format("{:.3f}", c.kwh)});
   }
   return t;
 }
@@ -178,6 +203,8 @@ std::string ranking_text(const ServeRanking& sr, report::Format format) {
     for (const auto& c : results) left += !c.ok;
     out += fmt::format("{} of {} devices meet the targets; {} left out (--format json lists why).\n",
                        results.size() - left, results.size(), left);
+    out += "Cost basis: " + basis_words(sr) + (sr.basis.automatic ? "; automatic: the basis more devices have a price on" : "; asked for") +
+           (sr.unpriced > 0 ? fmt::format(". {} listed without a price on it, after the priced ones.\n", sr.unpriced) : ".\n");
     if (!ranked.empty()) out += "Binding constraint of #1: " + ranked.front()->binding + "\n";
     out += fmt::format("Each simulation: {} requests{}; check the pick with hwplan serve.\n", sr.requests,
                        sr.requests_assumed ? " (recommend's default; --requests to change)" : "");

@@ -136,6 +136,8 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
 
   // Traffic.
   serve::ServeQuestion& q = out.question;
+  if (!(o.own_years > 0 && o.own_years <= 20)) bad("--own-years", "must be in (0, 20]");
+  q.own_years = o.own_years;
   serve::Traffic& t = q.traffic;
   std::string& traffic_words = out.traffic;
   if (o.rate && o.concurrency) bad("--concurrency", "give --rate (open loop) or --concurrency (closed loop), not both");

@@ -28,6 +28,7 @@ struct ServeOptions {
   std::optional<double> kv_memory_fraction, step_overhead_ms;
   std::optional<std::string> chunked_prefill;
   int threads = 0;
+  double own_years = 3;  // the owned cost per million tokens over this horizon (serve --own-years; recommend's)
 };
 
 // `threads_flag`: also register --threads (recommend has its own).

@@ -130,7 +130,9 @@ json serve_json(const ServeReport& r) {
                    {"bytes_per_token", o ? json(o->kv.bytes_per_token) : json(nullptr)}};
   j["cost"] = {{"usd_per_million_output_tokens", opt(a.usd_per_million_output_tokens)},
                {"basis", a.usd_per_million_output_tokens ? "rent" : "none"},
-               {"usd_per_device_hour", opt(r.device->price.cloud_usd_per_hour)}};
+               {"usd_per_device_hour", opt(r.device->price.cloud_usd_per_hour)},
+               {"own_usd_per_million_output_tokens", opt(a.own_usd_per_million_output_tokens)},
+               {"own_years", a.own_years}};
   j["energy"] = {{"kwh_per_million_output_tokens", o ? json(a.kwh_per_million_output_tokens) : json(nullptr)},
                  {"power_fraction_of_tdp", a.power_fraction}};
   j["simulation"] = {{"requests", s.records.size()},
@@ -170,7 +172,7 @@ std::string serve_text(const ServeReport& r, Format format) {
                 "ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
                 "e2e_p50_s", "e2e_p95_s", "e2e_p99_s", "requests_per_second", "output_tokens_per_second",
                 "total_tokens_per_second", "kv_capacity_tokens", "kv_max_sequences", "usd_per_million_output_tokens",
-                "kwh_per_million_output_tokens", "binding_constraint"};
+                "own_usd_per_million_output_tokens", "kwh_per_million_output_tokens", "binding_constraint"};
     auto n = [](double v, int d) { return fmt::format("{:.{}f}", v, d); };
     t.rows.push_back({r.device->id, o ? std::to_string(o->tp) : "", o ? std::to_string(o->pp) : "",
                       o ? std::to_string(o->replicas) : "", o ? std::to_string(o->devices) : "",
@@ -181,6 +183,7 @@ std::string serve_text(const ServeReport& r, Format format) {
                       n(s.total_tokens_per_second * reps, 1), o ? std::to_string(o->kv.tokens) : "",
                       o ? std::to_string(o->kv.max_sequences) : "",
                       a.usd_per_million_output_tokens ? n(*a.usd_per_million_output_tokens, 3) : "",
+                      a.own_usd_per_million_output_tokens ? n(*a.own_usd_per_million_output_tokens, 3) : "",
                       o ? n(a.kwh_per_million_output_tokens, 3) : "", binding_words(r)});
     return render(t, format);
   }
@@ -213,6 +216,10 @@ std::string serve_text(const ServeReport& r, Format format) {
                ? fmt::format("Cost: ${:.3f} per million output tokens (rent, ${:.2f}/device-hour)\n",
                              *a.usd_per_million_output_tokens, *r.device->price.cloud_usd_per_hour)
                : std::string("Cost: not given (the catalog has no cloud price for this device)\n");
+    if (a.own_usd_per_million_output_tokens)
+      out += fmt::format("Owned: ${:.3f} per million output tokens ({:g} years: bought new with a host, run around the clock, "
+                         "resold at the end; hwplan tco's defaults)\n",
+                         *a.own_usd_per_million_output_tokens, a.own_years);
     out += fmt::format("Energy: {:.3f} kWh per million output tokens (at {:.0f}% of TDP)\n", a.kwh_per_million_output_tokens,
                        a.power_fraction * 100);
   }

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <future>
 
+#include "core/error.hpp"
 #include "core/power.hpp"
+#include "tco/tco.hpp"
 
 namespace hwplan::serve {
 namespace {
@@ -118,6 +120,15 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
       a.usd_per_million_output_tokens = *d.price.cloud_usd_per_hour * static_cast<double>(o.devices) * hours_per_million;
     a.power_fraction = kInferencePowerFraction;
     a.kwh_per_million_output_tokens = d.tdp_w * kInferencePowerFraction * static_cast<double>(o.devices) * hours_per_million / 1000;
+    a.own_years = q.own_years;
+    if (d.price.launch_msrp_usd || d.price.street_usd) {
+      tco::Inputs in = tco::default_inputs(d, static_cast<int>(o.devices), false, "on-demand");
+      in.years = q.own_years;
+      in.utilization = 1;  // the fleet serves this load around the clock
+      in.device_power_fraction = kInferencePowerFraction;
+      const double horizon_hours = q.own_years * 8760;  // tco counts 8,760 hours a year
+      a.own_usd_per_million_output_tokens = tco::own_cost(d, in).total_usd / horizon_hours * hours_per_million;
+    }
   }
   return a;
 }

@@ -19,6 +19,7 @@ struct ServeQuestion {
   // Skip a layout whose single replica already holds more devices than an earlier (smaller) layout needs: it
   // cannot win. Layouts are then searched one after another; the chosen layout is the same, the table shorter.
   bool prune_layouts = false;
+  double own_years = 3;             // horizon of the owned cost per million tokens (hwplan tco's default)
 };
 
 struct LayoutOption {
@@ -39,6 +40,11 @@ struct ServeAnswer {
   bool meets_targets = false;
   Metric missed = Metric::kNone;      // at the load, when the targets are missed
   std::optional<double> usd_per_million_output_tokens;  // from the device's cloud price; none without one
+  // Owning the devices instead (hwplan tco: new purchase price, the class's host, electricity at the power fraction
+  // around the clock, space, operations, less resale after own_years), serving this load for the whole horizon;
+  // none without a purchase price.
+  std::optional<double> own_usd_per_million_output_tokens;
+  double own_years = 3;
   double kwh_per_million_output_tokens = 0;
   double power_fraction = 0;          // of TDP assumed for the energy
 };

@@ -170,8 +170,9 @@ OwnCost own_cost(const Device& d, const Inputs& in) {
   c.network_usd = in.count > in.devices_per_host ? hosts * in.network_usd_per_host : 0;  // more than one host
   c.capex_usd = c.devices_usd + c.hosts_usd + c.network_usd;
   double hours = in.years * kHoursPerYear;
-  double kw = working_watts(d, in) / 1000;
-  c.energy_usd = kw * in.pue * hours * in.utilization * in.usd_per_kwh;
+  double kw = working_watts(d, in) / 1000;  // provisioned: space is paid for the TDP
+  double drawn_kw = (in.count * d.tdp_w * in.device_power_fraction + hosts_for(in) * in.host_watts) / 1000;
+  c.energy_usd = drawn_kw * in.pue * hours * in.utilization * in.usd_per_kwh;
   c.space_usd = kw * in.pue * in.years * kMonthsPerYear * in.usd_per_kw_month;
   c.operations_usd = c.capex_usd * in.operations_per_year * in.years;
   c.resale_usd = resale_of(in, c.capex_usd);

@@ -38,6 +38,7 @@ struct Inputs {
   int count = 1;
   double years = 3;
   double utilization = 0.5;        // fraction of the horizon the devices do the work
+  double device_power_fraction = 1;  // of TDP the devices draw while working (serving: kInferencePowerFraction)
   double device_usd = 0;           // purchase price per device
   std::string device_price_kind;   // street, launch_msrp, used, your quote
   std::string device_price_date;
