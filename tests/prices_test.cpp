@@ -110,7 +110,7 @@ TEST_CASE("devices added for issues 13 and 15 carry a sourced, dated price of th
   CHECK(quote("v100-16gb-pcie", "used")->usd == 318);
   REQUIRE(quote("t4", "used"));
   CHECK(quote("t4", "used")->usd == (490 + 898) / 2);
-  for (const char* id : {"mi210", "v100-32gb-pcie", "l4", "l40s", "a10", "a100-40gb-sxm"}) {
+  for (const char* id : {"mi210", "v100-32gb-pcie", "l4", "l40s", "a10", "a100-40gb-sxm", "a100-40gb-pcie", "a40"}) {
     CAPTURE(id);
     const Device& d = test::registry().device(id);
     CHECK((d.price.launch_msrp_usd || d.price.street_usd || d.price.used_usd));  // a purchase price, not only a rental

@@ -113,12 +113,12 @@ TEST_CASE("the consumer resale curve is the catalog's launch and used quotes") {
 }
 
 TEST_CASE("a device without a purchase price is an error that says how to give one") {
-  // The H100 NVL and the A40 are rented (RunPod) but have no dated purchase quote in the catalog.
+  // The H100 NVL and the MI325X are rented (RunPod, a public cloud) but have no dated purchase quote in the catalog.
   const Device& nvl = test::registry().device("h100-nvl");
   CHECK_THROWS_WITH_AS(tco::default_inputs(nvl, 8, false, "on-demand"),
                        doctest::Contains("no purchase price for h100-nvl"), InputError);
-  const Device& a40 = test::registry().device("a40");
-  CHECK_THROWS_WITH_AS(tco::default_inputs(a40, 1, true, "on-demand"), doctest::Contains("--prices FILE"), InputError);
+  const Device& mi325x = test::registry().device("mi325x");
+  CHECK_THROWS_WITH_AS(tco::default_inputs(mi325x, 1, true, "on-demand"), doctest::Contains("--prices FILE"), InputError);
 }
 
 TEST_CASE("hwplan tco: the JSON contract, old prices noted, unpriced devices exit 2") {
