@@ -48,10 +48,7 @@ std::string write_temp(const std::string& name, const std::string& text) {
 // as unpriced, never as free. Removing a device from this list once it has a price is the point of the test.
 const std::set<std::string> kNoPublicPrice = {
     "ascend-910b", "ascend-910b2", "ascend-910b3", "ascend-910b4",  // sold in China through Huawei servers, no list price
-    "gaudi2",          // 8-accelerator kit price reported only for Gaudi 3 in the stored sources
-    "mi210", "mi250", "mi250x",  // no dated public quote found
-    "v100-16gb-pcie", "v100-32gb-pcie",  // used markets exist, no dated quote found for the PCIe SKUs
-    "tpu-v5p",  // rented only; no dated per-chip-hour quote in the stored sources
+    "mi250", "mi250x",  // OAM parts sold in systems; no dated public quote for the package or a rental
 };
 
 }  // namespace
@@ -100,6 +97,23 @@ TEST_CASE("devices added for issues 13 and 15 carry a sourced, dated price of th
     CHECK(q->per_hour);
     CHECK_FALSE(q->provider.empty());
     CHECK(q->date.size() == 7);
+  }
+  // Issue 15's second pass. TPU v5p: Google Cloud on demand, USD 25,804.80 per hour for a 6,144-chip slice = 4.20 per
+  // chip-hour. Gaudi 2: Intel's USD 65,000 eight-accelerator kit / 8 = 8,125. V100 PCIe 16 GB: eBay sold USD 259-376,
+  // midpoint 317.5 -> 318. T4: eBay sold USD 490-898, midpoint 694.
+  REQUIRE(quote("tpu-v5p", "cloud"));
+  CHECK(quote("tpu-v5p", "cloud")->usd == doctest::Approx(25804.80 / 6144));
+  CHECK(quote("tpu-v5p", "cloud")->provider.find("Google Cloud") == 0);
+  REQUIRE(quote("gaudi2", "launch_msrp"));
+  CHECK(quote("gaudi2", "launch_msrp")->usd == 65000.0 / 8);
+  REQUIRE(quote("v100-16gb-pcie", "used"));
+  CHECK(quote("v100-16gb-pcie", "used")->usd == 318);
+  REQUIRE(quote("t4", "used"));
+  CHECK(quote("t4", "used")->usd == (490 + 898) / 2);
+  for (const char* id : {"mi210", "v100-32gb-pcie", "l4", "l40s", "a10", "a100-40gb-sxm", "a100-40gb-pcie", "a40"}) {
+    CAPTURE(id);
+    const Device& d = test::registry().device(id);
+    CHECK((d.price.launch_msrp_usd || d.price.street_usd || d.price.used_usd));  // a purchase price, not only a rental
   }
   for (const char* id : {"apple-m2-max-gpu", "apple-m2-ultra-gpu", "apple-m3-max-gpu", "apple-m3-ultra-gpu",
                          "apple-m4-max-gpu"}) {

@@ -113,12 +113,12 @@ TEST_CASE("the consumer resale curve is the catalog's launch and used quotes") {
 }
 
 TEST_CASE("a device without a purchase price is an error that says how to give one") {
-  // The L40S is rented (RunPod, AWS) but has no dated purchase quote in the catalog.
-  const Device& l40s = test::registry().device("l40s");
-  CHECK_THROWS_WITH_AS(tco::default_inputs(l40s, 8, false, "on-demand"),
-                       doctest::Contains("no purchase price for l40s"), InputError);
-  const Device& l4 = test::registry().device("l4");
-  CHECK_THROWS_WITH_AS(tco::default_inputs(l4, 1, true, "on-demand"), doctest::Contains("--prices FILE"), InputError);
+  // The H100 NVL and the MI325X are rented (RunPod, a public cloud) but have no dated purchase quote in the catalog.
+  const Device& nvl = test::registry().device("h100-nvl");
+  CHECK_THROWS_WITH_AS(tco::default_inputs(nvl, 8, false, "on-demand"),
+                       doctest::Contains("no purchase price for h100-nvl"), InputError);
+  const Device& mi325x = test::registry().device("mi325x");
+  CHECK_THROWS_WITH_AS(tco::default_inputs(mi325x, 1, true, "on-demand"), doctest::Contains("--prices FILE"), InputError);
 }
 
 TEST_CASE("hwplan tco: the JSON contract, old prices noted, unpriced devices exit 2") {
@@ -142,7 +142,7 @@ TEST_CASE("hwplan tco: the JSON contract, old prices noted, unpriced devices exi
   auto old = test::run_hwplan("tco --model 7B --device h100-sxm --task infer");
   ::unsetenv("HWPLAN_TODAY");
   CHECK(old.err.find("street price of h100-sxm is from 2023-08, more than two years old") != std::string::npos);
-  auto unpriced = test::run_hwplan("tco --model 7B --device l40s --task infer");
+  auto unpriced = test::run_hwplan("tco --model 7B --device h100-nvl --task infer");
   CHECK(unpriced.exit_code == 2);
   CHECK(unpriced.err.find("--prices FILE") != std::string::npos);
   // --jobs N: the utilisation is N jobs x the job time over the horizon.
