@@ -214,7 +214,7 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
   }
   r.clock_fraction = clock;
   r.kernel_overhead_seconds = device.boost_clock_mhz && *device.boost_clock_mhz > 0
-                                  ? kKernelOverheadCycles / (*device.boost_clock_mhz * 1e6)
+                                  ? kKernelOverheadCycles / (*device.boost_clock_mhz * 1e6 * clock)
                                   : kDefaultKernelOverheadSeconds;
   if (profile) {
     auto it = profile->gemm.find(precision);

@@ -81,6 +81,11 @@ Estimate estimate(const EstimateInput& in) {
   e.memory.page_out(e.usable_bytes);
   e.fits = e.memory.total() <= e.usable_bytes;
 
+  // Across nodes, the network decides the data-parallel and pipeline traffic: say which one was assumed.
+  if (in.system.count > in.system.devices_per_node && !in.system.network_assumed.empty())
+    e.warnings.push_back("network assumed: " + in.system.network_assumed + " across " +
+                         std::to_string((in.system.count + in.system.devices_per_node - 1) / in.system.devices_per_node) +
+                         " nodes; --network-gbps to give yours");
   // Assumptions made reading a foreign model format (config.json, GGUF, safetensors) travel with every estimate.
   for (const auto& note : m.ingest_notes) e.warnings.push_back(m.id + ": " + note);
   if (e.training && !d.training)

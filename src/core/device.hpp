@@ -120,4 +120,12 @@ struct Device {
 const char* to_string(DeviceClass c);
 std::optional<DeviceClass> parse_device_class(const std::string& s);
 
+// The scale-out network each device gets in the vendor's reference system (the NICs per node divided by the devices
+// per node), used when the user gives no --network-gbps. `system` names the reference in words.
+struct ReferenceNetwork {
+  double gbps = 400;
+  std::string system;
+};
+ReferenceNetwork reference_network(const Device& d);
+
 }  // namespace hwplan

@@ -160,6 +160,49 @@ Precision compute_precision(WeightFormat w) {
   }
 }
 
+ReferenceNetwork reference_network(const Device& d) {
+  struct Family {
+    const char* family;
+    double gbps;
+    const char* system;
+  };
+  // Per device = the reference node's scale-out NICs / its devices. Sources: NVIDIA DGX-1 (V100) datasheet, 4x EDR
+  // InfiniBand 100 Gb/s for 8 GPUs; DGX A100 datasheet, 8x ConnectX-6 HDR 200 Gb/s; DGX H100 and DGX B200
+  // datasheets, 8x ConnectX-7 NDR 400 Gb/s; AMD Instinct MI300X platforms (e.g. Azure ND MI300X v5), 8x 400 Gb/s;
+  // Frontier (MI250X), 4x Slingshot 200 Gb/s per node of 8 GCDs; Intel Gaudi 2 and Gaudi 3 (HLS-Gaudi2 / HLS-Gaudi3
+  // server specs), 3 of each card's 24 integrated 100 / 200 GbE ports go off the node; Huawei Atlas 800T A2, one
+  // 200 GE RoCE port per Ascend 910B; AWS Trn2 (trn2.48xlarge), 3.2 Tb/s EFA for 16 Trainium2.
+  static constexpr Family kFamilies[] = {
+      {"pascal", 50, "DGX-1: 4x 100 Gb/s EDR for 8 GPUs"},
+      {"volta", 50, "DGX-1V: 4x 100 Gb/s EDR for 8 GPUs"},
+      {"ampere-ga100", 200, "DGX A100: 8x 200 Gb/s HDR, one per GPU"},
+      {"hopper", 400, "DGX H100: 8x 400 Gb/s NDR, one per GPU"},
+      {"blackwell", 400, "DGX B200: 8x 400 Gb/s ConnectX-7, one per GPU"},
+      {"cdna1", 100, "MI100 servers: 100 Gb/s per GPU"},
+      {"cdna2", 100, "Frontier: 4x 200 Gb/s Slingshot for 8 MI250X GCDs"},
+      {"cdna3", 400, "MI300X platforms: 8x 400 Gb/s, one per GPU"},
+      {"gaudi2", 300, "HLS-Gaudi2: 3x 100 GbE scale-out ports per card"},
+      {"gaudi3", 600, "HLS-Gaudi3: 3x 200 GbE scale-out ports per card"},
+      {"ascend-910b", 200, "Atlas 800T A2: one 200 GE RoCE port per NPU"},
+      {"trainium2", 200, "trn2.48xlarge: 3.2 Tb/s EFA for 16 Trainium2"},
+  };
+  for (const auto& f : kFamilies)
+    if (d.architecture_family == f.family) return {f.gbps, f.system};
+  // No multi-node reference system: PCIe servers of inference cards (two 100 GbE ports for four to eight cards),
+  // workstations and desktops (one 25 GbE port per card is already generous), edge modules (gigabit Ethernet).
+  switch (d.device_class) {
+    case DeviceClass::kDatacenter:
+    case DeviceClass::kNpu:
+      return {50, "a PCIe server: 2x 100 GbE for 4 cards"};
+    case DeviceClass::kConsumer:
+    case DeviceClass::kWorkstation:
+      return {25, "a desktop or workstation: 25 GbE per card"};
+    case DeviceClass::kEdge:
+      return {1, "an edge module: gigabit Ethernet"};
+  }
+  return {400, "a 400 Gb/s NIC per device"};
+}
+
 double HostLink::bytes_per_s() const {
   if (type == "usb3") return 5e9 / 8 * 0.8;  // 5 Gb/s with 8b/10b encoding
   if (type == "soc" || type == "cloud" || pcie_gen <= 0 || pcie_lanes <= 0) return 0;

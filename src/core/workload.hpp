@@ -94,6 +94,8 @@ struct System {
   int count = 1;
   int devices_per_node = 8;
   double network_bytes_per_s = 50e9;  // inter-node, per device, one direction (400 Gb/s NIC per GPU)
+  // Where network_bytes_per_s came from when the user did not say: the device's reference system, in words.
+  std::string network_assumed;
   double host_memory_bytes = 0;       // 0 = unknown (not checked)
   // Whether the framework overlaps the data-parallel gradient reduction with the backward pass (PyTorch DDP,
   // FSDP, DeepSpeed, Megatron-core with overlap_grad_reduce); Megatron-LM before 2023 reduced after backward.

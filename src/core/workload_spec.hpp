@@ -33,7 +33,7 @@ struct WorkloadSpec {
   std::optional<std::string> kv_cache;
   std::optional<std::string> profile;
   long long devices_per_node = 8;
-  double network_gbps = 400;  // per device, Gb/s
+  std::optional<double> network_gbps;  // per device, Gb/s; default: the device's reference system (reference_network)
   double headroom = 0.05;     // fraction of device memory a plan leaves free
   bool no_sequence_parallel = false;
   bool no_overlap_grad_reduce = false;

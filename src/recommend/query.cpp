@@ -1,5 +1,7 @@
 #include "recommend/query.hpp"
 
+#include <fmt/format.h>
+
 #include "estimators/params.hpp"
 
 #include <cmath>
@@ -154,8 +156,15 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   s.count = static_cast<int>(count);
   check_range("--devices-per-node", o.devices_per_node, 1, 1'000'000);
   s.devices_per_node = static_cast<int>(o.devices_per_node);
-  if (!(o.network_gbps > 0) || !std::isfinite(o.network_gbps)) bad("--network-gbps", "must be a positive number");
-  s.network_bytes_per_s = o.network_gbps * 1e9 / 8;
+  if (o.network_gbps && (!(*o.network_gbps > 0) || !std::isfinite(*o.network_gbps)))
+    bad("--network-gbps", "must be a positive number");
+  if (o.network_gbps) {
+    s.network_bytes_per_s = *o.network_gbps * 1e9 / 8;
+  } else {
+    const ReferenceNetwork net = reference_network(*q.device);
+    s.network_bytes_per_s = net.gbps * 1e9 / 8;
+    s.network_assumed = fmt::format("{:g} Gb/s per device ({})", net.gbps, net.system);
+  }
   if (!(o.headroom >= 0 && o.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   s.memory_headroom_fraction = o.headroom;
   s.overlap_grad_reduce = !o.no_overlap_grad_reduce;

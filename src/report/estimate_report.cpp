@@ -55,6 +55,10 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   }
   if (w.task == Task::kLora || w.task == Task::kQlora) j["workload"]["lora_rank"] = w.lora_rank;
   j["plan"] = plan_json(e.plan);
+  j["system"] = {{"devices_per_node", in.system.devices_per_node},
+                 {"network_gbps_per_device", in.system.network_bytes_per_s * 8 / 1e9},
+                 {"network_assumed", in.system.network_assumed.empty() ? nlohmann::json(nullptr)
+                                                                        : nlohmann::json(in.system.network_assumed)}};
   j["plan"]["requested_precision"] = to_string(e.requested_precision);
   j["plan"]["effective_precision"] = to_string(e.effective_precision);
   j["plan"]["precision_passes"] = e.precision_passes;
