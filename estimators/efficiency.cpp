@@ -38,7 +38,8 @@ constexpr ArchitectureFraction kSgemmFraction[] = {
 // MI100) = ~6,000 cycles. At a higher clock it is shorter: 2.4 us on an RTX 4090 at 2.52 GHz. llama.cpp's
 // unfused decode (about 1,250 kernels per Llama 7B token) shows it: the time per token left after the weights
 // are read is about 2.3 us per kernel on an RTX 4090, 3.4 on an RTX 3090 (1.70 GHz), 4.3 on an A100 PCIe (1.41
-// GHz), i.e. 5,800-6,100 cycles each (XiongjieDai/GPU-Benchmarks-on-LLM-Inference, data/measurements).
+// GHz), i.e. 5,800-6,100 cycles each (XiongjieDai/GPU-Benchmarks-on-LLM-Inference, data/measurements). The clock is
+// the one the device holds (a power-limited T4 or L4 runs its kernels' cycles slower than its boost clock).
 constexpr double kKernelOverheadCycles = 6000;
 constexpr double kDefaultKernelOverheadSeconds = 4e-6;
 

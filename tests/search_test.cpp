@@ -190,3 +190,36 @@ TEST_CASE("estimate --tokens and recommend give the same wall-clock time, interr
   REQUIRE(r["candidates"].size() >= 1);
   CHECK(r["candidates"][0]["total_seconds"].get<double>() == doctest::Approx(total).epsilon(1e-6));
 }
+
+TEST_CASE("the network a plan spans nodes over comes from the device's reference system unless given") {
+  auto run = [](const std::string& device, const std::string& extra) {
+    auto r = test::run_hwplan("estimate --model llama-2-7b --device " + device +
+                              " --count 16 --tp 1 --pp 1 --zero 3 --batch 2 --seq 2048 --grad-accum 1 --format json" + extra);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  auto has_network_warning = [](const nlohmann::json& j) {
+    for (const auto& w : j["warnings"])
+      if (w.get<std::string>().find("network assumed") != std::string::npos) return true;
+    return false;
+  };
+  // DGX A100: 8 x 200 Gb/s HDR for 8 GPUs; DGX H100: 8 x 400 Gb/s NDR.
+  nlohmann::json a100 = run("a100-80gb-sxm", ""), h100 = run("h100-sxm", "");
+  CHECK(a100["system"]["network_gbps_per_device"].get<double>() == doctest::Approx(200));
+  CHECK(h100["system"]["network_gbps_per_device"].get<double>() == doctest::Approx(400));
+  CHECK(a100["system"]["network_assumed"].get<std::string>().find("DGX A100") != std::string::npos);
+  CHECK(has_network_warning(a100));
+  // Consumer cards get a desktop's Ethernet, far below a DGX's InfiniBand: ZeRO-3 across two boxes slows down.
+  nlohmann::json rtx = run("rtx-4090", "");
+  CHECK(rtx["system"]["network_gbps_per_device"].get<double>() < 50);
+  // Given explicitly: used as given, no assumption named; a faster network is never slower.
+  nlohmann::json given = run("a100-80gb-sxm", " --network-gbps 400");
+  CHECK(given["system"]["network_assumed"].is_null());
+  CHECK_FALSE(has_network_warning(given));
+  CHECK(given["time"]["step_seconds"].get<double>() <= a100["time"]["step_seconds"].get<double>());
+  // One node: nothing crosses the network, nothing to warn about.
+  auto one = test::run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --count 8 --tp 1 --pp 1 --zero 3 --batch 2 "
+                              "--seq 2048 --grad-accum 1 --format json");
+  REQUIRE(one.exit_code == 0);
+  CHECK_FALSE(has_network_warning(nlohmann::json::parse(one.out)));
+}
