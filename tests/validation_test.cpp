@@ -42,17 +42,16 @@ TEST_CASE("fp32 step latencies of real PyTorch models (NeuSight, ASPLOS 2025)") 
 
 TEST_CASE("published training throughput and decode speeds") {
   auto s = check_set("data/measurements/published-throughput.yaml");
-  CHECK(s.count == 36);
-  // Tolerances: median |error| <= 12%; no case off by more than 65% (llama.cpp's Dec-2023 batch-1 kernels
-  // reached only about half of HBM bandwidth on A100/H100, which a bandwidth roofline overestimates).
-  CHECK(s.median_abs <= 0.12);
-  CHECK(s.worst_abs <= 0.65);
+  CHECK(s.count == 38);
+  // Tolerances: median |error| <= 10%; no case off by more than 35% (the worst is Llama 3 405B on 16,384 H100,
+  // whose recomputation and interleaving the source does not state: the search's choice bounds it from below).
+  CHECK(s.median_abs <= 0.10);
+  CHECK(s.worst_abs <= 0.35);
 }
 
 TEST_CASE("fine-tuning recipes: hwplan validate runs every case and reports it") {
-  // data/measurements/finetune.yaml (torchtune, PEFT, LLaMA-Factory, NeMo, Megatron-Bridge). The memory and
-  // software-stack estimators are being reworked, so no accuracy tolerance is held here yet: only that the real
-  // binary takes the file, exits 0 and prints one row per measured quantity of every case.
+  // data/measurements/finetune.yaml (torchtune, PEFT, LLaMA-Factory, NeMo, Megatron-Bridge): the real binary takes
+  // the file, exits 0 and prints one row per measured quantity of every case; the median error is held below.
   const std::string file = test::source_path("data/measurements/finetune.yaml");
   io::MeasurementSet set = io::load_measurements(file);
   CHECK(set.cases.size() == 42);
@@ -77,6 +76,8 @@ TEST_CASE("fine-tuning recipes: hwplan validate runs every case and reports it")
     CHECK(table.out.find(c.name) != std::string::npos);
   }
   CHECK(table.out.find(std::to_string(quantities) + " comparisons: median |error|") != std::string::npos);
+  // Median |error| over memory and tokens/s: 9.5% when last measured; held to 11%.
+  CHECK(doc["summary"]["median_abs_error"].get<double>() <= 0.11);
 }
 
 TEST_CASE("fine-tuning recipes: memory and speed within stated tolerances") {

@@ -159,6 +159,10 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
         if (c.measured.count("tokens_per_second_per_device")) continue;  // same run, counted once
         double flops = megatron_flops(q.model, static_cast<double>(e.plan.global_batch()), static_cast<double>(q.input.workload.seq));
         add(key, "TFLOP/s", value, flops / e.train.step_seconds / q.input.system.count / kTera);
+      } else if (key == "mfu") {
+        // Model FLOPs (6N + attention, PaLM's convention) per second over the dense peak, as Meta's Llama 3 paper
+        // and most recent reports give it.
+        add(key, "", value, e.train.mfu);
       } else if (key == "peak_memory_gib") {
         add(key, "GiB", value, e.memory.reported(q.input.workload.stack.memory_metric) / kGiB);
       } else if (key == "decode_tokens_per_second") {
