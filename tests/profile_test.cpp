@@ -2,7 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <chrono>
 #include <filesystem>
+
+#include <nlohmann/json.hpp>
 
 #include "estimators/efficiency.hpp"
 #include "io/profile_io.hpp"
@@ -63,5 +66,40 @@ TEST_CASE("estimate warns when the profile is of another device") {
   auto r = test::run_hwplan("estimate --model gpt2 --device t4 --profile " + path.string() + " --format json");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("profile") != std::string::npos);
+  fs::remove(path);
+}
+
+TEST_CASE("recommend applies a profile to the device it was measured on only, and reads it once per version") {
+  namespace fs = std::filesystem;
+  fs::path path = fs::temp_directory_path() / ("hwplan_profile_rec_" + std::to_string(::getpid()) + ".yaml");
+  Profile slow = sample();
+  // An H200 measured at a quarter of its catalog rates: only the H200's answer may change.
+  slow.bandwidth = {{1e6, 0.25e12}, {1e9, 1.0e12}};
+  slow.gemm[Precision::kBf16] = {{2e9, 50e12}, {1e12, 200e12}};
+  io::save_profile(slow, path.string());
+  const std::string flags = "recommend --model llama-2-7b --task lora --batch 1 --seq 1024 --recompute full --devices h200-sxm,h100-sxm "
+                            "--count 1 --top 5 --format json";
+  auto with = test::run_hwplan(flags + " --profile " + path.string());
+  auto without = test::run_hwplan(flags);
+  REQUIRE(with.exit_code == 0);
+  REQUIRE(without.exit_code == 0);
+  auto a = nlohmann::json::parse(with.out), b = nlohmann::json::parse(without.out);
+  CHECK(a["query"]["profile_device"] == "h200-sxm");
+  CHECK(b["query"]["profile_device"].is_null());
+  auto tokens = [](const nlohmann::json& j, const std::string& id) {
+    for (const auto& c : j["candidates"])
+      if (c["device"] == id) return c["tokens_per_second"].get<double>();
+    return -1.0;
+  };
+  CHECK(tokens(a, "h100-sxm") == doctest::Approx(tokens(b, "h100-sxm")));
+  CHECK(tokens(a, "h200-sxm") < 0.6 * tokens(b, "h200-sxm"));
+  // The cache: the same file version is one parse; a rewritten file is read again.
+  auto first = io::load_profile_cached(path.string());
+  CHECK(io::load_profile_cached(path.string()) == first);
+  io::save_profile(sample(), path.string());
+  fs::last_write_time(path, fs::last_write_time(path) + std::chrono::seconds(2));
+  auto second = io::load_profile_cached(path.string());
+  CHECK(second != first);
+  CHECK(second->gemm.at(Precision::kBf16).back().achieved == doctest::Approx(780e12));
   fs::remove(path);
 }

@@ -225,7 +225,6 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
     s.dp = 1;
     s.batch = 1;
     s.engine = to_string(engine);
-    s.device = device.id;
     s.prompt = std::max(1LL, w.prompt);
     s.generate = std::max(1LL, w.generate);
     try {
@@ -236,7 +235,7 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
     }
     Query& qq = queries.back();
     qq.input.model = &qq.model;
-    qq.input.profile = qq.profile ? &*qq.profile : nullptr;
+    qq.input.profile = qq.profile.get();
     layouts.push_back(&qq.input);
   }
   if (layouts.empty()) bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));

@@ -1,4 +1,8 @@
 #include "io/profile_io.hpp"
+#include <memory>
+#include <mutex>
+#include <map>
+#include <filesystem>
 
 #include <algorithm>
 #include <fstream>
@@ -77,6 +81,27 @@ Profile parse_profile(const std::string& text, const std::string& file) {
 
 Profile load_profile(const std::string& path) {
   return parse_profile(read_text_file(path, "profile"), path);
+}
+
+std::shared_ptr<const Profile> load_profile_cached(const std::string& path) {
+  struct Entry {
+    std::uintmax_t size = 0;
+    std::filesystem::file_time_type time;
+    std::shared_ptr<const Profile> profile;
+  };
+  static std::mutex mutex;
+  static std::map<std::string, Entry> cache;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  const auto time = ec ? std::filesystem::file_time_type{} : std::filesystem::last_write_time(path, ec);
+  if (ec) return std::make_shared<const Profile>(load_profile(path));  // the loader names the problem
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(path);
+  if (it != cache.end() && it->second.size == size && it->second.time == time) return it->second.profile;
+  auto profile = std::make_shared<const Profile>(load_profile(path));
+  if (cache.size() > 64) cache.clear();  // a bound: a long-lived process reading many files
+  cache[path] = {size, time, profile};
+  return profile;
 }
 
 std::string profile_to_yaml(const Profile& p) {

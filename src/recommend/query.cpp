@@ -242,10 +242,19 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     p.grad_accum = *o.global_batch / (p.micro_batch * p.dp);
   }
 
-  if (o.profile) q.profile = io::load_profile(*o.profile);
+  if (o.profile) {
+    q.profile = io::load_profile_cached(*o.profile);
+    // A profile measures one device. Evaluating others (recommend, serve over the catalog), it applies only to the
+    // device it was measured on; asked for by name (--device), it applies with a warning (estimate.cpp).
+    if (device_override && device_override->id != o.device && !q.profile->catalog_id.empty() &&
+        q.profile->catalog_id != q.device->id) {
+      q.profile.reset();
+      q.profile_skipped = true;
+    }
+  }
   q.input.model = &q.model;
   q.input.device = q.device;
-  q.input.profile = q.profile ? &*q.profile : nullptr;
+  q.input.profile = q.profile.get();
   if (!q.search) validate_plan(q.input);
   return q;
 }
@@ -253,7 +262,7 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
 Outcome run_query(Query& q) {
   Outcome out;
   q.input.model = &q.model;
-  q.input.profile = q.profile ? &*q.profile : nullptr;
+  q.input.profile = q.profile.get();
   if (!q.search) {
     out.estimate = estimate(q.input);
     return out;

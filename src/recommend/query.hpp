@@ -2,6 +2,8 @@
 // EstimateInput, and running it (with the layout search when the layout is not fully given).
 #pragma once
 
+#include <memory>
+
 #include <optional>
 
 #include "core/device.hpp"
@@ -19,7 +21,9 @@ namespace hwplan {
 struct Query {
   Model model;
   const Device* device = nullptr;
-  std::optional<Profile> profile;
+  std::shared_ptr<const Profile> profile;  // the calibration profile that applies to this device (none: catalog)
+  // A profile was given but describes another device (recommend evaluates every device): not applied.
+  bool profile_skipped = false;
   EstimateInput input;
   SearchSpace space;
   bool search = false;  // some layout fields are free and count > 1 (or micro-batch free)

@@ -1,4 +1,5 @@
 #include "recommend/recommend.hpp"
+#include "io/profile_io.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -297,6 +298,10 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   Recommendation r;
   Model model = registry.model(w.model);
   r.model_id = model.id;
+  if (w.profile) {
+    auto profile = io::load_profile_cached(*w.profile);
+    r.profile_device = profile->catalog_id.empty() ? profile->device_name : profile->catalog_id;
+  }
   const bool inference = w.task == "infer";
   if (!model.is_transformer() && (w.task == "lora" || w.task == "qlora"))
     throw InputError({}, "--task", "LoRA adapts a transformer's linear layers; " + model.id + " is a generic network (use --task finetune)");

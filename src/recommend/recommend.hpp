@@ -67,6 +67,8 @@ struct Recommendation {
   bool job_tokens_assumed = false;
   long long global_batch = 0;        // training: sequences per optimizer step, the same for every candidate
   bool global_batch_assumed = false; // the documented default (default_global_batch), not the user's
+  // --profile: the device it was measured on (it applies to that device only; the others use the catalog).
+  std::string profile_device;
   long long largest_count = 0;       // the largest count tried (a candidate there sits at the search limit)
   std::vector<Candidate> candidates;  // feasible, best first, one per device (its best count); the report shows the top K
   long long feasible_configurations = 0;  // (device, count) pairs that meet every constraint

@@ -61,6 +61,7 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                 {"deadline", spec.deadline ? json(*spec.deadline) : json(nullptr)},
                 {"global_batch", r.global_batch > 0 ? json(r.global_batch) : json(nullptr)},
                 {"global_batch_assumed", r.global_batch_assumed},
+                {"profile_device", r.profile_device.empty() ? json(nullptr) : json(r.profile_device)},
                 {"devices", spec.devices},
                 {"count", spec.count ? json(*spec.count) : json(nullptr)}};
   j["candidates"] = json::array();
@@ -169,6 +170,9 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
                                                     spec.optimize == "cost" || spec.optimize == "balanced"
                                                         ? " after the priced ones" : "")
                                       : std::string());
+  if (format == Format::kTable && !r.profile_device.empty())
+    out += fmt::format("Profile: measured on {}; it applies to {} only, the other devices use the catalog.\n\n",
+                       r.profile_device, r.profile_device);
   out += render(t, format);
   if (format != Format::kTable) return out;
   long long shown = 0;
