@@ -469,3 +469,28 @@ TEST_CASE("serving cost per million tokens owned: hwplan tco's owned total over 
   CHECK(json::parse(same.out)["cost"]["own_usd_per_million_output_tokens"].get<double>() ==
         doctest::Approx(pj["candidates"][0]["own_usd_per_million_output_tokens"].get<double>()));
 }
+
+TEST_CASE("serve: pipeline stages for models beyond a node, as vLLM's virtual engines") {
+  // Llama 3.1 405B in bf16 (810 GB) does not fit 8 x 80 GB: the search goes to two or more pipeline stages.
+  auto big = run_hwplan("serve --model llama-3.1-405b --device h100-sxm --rate 1 --prompt 1000 --generate 200 --ttft-p95 3 "
+                        "--tpot-p95 0.2 --requests 200 --format json");
+  REQUIRE(big.exit_code == 0);
+  json b = json::parse(big.out);
+  const long long pp = b["serve"]["layout"]["pp"].get<long long>(), tp = b["serve"]["layout"]["tp"].get<long long>();
+  CHECK(pp >= 2);
+  CHECK(b["serve"]["devices_total"].get<long long>() == tp * pp * b["serve"]["replicas"].get<long long>());
+  for (const auto& l : b["layouts"])
+    if (l["pp"] == 1 && l["tp"].get<long long>() <= 8) CHECK(l["fits"] == false);
+  // The same model on one node with and without a second stage: the stage adds the send between stages to each
+  // token (never faster per token) and holds twice the KV cache.
+  const std::string flags = " --model llama-3-8b --device h100-sxm --concurrency 4 --prompt 500 --generate 100 --requests 200 --format json";
+  auto one = run_hwplan("serve --tp 1 --pp 1 --count 1" + flags);
+  auto two = run_hwplan("serve --tp 1 --pp 2 --count 2" + flags);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(two.exit_code == 0);
+  json o = json::parse(one.out), t = json::parse(two.out);
+  CHECK(t["serve"]["layout"]["pp"] == 2);
+  CHECK(t["latency"]["tpot_seconds"]["p50"].get<double>() >= 0.95 * o["latency"]["tpot_seconds"]["p50"].get<double>());
+  CHECK(t["kv_cache"]["capacity_tokens"].get<double>() > 1.9 * o["kv_cache"]["capacity_tokens"].get<double>());
+  CHECK(run_hwplan("serve" + flags + " --pp 0").exit_code == 2);
+}

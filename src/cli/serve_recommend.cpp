@@ -179,12 +179,13 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
 
 report::Table ranking_table(const ServeRanking& sr) {
   report::Table t;
-  t.header = {"#", "device", "tp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms",
+  t.header = {"#", "device", "tp", "pp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms",
               "$/M out tokens (" + sr.basis.basis + ")", "kWh/M out tokens"};
-  t.right_align = {true, false, true, true, true, true, true, true, true, true};
+  t.right_align = {true, false, true, true, true, true, true, true, true, true, true};
   for (size_t i = 0; i < sr.ranked.size(); ++i) {
     const ServeCandidate& c = *sr.ranked[i];
-    t.rows.push_back({std::to_string(i + 1), c.device->id, std::to_string(c.layout.tp), std::to_string(c.layout.replicas),
+    t.rows.push_back({std::to_string(i + 1), c.device->id, std::to_string(c.layout.tp), std::to_string(c.layout.pp),
+                      std::to_string(c.layout.replicas),
                       std::to_string(c.layout.devices),
                       c.layout.capacity.max_load ? fmt::format("{:.3g}", *c.layout.capacity.max_load) : "-",
                       report::num(c.at_load.ttft.p95 * 1000, 1), report::num(c.at_load.tpot.p95 * 1000, 1),

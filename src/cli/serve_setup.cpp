@@ -58,16 +58,32 @@ serve::EngineConfig engine_config(const ServeOptions& o, Engine engine, const De
   return e;
 }
 
-// Tensor-parallel sizes to try: the one given, or powers of two within a node that divide the heads (and the
-// given device count when there are no targets to search with).
-std::vector<int> tp_candidates(const ServeOptions& o, const Model& m, const Device& d, bool search) {
-  if (o.workload.tp) return {static_cast<int>(*o.workload.tp)};
-  if (d.host_link.type == "soc" || d.host_link.type == "usb3") return {1};
-  std::vector<int> out;
-  for (int tp = 1; tp <= std::min<long long>(o.workload.devices_per_node, 64); tp *= 2) {
-    if (m.is_transformer() && m.attention_heads % tp != 0) break;
-    if (!search && o.workload.count % tp != 0) continue;
-    out.push_back(tp);
+// Layouts to try, (tp, pp): the ones given, or tensor-parallel powers of two within a node that divide the heads
+// (and the given device count when there are no targets to search with); then pipelines of 2, 4 and 8 stages of
+// the largest of them, for models that need more than a node (vLLM's pipeline parallelism across nodes).
+std::vector<std::pair<int, int>> layout_candidates(const ServeOptions& o, const Model& m, const Device& d, bool search) {
+  if (o.workload.tp && o.workload.pp) return {{static_cast<int>(*o.workload.tp), static_cast<int>(*o.workload.pp)}};
+  if (d.host_link.type == "soc" || d.host_link.type == "usb3") return {{1, 1}};
+  std::vector<int> tps;
+  if (o.workload.tp) {
+    tps.push_back(static_cast<int>(*o.workload.tp));
+  } else {
+    for (int tp = 1; tp <= std::min<long long>(o.workload.devices_per_node, 64); tp *= 2) {
+      if (m.is_transformer() && m.attention_heads % tp != 0) break;
+      if (!search && o.workload.count % tp != 0) continue;
+      tps.push_back(tp);
+    }
+  }
+  std::vector<std::pair<int, int>> out;
+  if (o.workload.pp) {
+    for (int tp : tps) out.push_back({tp, static_cast<int>(*o.workload.pp)});
+    return out;
+  }
+  for (int tp : tps) out.push_back({tp, 1});
+  if (!tps.empty() && m.is_transformer()) {
+    const int tp = tps.back();
+    for (int pp = 2; pp <= 8 && pp <= m.total_layers(); pp *= 2)
+      if (search || o.workload.count % (static_cast<long long>(tp) * pp) == 0) out.push_back({tp, pp});
   }
   return out;
 }
@@ -123,7 +139,7 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
   ServeSetup out;
   WorkloadOptions& w = o.workload;
   if (w.task != "infer") bad("--task", "serve is inference: leave --task out (or give infer)");
-  if (w.pp && *w.pp != 1) bad("--pp", "serve models tensor-parallel replicas (pp = 1); pipeline stages are not simulated");
+  if (w.pp && (*w.pp < 1 || *w.pp > 64)) bad("--pp", "must be 1 to 64 pipeline stages");
   if (w.dp) bad("--dp", "serve finds the replicas itself; give --tp for the layout of one replica");
   if (w.batch) bad("--batch", "serve batches continuously; use --max-sequences to cap the batch");
   if (w.prompt < 1 && !o.prompt_dist && !o.trace) bad("--prompt", "must be at least 1 token for serving");
@@ -216,12 +232,12 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
   // Layouts: one query per tensor-parallel size (each validated the way estimate validates it).
   std::deque<Query>& queries = out.queries;
   std::vector<const EstimateInput*>& layouts = out.layouts;
-  for (int tp : tp_candidates(o, model, device, search)) {
+  for (auto [tp, pp] : layout_candidates(o, model, device, search)) {
     WorkloadSpec s = w;
     s.task = "infer";
-    s.count = tp;
+    s.count = static_cast<long long>(tp) * pp;
     s.tp = tp;
-    s.pp = 1;
+    s.pp = pp;
     s.dp = 1;
     s.batch = 1;
     s.engine = to_string(engine);
@@ -230,7 +246,8 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
     try {
       queries.push_back(resolve_query(registry, s, &device));
     } catch (const InputError&) {
-      if (w.tp) throw;  // the layout the user asked for is invalid: say why
+      if (w.tp && w.pp) throw;  // the layout the user asked for is invalid: say why
+      if (w.tp && !w.pp && pp == 1) throw;
       continue;
     }
     Query& qq = queries.back();

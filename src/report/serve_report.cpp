@@ -145,7 +145,7 @@ json serve_json(const ServeReport& r) {
                      {"seed", q.traffic.seed}};
   json layouts = json::array();
   for (const auto& l : a.layouts)
-    layouts.push_back({{"tp", l.tp},
+    if (l.tried) layouts.push_back({{"tp", l.tp},
                        {"pp", l.pp},
                        {"fits", l.fits},
                        {"kv_capacity_tokens", l.kv.tokens},
@@ -227,10 +227,10 @@ std::string serve_text(const ServeReport& r, Format format) {
                      s.records.size(), s.measured, s.seconds, s.steps, s.preemptions, r.question->traffic.seed);
   if (a.layouts.size() > 1) {
     Table l;
-    l.header = {"tp", "KV tokens", "max load/replica", "replicas", "devices", "binding"};
-    l.right_align = {true, true, true, true, true, false};
+    l.header = {"tp", "pp", "KV tokens", "max load/replica", "replicas", "devices", "binding"};
+    l.right_align = {true, true, true, true, true, true, false};
     for (const auto& x : a.layouts)
-      l.rows.push_back({std::to_string(x.tp), x.fits ? std::to_string(x.kv.tokens) : "does not fit",
+      if (x.tried) l.rows.push_back({std::to_string(x.tp), std::to_string(x.pp), x.fits ? std::to_string(x.kv.tokens) : "does not fit",
                         x.capacity.max_load ? fmt::format("{:.3g}", *x.capacity.max_load) : "-",
                         x.replicas ? std::to_string(x.replicas) : "-", x.devices ? std::to_string(x.devices) : "-",
                         binding_key(x.capacity.binding)});

@@ -87,13 +87,24 @@ SimResult simulate_replica(const Replica& r, const Traffic& traffic, Load load) 
   StepModel model(step_rates(*r.input), r.overhead_seconds);
   SimConfig cfg;
   cfg.engine = r.engine;
-  cfg.kv_capacity_tokens = r.unlimited_kv ? -1 : r.kv.tokens;
+  // Pipeline stages (vLLM's virtual engines): pp batches are in flight, one per stage; each batch's step walks
+  // through every stage (the step model's time of all layers plus the stage-to-stage sends) and owns 1/pp of the
+  // KV blocks and of the load. One of them is simulated; the replica delivers pp times its throughput at the
+  // same latencies.
+  const int pp = std::max(1, r.input->plan.pp);
+  cfg.kv_capacity_tokens = r.unlimited_kv ? -1 : r.kv.tokens / pp;
   cfg.warmup_fraction = traffic.warmup_fraction;
+  SimResult out;
   if (load.closed_loop) {
-    cfg.closed_loop_clients = std::max(1LL, std::llround(load.value));
-    return simulate(model, cfg, make_requests(traffic, 1.0));
+    cfg.closed_loop_clients = std::max(1LL, std::llround(std::ceil(load.value / pp - 1e-9)));
+    out = simulate(model, cfg, make_requests(traffic, 1.0));
+  } else {
+    out = simulate(model, cfg, make_requests(traffic, load.value / pp));
   }
-  return simulate(model, cfg, make_requests(traffic, load.value));
+  out.requests_per_second *= pp;
+  out.output_tokens_per_second *= pp;
+  out.total_tokens_per_second *= pp;
+  return out;
 }
 
 CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const Targets& targets, bool closed) {
@@ -105,9 +116,11 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
   double saturated = INFINITY;
   SimResult saturation;
   if (!closed) {
-    double clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences),
+    // Each pipeline stage's virtual engine batches up to the engine's cap.
+    const double pp = static_cast<double>(std::max(1, rep.input->plan.pp));
+    double clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences) * pp,
                                                           static_cast<double>(rep.kv.max_sequences)));
-    if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences);
+    if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences) * pp;
     saturation = simulate_replica(rep, traffic, {true, clients});
     ++out.simulations;
     if (saturation.unservable) {

@@ -56,8 +56,15 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
     a.layouts.push_back(o);
     replicas.push_back(r);
   }
+  // Pipeline stages are for models beyond one stage's devices: when a layout without them holds the model and the
+  // longest request, the pipelined ones are not tried (a user's --pp gives only pipelined layouts).
+  const bool flat_fits = std::any_of(a.layouts.begin(), a.layouts.end(), [](const LayoutOption& o) { return o.pp == 1 && o.fits; });
+  if (flat_fits)
+    for (LayoutOption& o : a.layouts)
+      if (o.pp > 1) o.tried = false;
   auto evaluate = [&](size_t i) {
     LayoutOption& o = a.layouts[i];
+    if (!o.tried) return;
     if (o.fits && q.targets.any()) {
       o.capacity = search_capacity(replicas[i], q.traffic, q.targets, q.load.closed_loop);
       if (o.capacity.max_load && *o.capacity.max_load > 0) {

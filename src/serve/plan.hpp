@@ -30,6 +30,7 @@ struct LayoutOption {
   long long replicas = 0;  // 0: this layout cannot serve the load
   long long devices = 0;
   bool fits = false;       // weights, activations and the longest request fit
+  bool tried = true;       // false: a pipelined layout left out because an unpipelined one holds the model
 };
 
 struct ServeAnswer {
