@@ -1,4 +1,5 @@
 #include "estimators/comm.hpp"
+#include "core/assumptions.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,9 +10,9 @@ namespace {
 // NCCL reaches ~80% of NVLink's per-direction bandwidth as all-reduce bus bandwidth (nccl-tests on DGX A100/
 // H100: ~230/600 GB/s bidirectional -> ~0.77-0.85 of 300/450 per direction), ~70% over PCIe peer paths and
 // ~80-90% of the NIC rate across nodes.
-constexpr double kFabricEfficiency = 0.80;
-constexpr double kPcieEfficiency = 0.70;
-constexpr double kNetworkEfficiency = 0.85;
+// Used as assumptions().fabric_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
+// Used as assumptions().pcie_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
+// Used as assumptions().network_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
 }  // namespace
 
 namespace {
@@ -43,7 +44,7 @@ GroupLink group_link(const Device& device, const System& system, int size, int s
   const long long count = std::max<long long>(system.count, static_cast<long long>(size) * stride);
   if (span > node || some_group_straddles(size, stride, node, count)) {
     link.crosses_nodes = true;
-    link.bytes_per_s = system.network_bytes_per_s * kNetworkEfficiency;
+    link.bytes_per_s = system.network_bytes_per_s * assumptions().network_efficiency;
     link.latency_s = 10e-6;
     link.medium = "network";
     return link;
@@ -54,14 +55,14 @@ GroupLink group_link(const Device& device, const System& system, int size, int s
                              (span <= ic.domain_size && node % ic.domain_size == 0 &&
                               !some_group_straddles(size, stride, ic.domain_size, count));
   if (ic.pools_memory() && within_domain) {
-    link.bytes_per_s = ic.bidirectional_bytes_per_s / 2 * kFabricEfficiency;
+    link.bytes_per_s = ic.bidirectional_bytes_per_s / 2 * assumptions().fabric_efficiency;
     link.latency_s = 3e-6;
     link.medium = "scale-up fabric";
     return link;
   }
   double pcie = device.host_link.bytes_per_s();
   if (pcie <= 0) pcie = 1e9;  // SoCs and USB devices: nothing better than a slow host path
-  link.bytes_per_s = pcie * kPcieEfficiency;
+  link.bytes_per_s = pcie * assumptions().pcie_efficiency;
   link.latency_s = 8e-6;
   link.medium = "pcie";
   return link;

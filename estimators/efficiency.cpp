@@ -1,4 +1,5 @@
 #include "estimators/efficiency.hpp"
+#include "core/assumptions.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +11,9 @@ namespace {
 // Defaults by device class, from published measurements (see data/measurements and catalog sources):
 // large bf16 GEMMs reach 80-87% of dense peak on A100/H100 (stas00 MAMF table); FP32 SIMT SGEMM reaches
 // ~90% of the FP32 peak; STREAM-like kernels reach ~85-90% of DRAM peak on HBM and GDDR parts.
-constexpr double kTensorGemmEfficiency = 0.80;
-constexpr double kSimtGemmEfficiency = 0.90;
-constexpr double kBandwidthEfficiency = 0.85;
+// Used as assumptions().tensor_gemm_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
+// Used as assumptions().simt_gemm_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
+// Used as assumptions().bandwidth_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
 
 // Large IEEE-fp32 SGEMM (TF32 off) as a fraction of the spec-sheet FP32 peak, per architecture, at clocks the
 // card holds. Since Ampere GA10x, NVIDIA's FP32 peak counts two FP32 issues per clock per lane, which SGEMM
@@ -40,13 +41,13 @@ constexpr ArchitectureFraction kSgemmFraction[] = {
 // are read is about 2.3 us per kernel on an RTX 4090, 3.4 on an RTX 3090 (1.70 GHz), 4.3 on an A100 PCIe (1.41
 // GHz), i.e. 5,800-6,100 cycles each (XiongjieDai/GPU-Benchmarks-on-LLM-Inference, data/measurements). The clock is
 // the one the device holds (a power-limited T4 or L4 runs its kernels' cycles slower than its boost clock).
-constexpr double kKernelOverheadCycles = 6000;
-constexpr double kDefaultKernelOverheadSeconds = 4e-6;
+// Used as assumptions().kernel_overhead_cycles (src/core/assumptions.hpp, overridable with --assumptions).
+// Used as assumptions().default_kernel_overhead_seconds (src/core/assumptions.hpp, overridable with --assumptions).
 
 // Devices with no published GEMM measurement: large tensor-core GEMMs at this fraction of peak, below every
 // measured NVIDIA part (A100 PCIe 0.81, A100 SXM 0.87, H100 SXM 0.80 in the catalog's measured_matmul_tflops)
 // and stated in the output as an assumption.
-constexpr double kUnmeasuredTensorGemmEfficiency = 0.70;
+// Used as assumptions().unmeasured_tensor_gemm_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
 
 // The published fraction for the device's architecture family, if the table has it.
 std::optional<double> table_sgemm_fraction(const Device& d) {
@@ -57,7 +58,7 @@ std::optional<double> table_sgemm_fraction(const Device& d) {
 
 }  // namespace
 
-double sgemm_fraction(const Device& d) { return table_sgemm_fraction(d).value_or(kSimtGemmEfficiency); }
+double sgemm_fraction(const Device& d) { return table_sgemm_fraction(d).value_or(assumptions().simt_gemm_efficiency); }
 
 // The compute clock a device holds under dense GEMMs, as a fraction of the boost clock its peaks assume: a
 // published sustained clock when the catalog has one; else what a published SGEMM measurement of this very
@@ -182,7 +183,7 @@ PrecisionChoice effective_precision(const Device& d, Precision requested) {
 DeviceRates device_rates(const Device& device, Precision precision, const Profile* profile) {
   DeviceRates r;
   r.bandwidth = device.memory_bandwidth_bytes_per_s;
-  r.bandwidth_efficiency = kBandwidthEfficiency;
+  r.bandwidth_efficiency = assumptions().bandwidth_efficiency;
   r.compute_units = device.compute_units.value_or(0);
   const double clock = sustained_clock_fraction(device);
   r.simt_flops = device.peak(Precision::kFp32) * clock;
@@ -192,7 +193,7 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
       r.matrix_flops = *device.fp32_matrix_flops;
       r.tensor_cores = true;
       // CDNA fp32 GEMMs run on the matrix cores: the published rocBLAS fraction where the table has the family.
-      r.gemm_efficiency = table_sgemm_fraction(device).value_or(kTensorGemmEfficiency);
+      r.gemm_efficiency = table_sgemm_fraction(device).value_or(assumptions().tensor_gemm_efficiency);
     } else {
       r.matrix_flops = device.peak(Precision::kFp32);
       r.tensor_cores = false;
@@ -202,7 +203,7 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     // Matrix units in the effective format (a fallback or an emulation divides the peak by its passes).
     r.matrix_flops = device.peak(choice.effective) / choice.passes;
     r.tensor_cores = true;
-    r.gemm_efficiency = kUnmeasuredTensorGemmEfficiency;
+    r.gemm_efficiency = assumptions().unmeasured_tensor_gemm_efficiency;
     r.gemm_efficiency_assumed = true;
   }
   auto measured = choice.passes == 1 ? device.measured_matmul_flops.find(choice.effective) : device.measured_matmul_flops.end();
@@ -215,8 +216,8 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
   }
   r.clock_fraction = clock;
   r.kernel_overhead_seconds = device.boost_clock_mhz && *device.boost_clock_mhz > 0
-                                  ? kKernelOverheadCycles / (*device.boost_clock_mhz * 1e6 * clock)
-                                  : kDefaultKernelOverheadSeconds;
+                                  ? assumptions().kernel_overhead_cycles / (*device.boost_clock_mhz * 1e6 * clock)
+                                  : assumptions().default_kernel_overhead_seconds;
   if (profile) {
     auto it = profile->gemm.find(precision);
     if (it != profile->gemm.end() && !it->second.empty()) r.gemm_curve = &it->second;
@@ -248,7 +249,7 @@ double gemm_seconds(const DeviceRates& r, double m, double n, double k, double b
   double rate = r.matrix_flops * eff;
   // A skinny GEMM (decode, M of a few rows) wastes most of a tensor-core tile; GEMV kernels run it on the
   // FP32 vector units instead when that is faster.
-  if (m < 16 && r.tensor_cores && !r.gemm_curve) rate = std::max(rate, r.simt_flops * kSimtGemmEfficiency);
+  if (m < 16 && r.tensor_cores && !r.gemm_curve) rate = std::max(rate, r.simt_flops * assumptions().simt_gemm_efficiency);
   double compute = rate > 0 ? flops / rate : 0;
   double memory = bytes / achieved_bandwidth(r, bytes);
   return std::max(compute, memory) + r.kernel_overhead_seconds;

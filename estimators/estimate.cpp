@@ -1,4 +1,5 @@
 #include "estimators/estimate.hpp"
+#include "core/assumptions.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,6 +82,7 @@ Estimate estimate(const EstimateInput& in) {
   e.memory.page_out(e.usable_bytes);
   e.fits = e.memory.total() <= e.usable_bytes;
 
+  if (!assumptions_note().empty()) e.warnings.push_back(assumptions_note());
   // Across nodes, the network decides the data-parallel and pipeline traffic: say which one was assumed.
   if (in.system.count > in.system.devices_per_node && !in.system.network_assumed.empty())
     e.warnings.push_back("network assumed: " + in.system.network_assumed + " across " +

@@ -1,4 +1,5 @@
 #include "estimators/operators.hpp"
+#include "core/assumptions.hpp"
 
 #include <algorithm>
 
@@ -300,14 +301,14 @@ Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>*
 }
 
 Cost generic_cost(const LayerShape& s, const DeviceRates& r) {
-  constexpr double kConvEfficiency = 0.6;
+  // Used as assumptions().conv_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
   Cost cost;
   const Model& m = *s.model;
   OpRecord op{"network", OpKind::kGemm};
   op.forward_flops = m.forward_flops_per_sample * s.micro_batch;
   // Activations are written once forward and read back in backward; each layer also reads its input.
   op.forward_bytes = 2 * m.activation_bytes_per_sample * s.micro_batch * s.activation_bytes / 4;
-  double rate = r.matrix_flops * r.gemm_efficiency * kConvEfficiency;
+  double rate = r.matrix_flops * r.gemm_efficiency * assumptions().conv_efficiency;
   double compute = rate > 0 ? op.forward_flops / rate : 0;
   double memory = op.forward_bytes / achieved_bandwidth(r, op.forward_bytes);
   op.forward_seconds = std::max(compute, memory) + 50 * r.kernel_overhead_seconds;

@@ -1,4 +1,5 @@
 #include "estimators/stack.hpp"
+#include "core/assumptions.hpp"
 
 namespace hwplan {
 namespace {
@@ -8,13 +9,13 @@ namespace {
 // 2023-11-30): Llama-2-7B bf16 batch-1 decode in eager mode runs at 25.5 tokens/s on an A100 (39 ms per token)
 // while its GPU work is ~7 ms (13.5 GB of weights at ~2 TB/s); its eager model issues about 36 kernels per
 // layer, 32 layers + head = ~1,170 kernels per token: (39 - 7) ms / 1,170 = ~27 us per kernel.
-constexpr double kEagerHostSecondsPerKernel = 27e-6;
+// Used as assumptions().eager_host_seconds_per_kernel (src/core/assumptions.hpp, overridable with --assumptions).
 // torch.compile (Inductor) launches its generated kernels from a Python wrapper without the dispatcher:
 // the same write-up reaches 107 tokens/s with compile + CUDA graphs; without graphs a launch still costs the
 // CUDA driver call and the wrapper (~5-8 us, CUDA launch-latency measurements in the CUDA C++ best practices).
-constexpr double kCompiledHostSecondsPerKernel = 8e-6;
+// Used as assumptions().compiled_host_seconds_per_kernel (src/core/assumptions.hpp, overridable with --assumptions).
 // A C++ engine issuing kernels itself (llama.cpp, ExLlama's C++ extension): cudaLaunchKernel alone, ~4 us.
-constexpr double kNativeHostSecondsPerKernel = 4e-6;
+// Used as assumptions().native_host_seconds_per_kernel (src/core/assumptions.hpp, overridable with --assumptions).
 
 // Eager (uncompiled) PyTorch training in 16-bit moves about twice the bytes that the per-op pass counts of
 // estimators/operators.cpp give for its norm, RoPE, activation, residual and adapter ops: the fp32 islands of mixed
@@ -25,14 +26,14 @@ constexpr double kNativeHostSecondsPerKernel = 4e-6;
 // gave half that gap) and checked on IBM's FSDP Llama 2 7B on 128 A100 (pytorch.org "Maximizing training
 // throughput using PyTorch FSDP and Torch.compile": 57% MFU eager, 68% compiled), where the same factor closes
 // the eager/compiled gap to within 10%. `hwplan validate` refits it without each held-out group.
-constexpr double kEagerTrafficFactor = 2.0;
+// Used as assumptions().eager_traffic_factor (src/core/assumptions.hpp, overridable with --assumptions).
 
 }  // namespace
 
 Stack framework_preset(Framework f) {
   Stack s;
   s.preset = to_string(f);
-  s.eager_traffic_factor = kEagerTrafficFactor;
+  s.eager_traffic_factor = assumptions().eager_traffic_factor;
   switch (f) {
     case Framework::kHfTrainer:
     case Framework::kDeepspeed:
@@ -40,13 +41,13 @@ Stack framework_preset(Framework f) {
       // master weights, PEFT LoRA adapters as dropout + A + B + scale + add. DeepSpeed runs the same model code
       // under ZeRO (with its fused Adam, which the optimizer's memory-bound pass already assumes).
       s.fused_kernels = false;
-      s.host_seconds_per_kernel = kEagerHostSecondsPerKernel;
+      s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.adapter_kernels = 5;
       break;
     case Framework::kFsdp:
       // Plain PyTorch FSDP/DDP over an eager model with SDPA attention.
       s.fused_kernels = false;
-      s.host_seconds_per_kernel = kEagerHostSecondsPerKernel;
+      s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       break;
     case Framework::kTorchtune:
       // torchtune recipes: pure bf16 (dtype: bf16, no fp32 master copy), chunked cross-entropy
@@ -54,19 +55,19 @@ Stack framework_preset(Framework f) {
       s.master_weights_fp32 = false;
       s.fused_kernels = false;
       s.chunked_loss = true;
-      s.host_seconds_per_kernel = kEagerHostSecondsPerKernel;
+      s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.memory_metric = MemoryMetric::kAllocated;
       break;
     case Framework::kTorchtitan:
       // FSDP2 + torch.compile per block (fused elementwise kernels), fp32 master shards.
       s.fused_kernels = true;
-      s.host_seconds_per_kernel = kCompiledHostSecondsPerKernel;
+      s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
     case Framework::kMegatron:
       // Megatron-LM / NeMo: Transformer Engine fused LayerNorm+GEMM, fused RoPE, fused SwiGLU, fused
       // cross-entropy; distributed optimizer with fp32 main weights; large kernels, host cost hidden.
       s.fused_kernels = true;
-      s.host_seconds_per_kernel = kCompiledHostSecondsPerKernel;
+      s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
   }
   return s;
@@ -81,8 +82,8 @@ Stack engine_preset(Engine e) {
       // transformers generate(): eager modelling code, one Python dispatch per op, no CUDA graphs; sampling and
       // stopping criteria add a few small ops per token.
       s.fused_kernels = false;
-      s.host_seconds_per_kernel = kEagerHostSecondsPerKernel;
-      s.decode_step_overhead_seconds = 20 * kEagerHostSecondsPerKernel;
+      s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
+      s.decode_step_overhead_seconds = 20 * assumptions().eager_host_seconds_per_kernel;
       break;
     case Engine::kVllm:
     case Engine::kSglang:
@@ -107,14 +108,14 @@ Stack engine_preset(Engine e) {
       // up products, SiLU, the gate multiply and the down product: 25 nodes, plus the per-layer views ggml
       // materialises (~7) = 32 (llama.cpp's llm_build_llama graph, late 2023, before CUDA graphs and op fusion).
       // Quantised weights add one q8_1 quantisation of the activations per product (the mmvq path).
-      s.host_seconds_per_kernel = kNativeHostSecondsPerKernel;
+      s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;
       s.decode_step_overhead_seconds = 0.2e-3;
       s.decode_kernels_per_layer = 32;
       s.quantized_linear_kernels = 1;
       break;
     case Engine::kExllama:
       // Native C++/CUDA engine launching its own fused kernels.
-      s.host_seconds_per_kernel = kNativeHostSecondsPerKernel;
+      s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;
       s.decode_step_overhead_seconds = 0.2e-3;
       break;
   }

@@ -1,4 +1,5 @@
 #include "estimators/training.hpp"
+#include "core/assumptions.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +10,8 @@
 namespace hwplan {
 namespace {
 
-// Streaming multiprocessors a data-parallel collective occupies while it runs (NCCL: one CTA per channel).
-constexpr double kCollectiveSms = 16;
+// Streaming multiprocessors a data-parallel collective occupies while it runs (NCCL: one CTA per channel):
+// assumptions().collective_sms.
 
 int lora_target_count(const Workload& w, const Model& m) {
   if (w.task != Task::kLora && w.task != Task::kQlora) return 0;
@@ -196,7 +197,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     // NCCL_MAX_NCHANNELS range; DeepSeek-V3's report dedicates 20 of 132 H800 SMs to communication): the
     // overlapped compute runs that fraction slower.
     const double sms = static_cast<double>(in.device->compute_units.value_or(0));
-    const double stolen = sms > 0 ? std::min(0.25, kCollectiveSms / sms) : 0.0;
+    const double stolen = sms > 0 ? std::min(0.25, assumptions().collective_sms / sms) : 0.0;
     t.dp_interference_seconds = (t.dp_comm_seconds - t.dp_comm_exposed_seconds) * stolen;
   }
 
@@ -212,7 +213,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   } else {
     // ZeRO-Offload: gradients go down and updated weights come back over PCIe; CPU Adam updates about
     // 1e9 parameters/s on a many-core host (Ren et al. 2021, ZeRO-Offload, Sec. 5).
-    double pcie = std::max(1e9, in.device->host_link.bytes_per_s() * 0.8);
+    double pcie = std::max(1e9, in.device->host_link.bytes_per_s() * assumptions().host_link_efficiency);
     double transfer = updated * (grad_bytes + weight_bytes_per_param(w)) / pcie;
     t.optimizer_seconds = updated / 1e9;
     t.offload_seconds = transfer;
@@ -224,7 +225,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   if (w.stack.paged_optimizer) {
     MemoryBreakdown mem = training_memory(m, params, *in.device, w, plan);
     mem.page_out(in.system.usable_bytes(in.device->memory_bytes));
-    t.paging_seconds = mem.paged_out_bytes / std::max(1e9, in.device->host_link.bytes_per_s() * 0.8);
+    t.paging_seconds = mem.paged_out_bytes / std::max(1e9, in.device->host_link.bytes_per_s() * assumptions().host_link_efficiency);
   }
 
   t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.dp_interference_seconds +
@@ -258,9 +259,10 @@ Goodput training_goodput(long long devices, double training_seconds) {
   // its snapshot is taken (about 20 s with asynchronous checkpointing to fast storage). With these figures a
   // 16,384-GPU job trains about 89% of the time, in line with the "more than 90% effective training time" Llama 3
   // reports after its own automation.
-  constexpr double kInterruptionsPerDeviceHour = 1.97e-5;
-  constexpr double kRestartSeconds = 600;
-  constexpr double kCheckpointStallSeconds = 20;
+  const Assumptions& as = assumptions();
+  const double kInterruptionsPerDeviceHour = as.interruptions_per_device_hour;
+  const double kRestartSeconds = as.restart_seconds;
+  const double kCheckpointStallSeconds = as.checkpoint_stall_seconds;
   Goodput g;
   if (devices < 1 || !(training_seconds > 0)) return g;
   const double rate = kInterruptionsPerDeviceHour * static_cast<double>(devices) / 3600.0;  // per second, whole job

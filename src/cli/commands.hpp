@@ -45,6 +45,7 @@ Command calibrate_command();
 Command doctor_command();
 Command serve_command();
 Command tco_command();
+Command assumptions_command();
 std::vector<Command> all_commands();
 
 }  // namespace hwplan::cli

@@ -21,6 +21,9 @@ void add_global_options(CLI::App& app, GlobalOptions& g) {
                  "YAML of your own price quotes (device id -> street_usd/used_usd/cloud_usd_per_hour ... with dates); "
                  "overrides the catalog; also HWPLAN_PRICES")
       ->type_name("FILE");
+  app.add_option("--assumptions", g.assumption_files,
+                 "YAML of physics constants to override (name: value; `hwplan assumptions` lists them); also HWPLAN_ASSUMPTIONS")
+      ->type_name("FILE");
 }
 
 void add_format_option(CLI::App& app, GlobalOptions& g, bool html) {

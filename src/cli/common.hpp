@@ -26,6 +26,7 @@ struct GlobalOptions {
   std::vector<std::string> catalog_dirs;
   std::vector<std::string> model_dirs;
   std::vector<std::string> price_files;
+  std::vector<std::string> assumption_files;  // --assumptions: physics constants overridden for this run
   std::string format = "table";
   std::string output;  // -o FILE, written atomically
   std::string command_line;  // as typed, for the HTML report's "question"

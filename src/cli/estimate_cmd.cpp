@@ -124,7 +124,8 @@ Command estimate_command() {
 
 std::vector<Command> all_commands() {
   return {catalog_command(), models_command(), estimate_command(), recommend_command(), fit_command(), compare_command(),
-          batch_command(), serve_command(), plot_command(), calibrate_command(), validate_command(), doctor_command(), tco_command()};
+          batch_command(), serve_command(), plot_command(), calibrate_command(), validate_command(), doctor_command(), tco_command(),
+          assumptions_command()};
 }
 
 }  // namespace hwplan::cli

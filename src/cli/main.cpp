@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "io/assumptions_io.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
 
@@ -89,6 +90,10 @@ int main(int argc, char** argv) {
     return hwplan::kExitBadInput;
   }
   try {
+    // Physics constants overridden for this run: the environment's files, then --assumptions, later ones winning.
+    std::vector<std::string> files = hwplan::io::assumption_files_from_environment();
+    files.insert(files.end(), global.assumption_files.begin(), global.assumption_files.end());
+    if (!files.empty()) hwplan::set_assumptions(hwplan::io::apply_assumption_files(hwplan::Assumptions{}, files));
     for (auto& c : commands)
       if (c.parsed()) return c.run();
     return hwplan::kExitBadInput;

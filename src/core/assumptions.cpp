@@ -1,0 +1,106 @@
+#include "core/assumptions.hpp"
+
+#include <cstdio>
+
+namespace hwplan {
+namespace {
+
+struct Entry {
+  const char* name;
+  double Assumptions::*member;
+  const char* unit;
+  double min, max;
+  const char* source;
+};
+
+// Sources in short; the estimator that uses each one carries the derivation.
+constexpr Entry kEntries[] = {
+    {"tensor_gemm_efficiency", &Assumptions::tensor_gemm_efficiency, "fraction", 0.05, 1,
+     "large bf16 GEMMs reach 80-87% of the dense peak on A100/H100 (stas00/ml-engineering MAMF table); replaced by a "
+     "device's published measurement where the catalog has one"},
+    {"unmeasured_tensor_gemm_efficiency", &Assumptions::unmeasured_tensor_gemm_efficiency, "fraction", 0.05, 1,
+     "below every measured NVIDIA part (A100 PCIe 0.81, A100 SXM 0.87, H100 SXM 0.80): never better than a measured device"},
+    {"simt_gemm_efficiency", &Assumptions::simt_gemm_efficiency, "fraction", 0.05, 1,
+     "FP32 SGEMM reaches ~90% of the FP32 peak on Pascal/Volta/Turing/GA100 (zzc0721/torch-performance-test-data); "
+     "per-architecture fractions replace it"},
+    {"bandwidth_efficiency", &Assumptions::bandwidth_efficiency, "fraction", 0.05, 1,
+     "STREAM-like kernels reach 85-90% of the DRAM peak on HBM and GDDR parts"},
+    {"kernel_overhead_cycles", &Assumptions::kernel_overhead_cycles, "cycles", 0, 1e6,
+     "4 us at the ~1.5 GHz of V100/T4/A100/MI100 (NeuSight step latencies); llama.cpp's unfused decode implies "
+     "5,800-6,100 cycles per kernel on RTX 3090/4090 and A100"},
+    {"default_kernel_overhead_seconds", &Assumptions::default_kernel_overhead_seconds, "s", 0, 1e-3,
+     "the 4 us above, for devices without a clock in the catalog"},
+    {"conv_efficiency", &Assumptions::conv_efficiency, "fraction", 0.05, 1,
+     "cuDNN implicit-GEMM convolutions of ResNet-class networks / dense peak"},
+    {"eager_host_seconds_per_kernel", &Assumptions::eager_host_seconds_per_kernel, "s", 0, 1e-2,
+     "gpt-fast write-up (pytorch.org, 2023): eager Llama-2-7B decode at 25.5 tok/s on A100 against ~7 ms of GPU work over "
+     "~1,170 kernels"},
+    {"compiled_host_seconds_per_kernel", &Assumptions::compiled_host_seconds_per_kernel, "s", 0, 1e-2,
+     "Inductor's Python wrapper plus the CUDA driver call (CUDA launch-latency measurements)"},
+    {"native_host_seconds_per_kernel", &Assumptions::native_host_seconds_per_kernel, "s", 0, 1e-2,
+     "cudaLaunchKernel from C++ (llama.cpp, ExLlama)"},
+    {"eager_traffic_factor", &Assumptions::eager_traffic_factor, "x", 1, 10,
+     "torchtune's eager vs compiled Llama 3.2 3B on one A100; checked on IBM's FSDP Llama 2 7B (57% vs 68% MFU); "
+     "hwplan validate refits it per held-out group"},
+    {"fabric_efficiency", &Assumptions::fabric_efficiency, "fraction", 0.05, 1,
+     "NCCL all-reduce bus bandwidth over NVLink against the link peak (nccl-tests)"},
+    {"pcie_efficiency", &Assumptions::pcie_efficiency, "fraction", 0.05, 1,
+     "NCCL over PCIe through the host bridge against the link peak"},
+    {"network_efficiency", &Assumptions::network_efficiency, "fraction", 0.05, 1,
+     "NCCL inter-node bus bandwidth against the NIC line rate"},
+    {"host_link_efficiency", &Assumptions::host_link_efficiency, "fraction", 0.05, 1,
+     "pinned host <-> device copies against the PCIe peak (offload, paged optimizer states)"},
+    {"collective_sms", &Assumptions::collective_sms, "SMs", 0, 256,
+     "one CTA per NCCL channel, ~16 channels (NCCL_MAX_NCHANNELS); DeepSeek-V3 dedicates 20 of 132 SMs"},
+    {"interruptions_per_device_hour", &Assumptions::interruptions_per_device_hour, "1/h", 0, 1,
+     "Llama 3 paper: 419 unexpected interruptions in 54 days on 16,384 H100"},
+    {"restart_seconds", &Assumptions::restart_seconds, "s", 0, 1e6, "restart and reload after an interruption"},
+    {"checkpoint_stall_seconds", &Assumptions::checkpoint_stall_seconds, "s", 0, 1e5, "training stalled per checkpoint"},
+};
+
+Assumptions& active() {
+  static Assumptions a;
+  return a;
+}
+
+std::string& note() {
+  static std::string n;
+  return n;
+}
+
+}  // namespace
+
+const Assumptions& assumptions() { return active(); }
+
+void set_assumptions(const Assumptions& a) {
+  active() = a;
+  std::string n;
+  for (const AssumptionInfo& i : describe_assumptions(a)) {
+    if (i.value == i.default_value) continue;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s%s %g (default %g)", n.empty() ? "" : ", ", i.name.c_str(), i.value, i.default_value);
+    n += buf;
+  }
+  note() = n.empty() ? n : "assumptions overridden: " + n;
+}
+
+const std::string& assumptions_note() { return note(); }
+
+std::vector<AssumptionInfo> describe_assumptions(const Assumptions& a) {
+  const Assumptions defaults;
+  std::vector<AssumptionInfo> out;
+  for (const Entry& e : kEntries)
+    out.push_back({e.name, a.*(e.member), defaults.*(e.member), e.unit, e.min, e.max, e.source});
+  return out;
+}
+
+bool set_assumption(Assumptions& a, const std::string& name, double value) {
+  for (const Entry& e : kEntries)
+    if (name == e.name) {
+      a.*(e.member) = value;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace hwplan

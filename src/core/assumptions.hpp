@@ -1,0 +1,59 @@
+// The physics constants every estimate rests on, in one place: each with a name, a unit, a range and where it
+// comes from (the derivations are in the comments of the estimator that uses it). They are read through
+// assumptions(); `hwplan assumptions` lists them and `--assumptions FILE` (or HWPLAN_ASSUMPTIONS) overrides any of
+// them for one run, without a rebuild.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hwplan {
+
+struct Assumptions {
+  // Matrix units and memory (estimators/efficiency.cpp).
+  double tensor_gemm_efficiency = 0.80;             // large tensor-core GEMMs / dense peak, class default
+  double unmeasured_tensor_gemm_efficiency = 0.70;  // the same for devices with no published GEMM measurement
+  double simt_gemm_efficiency = 0.90;               // FP32 SGEMM on the vector units / FP32 peak, class default
+  double bandwidth_efficiency = 0.85;               // STREAM-like kernels / DRAM peak
+  double kernel_overhead_cycles = 6000;             // a kernel's device-side floor, in GPU clock cycles
+  double default_kernel_overhead_seconds = 4e-6;    // the same for devices whose clock the catalog lacks
+  double conv_efficiency = 0.6;                     // convolutions (implicit GEMM) / dense peak
+  // Host and software stack (estimators/stack.cpp).
+  double eager_host_seconds_per_kernel = 27e-6;     // eager PyTorch: Python module call + dispatcher + launch
+  double compiled_host_seconds_per_kernel = 8e-6;   // torch.compile's wrapper launching its kernels
+  double native_host_seconds_per_kernel = 4e-6;     // a C++ engine's cudaLaunchKernel
+  double eager_traffic_factor = 2.0;                // bytes eager 16-bit training moves / the per-op pass counts
+  // Links (estimators/comm.cpp, training.cpp).
+  double fabric_efficiency = 0.80;                  // NVLink / Infinity Fabric collectives / link peak
+  double pcie_efficiency = 0.70;                    // peer-to-peer collectives over PCIe / link peak
+  double network_efficiency = 0.85;                 // inter-node collectives / NIC line rate
+  double host_link_efficiency = 0.80;               // host <-> device copies (offload, paging) / link peak
+  double collective_sms = 16;                       // streaming multiprocessors an overlapped collective holds
+  // Long jobs (estimators/training.cpp).
+  double interruptions_per_device_hour = 1.97e-5;   // job interruptions per device-hour
+  double restart_seconds = 600;                     // lost per interruption: restart and reload
+  double checkpoint_stall_seconds = 20;             // per checkpoint
+};
+
+// The active set (the defaults above unless replaced).
+const Assumptions& assumptions();
+// Replaces the active set: at the start of a run (the CLI) or between calls (the Python module); never while an
+// estimate is running on another thread.
+void set_assumptions(const Assumptions& a);
+// The overridden ones in words ("bandwidth_efficiency 0.7 (default 0.85)"); empty with the defaults. Every estimate
+// carries it as a warning.
+const std::string& assumptions_note();
+
+struct AssumptionInfo {
+  std::string name;
+  double value = 0;
+  double default_value = 0;
+  std::string unit;
+  double min = 0, max = 0;  // the accepted range
+  std::string source;       // where the default comes from, in words
+};
+std::vector<AssumptionInfo> describe_assumptions(const Assumptions& a);
+// Sets one by name; false when no assumption has that name. The value is not range-checked here (the loader does).
+bool set_assumption(Assumptions& a, const std::string& name, double value);
+
+}  // namespace hwplan

@@ -1,0 +1,50 @@
+#include "io/assumptions_io.hpp"
+
+#include <cstdlib>
+
+#include "core/strings.hpp"
+#include "io/yaml_map.hpp"
+
+namespace hwplan::io {
+
+Assumptions parse_assumptions(Assumptions base, const std::string& text, const std::string& file) {
+  YamlMap top(parse_document(text, file), file);
+  std::vector<std::string> names;
+  for (const AssumptionInfo& a : describe_assumptions(base)) names.push_back(a.name);
+  for (const std::string& key : top.keys()) {
+    bool known = false;
+    for (const AssumptionInfo& a : describe_assumptions(base)) {
+      if (a.name != key) continue;
+      known = true;
+      set_assumption(base, key, *top.number(key, true, a.min, a.max));
+    }
+    if (!known) {
+      auto near = nearest(key, names);
+      top.fail(key, "not an assumption" + (near ? " (did you mean '" + *near + "'?)" : std::string("; `hwplan assumptions` lists them")));
+    }
+  }
+  return base;
+}
+
+Assumptions apply_assumption_files(Assumptions base, const std::vector<std::string>& files) {
+  for (const std::string& f : files) base = parse_assumptions(base, read_text_file(f, "assumptions"), f);
+  return base;
+}
+
+std::vector<std::string> assumption_files_from_environment() {
+  std::vector<std::string> out;
+  const char* env = std::getenv("HWPLAN_ASSUMPTIONS");
+  if (!env) return out;
+  std::string list = env, item;
+  for (char c : list + ":") {
+    if (c == ':') {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace hwplan::io
