@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <map>
 #include <thread>
 
 #include "api/api.hpp"
 #include "core/error.hpp"
 #include "io/profile_io.hpp"
+#include "core/assumptions.hpp"
+#include "io/assumptions_io.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -150,6 +153,30 @@ PYBIND11_MODULE(_native, m) {
         return py::make_tuple(d, py::none());
       },
       py::arg("path"), "load_profile(path) -> (summary dict, error): reads and validates a calibration profile.");
+
+  m.def(
+      "set_assumptions",
+      [](const std::map<std::string, double>& values, const std::vector<std::string>& files) -> py::object {
+        // From the defaults: the files in order, then the values by name, each range-checked.
+        hwplan::Assumptions a;
+        try {
+          a = hwplan::io::apply_assumption_files(a, files);
+        } catch (const hwplan::InputError& e) {
+          return py::str(e.what());
+        }
+        const auto info = hwplan::describe_assumptions(a);
+        for (const auto& [name, value] : values) {
+          auto it = std::find_if(info.begin(), info.end(), [&](const hwplan::AssumptionInfo& i) { return i.name == name; });
+          if (it == info.end()) return py::str("'" + name + "' is not an assumption (hwplan.run(\"assumptions\") lists them)");
+          if (!(value >= it->min && value <= it->max))
+            return py::str("assumption '" + name + "' must be in [" + std::to_string(it->min) + ", " + std::to_string(it->max) + "]");
+          hwplan::set_assumption(a, name, value);
+        }
+        hwplan::set_assumptions(a);
+        return py::none();
+      },
+      py::arg("values"), py::arg("files"),
+      "set_assumptions(values, files) -> error or None: the physics constants for the following calls (process-wide).");
 
   m.def("commands", &hwplan::api::commands, "The commands run() answers.");
 }

@@ -21,7 +21,7 @@ from . import _native
 
 __version__ = _native.version
 __all__ = ["estimate", "recommend", "fit", "compare", "serve", "tco", "catalog", "device", "models", "model", "load_profile",
-           "sweep", "to_dataframe", "run", "InputError", "Infeasible", "HwplanError"]
+           "set_assumptions", "assumptions", "sweep", "to_dataframe", "run", "InputError", "Infeasible", "HwplanError"]
 
 
 class HwplanError(Exception):
@@ -208,6 +208,23 @@ def load_profile(path):
     if error is not None:
         raise InputError(error)
     return summary
+
+
+def set_assumptions(values=None, files=()):
+    """Sets the physics constants the following calls use (``hwplan assumptions`` lists them), process-wide.
+
+    Starts from the defaults each time: ``files`` (YAML maps of ``name: value``) in order, then ``values``
+    (a dict of name to number). ``set_assumptions()`` restores the defaults. Estimates made with an override carry
+    a warning naming it. Do not call it while other threads run estimates.
+    """
+    error = _native.set_assumptions({str(k): float(v) for k, v in (values or {}).items()}, [str(f) for f in files])
+    if error is not None:
+        raise InputError(error)
+
+
+def assumptions():
+    """The physics constants in use, with defaults, units, ranges and sources (``hwplan assumptions --format json``)."""
+    return run("assumptions")["assumptions"]
 
 
 def _scenarios(scenarios):

@@ -345,3 +345,22 @@ def test_sweep_runs_serve_and_tco():
 def test_serve_and_tco_docstrings():
     for f in (hwplan.serve, hwplan.tco):
         assert f.__doc__ and len(f.__doc__) > 200
+
+
+def test_assumptions_listed_set_and_restored():
+    names = {a["name"]: a for a in hwplan.assumptions()}
+    assert "bandwidth_efficiency" in names and names["bandwidth_efficiency"]["source"]
+    base = hwplan.estimate("llama-2-7b", "h100-sxm", task="infer", batch=1)
+    try:
+        hwplan.set_assumptions({"bandwidth_efficiency": 0.425})
+        slow = hwplan.estimate("llama-2-7b", "h100-sxm", task="infer", batch=1)
+        assert slow["inference"]["time_per_output_token_seconds"] > 1.5 * base["inference"]["time_per_output_token_seconds"]
+        assert any("bandwidth_efficiency 0.425" in w for w in slow["warnings"])
+        with pytest.raises(hwplan.InputError):
+            hwplan.set_assumptions({"bandwith_efficiency": 0.5})
+        with pytest.raises(hwplan.InputError):
+            hwplan.set_assumptions({"bandwidth_efficiency": 7})
+    finally:
+        hwplan.set_assumptions()
+    again = hwplan.estimate("llama-2-7b", "h100-sxm", task="infer", batch=1)
+    assert again["inference"]["time_per_output_token_seconds"] == pytest.approx(base["inference"]["time_per_output_token_seconds"])
