@@ -3,10 +3,12 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include "cli/validation.hpp"
 #include "core/assumptions.hpp"
 #include "core/error.hpp"
 #include "estimators/estimate.hpp"
@@ -113,4 +115,27 @@ TEST_CASE("hwplan assumptions lists the active values, which --assumptions overr
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("network_efficiency") != std::string::npos);
   fs::remove(file);
+}
+
+TEST_CASE("validate --sensitivity: which assumption each regime's residuals point at, and nothing left changed") {
+  const std::vector<std::string> files = {test::source_path("data/measurements/published-throughput.yaml")};
+  const double before = assumptions().bandwidth_efficiency;
+  auto s = cli::assumption_sensitivity(test::registry(), files);
+  CHECK(assumptions().bandwidth_efficiency == before);
+  CHECK(assumptions_note().empty());
+  REQUIRE_FALSE(s.empty());
+  // More achieved bandwidth: batch-1 decode (bandwidth-bound) predicts more tokens/s; more kernel-floor cycles fewer.
+  bool bw = false, floor = false;
+  for (const auto& a : s) {
+    if (a.assumption == "bandwidth_efficiency" && a.regime == "decode") bw = a.bias_change > 0.02;
+    if (a.assumption == "kernel_overhead_cycles" && a.regime == "decode") floor = a.bias_change < -0.01;
+    // Assumptions no quantity of the set depends on do not appear.
+    CHECK(a.assumption != "restart_seconds");
+  }
+  CHECK(bw);
+  CHECK(floor);
+  for (std::size_t i = 1; i < s.size(); ++i) CHECK(std::fabs(s[i - 1].bias_change) >= std::fabs(s[i].bias_change));
+  auto cli = test::run_hwplan("validate --measurements " + files[0] + " --sensitivity");
+  REQUIRE(cli.exit_code == 0);
+  CHECK(cli.out.find("Which assumption the residuals point at") != std::string::npos);
 }

@@ -8,6 +8,7 @@
 
 #include "core/units.hpp"
 #include "cli/serve_setup.hpp"
+#include "core/assumptions.hpp"
 #include "io/measurements_io.hpp"
 #include "io/serving_io.hpp"
 #include "io/profile_io.hpp"
@@ -238,6 +239,51 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
 
 std::vector<ValidationRow> validate_any_file(const io::Registry& registry, const std::string& path) {
   return io::is_serving_measurements(path) ? validate_serving_file(registry, path) : validate_measurement_file(registry, path);
+}
+
+std::vector<AssumptionSensitivity> assumption_sensitivity(const io::Registry& registry, const std::vector<std::string>& files,
+                                                          double step) {
+  auto rows_of = [&] {
+    std::vector<ValidationRow> rows;
+    for (const auto& f : files) {
+      auto part = validate_any_file(registry, f);
+      rows.insert(rows.end(), part.begin(), part.end());
+    }
+    return rows;
+  };
+  auto by_regime = [](const std::vector<ValidationRow>& rows) {
+    std::map<std::string, GroupError> out;
+    for (const auto& g : group_errors(rows, &ValidationRow::regime)) out[g.key] = g;
+    return out;
+  };
+  const Assumptions active = assumptions();
+  const auto base = by_regime(rows_of());
+  std::vector<AssumptionSensitivity> out;
+  for (const AssumptionInfo& info : describe_assumptions(active)) {
+    Assumptions raised = active;
+    const double value = std::min(info.max, info.value * step);
+    if (value == info.value) continue;
+    set_assumption(raised, info.name, value);
+    set_assumptions(raised);
+    std::map<std::string, GroupError> moved;
+    try {
+      moved = by_regime(rows_of());
+    } catch (...) {
+      set_assumptions(active);
+      throw;
+    }
+    set_assumptions(active);
+    for (const auto& [regime, g] : moved) {
+      auto it = base.find(regime);
+      if (it == base.end()) continue;
+      AssumptionSensitivity a{info.name, regime, value, g.bias - it->second.bias, g.median_abs - it->second.median_abs};
+      if (std::fabs(a.bias_change) >= 5e-4 || std::fabs(a.median_change) >= 5e-4) out.push_back(a);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const AssumptionSensitivity& a, const AssumptionSensitivity& b) {
+    return std::fabs(a.bias_change) > std::fabs(b.bias_change);
+  });
+  return out;
 }
 
 ValidationSummary summarize(const std::vector<ValidationRow>& rows) {

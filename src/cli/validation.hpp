@@ -89,6 +89,20 @@ FactorGrid eager_factor_grid(const io::Registry& registry, const std::vector<std
 RefitCrossValidation refit_cross_validate(const FactorGrid& grid, std::string ValidationRow::*key, const char* by);
 double percentile(std::vector<double> values, double p);
 
+// Which assumption (src/core/assumptions.hpp) the residuals point at: each one raised by `step` (x1.1: 10%) alone,
+// the measurement files re-predicted, and the change of each regime's bias (mean signed error) and median |error|.
+// Only the pairs where something moves are returned, the largest bias change first. The active assumptions are
+// restored afterwards.
+struct AssumptionSensitivity {
+  std::string assumption;
+  std::string regime;
+  double value = 0;        // the raised value
+  double bias_change = 0;  // in error units (0.05 = 5 points)
+  double median_change = 0;
+};
+std::vector<AssumptionSensitivity> assumption_sensitivity(const io::Registry& registry, const std::vector<std::string>& files,
+                                                          double step = 1.1);
+
 // Microbenchmark mode of `hwplan validate` (src/calibrate runs the kernels).
 int run_local_validation(const GlobalOptions& g, const std::string& backend, int device_index, const std::string& model,
                          long long batch, long long seq, const std::optional<std::string>& profile, bool quick);
