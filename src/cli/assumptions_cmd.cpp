@@ -41,7 +41,8 @@ int run_assumptions(const AssumptionsOptions& o) {
   t.header = {"name", "value", "default", "unit", "source"};
   t.right_align = {false, true, true, false, false};
   for (const AssumptionInfo& a : describe_assumptions(assumptions()))
-    t.rows.push_back({a.name, fmt::format("{:g}{}", a.value, a.value != a.default_value ? " *" : ""),
+    t.rows.push_back({a.name,
+                      fmt::format("{:g}{}", a.value, a.value != a.default_value && format != report::Format::kCsv ? " *" : ""),
                       fmt::format("{:g}", a.default_value), a.unit, a.source});
   std::string out = report::render(t, format);
   if (format == report::Format::kTable)
