@@ -493,4 +493,12 @@ TEST_CASE("serve: pipeline stages for models beyond a node, as vLLM's virtual en
   CHECK(t["latency"]["tpot_seconds"]["p50"].get<double>() >= 0.95 * o["latency"]["tpot_seconds"]["p50"].get<double>());
   CHECK(t["kv_cache"]["capacity_tokens"].get<double>() > 1.9 * o["kv_cache"]["capacity_tokens"].get<double>());
   CHECK(run_hwplan("serve" + flags + " --pp 0").exit_code == 2);
+  // One client keeps one batch in flight however many stages there are: no more throughput than one stage group.
+  const std::string single = " --model llama-3-8b --device h100-sxm --concurrency 1 --prompt 500 --generate 100 --requests 100 --format json";
+  auto flat1 = run_hwplan("serve --tp 1 --pp 1 --count 1" + single);
+  auto piped1 = run_hwplan("serve --tp 1 --pp 2 --count 2" + single);
+  REQUIRE(flat1.exit_code == 0);
+  REQUIRE(piped1.exit_code == 0);
+  CHECK(json::parse(piped1.out)["throughput"]["output_tokens_per_second"].get<double>() <=
+        1.01 * json::parse(flat1.out)["throughput"]["output_tokens_per_second"].get<double>());
 }

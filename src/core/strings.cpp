@@ -66,15 +66,20 @@ std::optional<double> parse_number_with_suffix(std::string_view s, char& suffix)
 }
 }  // namespace
 
+namespace {
+// A finite product or nothing: "1e305B" is a number times a suffix that overflows double.
+std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+}  // namespace
+
 std::optional<double> parse_param_count(std::string_view s) {
   char suffix = 0;
   auto v = parse_number_with_suffix(s, suffix);
   if (!v) return std::nullopt;
   switch (suffix) {
-    case 'k': return *v * 1e3;
-    case 'm': return *v * 1e6;
-    case 'b': return *v * 1e9;
-    case 't': return *v * 1e12;
+    case 'k': return finite(*v * 1e3);
+    case 'm': return finite(*v * 1e6);
+    case 'b': return finite(*v * 1e9);
+    case 't': return finite(*v * 1e12);
     default: return std::nullopt;
   }
 }
@@ -85,11 +90,11 @@ std::optional<double> parse_duration_seconds(std::string_view s) {
   if (!v) return std::nullopt;
   switch (suffix) {
     case 0:
-    case 's': return *v;
-    case 'm': return *v * 60;
-    case 'h': return *v * 3600;
-    case 'd': return *v * 86400;
-    case 'w': return *v * 7 * 86400;
+    case 's': return finite(*v);
+    case 'm': return finite(*v * 60);
+    case 'h': return finite(*v * 3600);
+    case 'd': return finite(*v * 86400);
+    case 'w': return finite(*v * 7 * 86400);
     default: return std::nullopt;
   }
 }

@@ -246,7 +246,8 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     q.profile = io::load_profile_cached(*o.profile);
     // A profile measures one device. Evaluating others (recommend, serve over the catalog), it applies only to the
     // device it was measured on; asked for by name (--device), it applies with a warning (estimate.cpp).
-    if (device_override && device_override->id != o.device && !q.profile->catalog_id.empty() &&
+    const Device* named = o.device.empty() ? nullptr : registry.find_device(o.device);
+    if (device_override && named != device_override && !q.profile->catalog_id.empty() &&
         q.profile->catalog_id != q.device->id) {
       q.profile.reset();
       q.profile_skipped = true;

@@ -301,6 +301,7 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   if (w.profile) {
     auto profile = io::load_profile_cached(*w.profile);
     r.profile_device = profile->catalog_id.empty() ? profile->device_name : profile->catalog_id;
+    r.profile_in_catalog = !profile->catalog_id.empty();
   }
   const bool inference = w.task == "infer";
   if (!model.is_transformer() && (w.task == "lora" || w.task == "qlora"))

@@ -69,6 +69,7 @@ struct Recommendation {
   bool global_batch_assumed = false; // the documented default (default_global_batch), not the user's
   // --profile: the device it was measured on (it applies to that device only; the others use the catalog).
   std::string profile_device;
+  bool profile_in_catalog = true;  // false: measured on a device the catalog lacks, so applied to every device
   long long largest_count = 0;       // the largest count tried (a candidate there sits at the search limit)
   std::vector<Candidate> candidates;  // feasible, best first, one per device (its best count); the report shows the top K
   long long feasible_configurations = 0;  // (device, count) pairs that meet every constraint

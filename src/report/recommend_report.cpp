@@ -171,8 +171,11 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
                                                         ? " after the priced ones" : "")
                                       : std::string());
   if (format == Format::kTable && !r.profile_device.empty())
-    out += fmt::format("Profile: measured on {}; it applies to {} only, the other devices use the catalog.\n\n",
-                       r.profile_device, r.profile_device);
+    out += r.profile_in_catalog
+               ? fmt::format("Profile: measured on {}; it applies to {} only, the other devices use the catalog.\n\n",
+                             r.profile_device, r.profile_device)
+               : fmt::format("Profile: measured on {}, which the catalog does not know: its curves apply to every "
+                             "device evaluated.\n\n", r.profile_device);
   out += render(t, format);
   if (format != Format::kTable) return out;
   long long shown = 0;

@@ -74,6 +74,7 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
   MemoryBreakdown m = inference_memory(*in.model, params, *in.device, w, p);
   k.free_bytes = in.device->memory_bytes - m.total();
   k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan);
+  k.mean_request_tokens = mean_request_tokens;
   if (k.free_bytes <= 0 || k.bytes_per_token <= 0) return k;
   const double tokens = engine.kv_memory_fraction * k.free_bytes / k.bytes_per_token;
   const double blocks = std::floor(tokens / std::max(1, engine.block_tokens));
@@ -94,16 +95,27 @@ SimResult simulate_replica(const Replica& r, const Traffic& traffic, Load load) 
   const int pp = std::max(1, r.input->plan.pp);
   cfg.kv_capacity_tokens = r.unlimited_kv ? -1 : r.kv.tokens / pp;
   cfg.warmup_fraction = traffic.warmup_fraction;
-  SimResult out;
-  if (load.closed_loop) {
-    cfg.closed_loop_clients = std::max(1LL, std::llround(std::ceil(load.value / pp - 1e-9)));
-    out = simulate(model, cfg, make_requests(traffic, 1.0));
-  } else {
-    out = simulate(model, cfg, make_requests(traffic, load.value / pp));
-  }
-  out.requests_per_second *= pp;
-  out.output_tokens_per_second *= pp;
-  out.total_tokens_per_second *= pp;
+  auto scale = [](SimResult s, double engines) {
+    s.requests_per_second *= engines;
+    s.output_tokens_per_second *= engines;
+    s.total_tokens_per_second *= engines;
+    return s;
+  };
+  if (!load.closed_loop) return scale(simulate(model, cfg, make_requests(traffic, load.value / pp)), pp);  // Poisson splits
+  // A closed loop of C clients keeps at most C batches in flight: min(pp, C) engines busy, the clients dealt out
+  // as evenly as they go (some engines one more). The busier engines' latencies are reported.
+  const long long clients = std::max(1LL, std::llround(load.value));
+  const long long engines = std::min<long long>(pp, clients);
+  const long long base = clients / engines, extra = clients % engines;
+  cfg.closed_loop_clients = base + (extra > 0 ? 1 : 0);
+  SimResult busy = simulate(model, cfg, make_requests(traffic, 1.0));
+  if (extra == 0) return scale(busy, static_cast<double>(engines));
+  cfg.closed_loop_clients = base;
+  SimResult rest = simulate(model, cfg, make_requests(traffic, 1.0));
+  SimResult out = scale(busy, static_cast<double>(extra));
+  out.requests_per_second += rest.requests_per_second * static_cast<double>(engines - extra);
+  out.output_tokens_per_second += rest.output_tokens_per_second * static_cast<double>(engines - extra);
+  out.total_tokens_per_second += rest.total_tokens_per_second * static_cast<double>(engines - extra);
   return out;
 }
 
@@ -118,8 +130,10 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
   if (!closed) {
     // Each pipeline stage's virtual engine batches up to the engine's cap.
     const double pp = static_cast<double>(std::max(1, rep.input->plan.pp));
-    double clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences) * pp,
-                                                          static_cast<double>(rep.kv.max_sequences)));
+    const double by_kv = static_cast<double>(rep.kv.tokens) / pp / std::max(1.0, rep.kv.mean_request_tokens);
+    double clients = pp * std::max(1.0, std::floor(std::min(static_cast<double>(rep.engine.max_sequences), by_kv)));
+    if (pp == 1) clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences),
+                                                                 static_cast<double>(rep.kv.max_sequences)));
     if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences) * pp;
     saturation = simulate_replica(rep, traffic, {true, clients});
     ++out.simulations;

@@ -52,7 +52,8 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
     o.pp = in->plan.pp;
     Replica r{in, q.engine, kv_capacity(*in, q.engine, mean_tokens), q.overhead_seconds};
     o.kv = r.kv;
-    o.fits = r.kv.tokens > 0 && r.kv.tokens >= longest;
+    // Each pipeline stage's engine holds 1/pp of the KV blocks: the longest request must fit one of them.
+    o.fits = r.kv.tokens > 0 && r.kv.tokens / std::max(1, o.pp) >= longest;
     a.layouts.push_back(o);
     replicas.push_back(r);
   }
