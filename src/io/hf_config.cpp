@@ -457,6 +457,9 @@ Model parse_hf_config(const std::string& text, const std::string& file, const st
     std::string what = e.what();
     auto colon = what.find("syntax error");
     throw InputError({file, line, column}, "", "not valid JSON (" + (colon == std::string::npos ? what : what.substr(colon)) + ")");
+  } catch (const json::exception& e) {
+    // A number beyond double's range ("1e555..."): nlohmann reports it as out_of_range, not as a parse error.
+    throw InputError({file, 0, 0}, "", std::string("not valid JSON (") + e.what() + ")");
   }
   if (!root.is_object()) throw InputError({file, 1, 1}, "", "expected a JSON object (a Hugging Face config.json)");
   JsonObject top(root, text, file);
