@@ -121,7 +121,7 @@ Estimate estimate(const EstimateInput& in) {
 
   if (e.training) {
     DeviceRates rates = device_rates(d, w.precision, in.profile);
-    e.train = training_time(in, e.params, micro_batch_cost(in, rates));
+    e.train = training_time(in, e.params, micro_batch_cost(in, rates), e.memory.paged_out_bytes);
     double peak = rates.matrix_flops;
     double cluster_peak = peak * in.plan.count();
     if (e.train.step_seconds > 0 && cluster_peak > 0) {

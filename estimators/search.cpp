@@ -172,7 +172,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                   if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
                   // Time per sequence: the same order as step time when the global batch is fixed, and a fair
                   // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
-                  c.step = training_time(in, params, it->second).step_seconds /
+                  c.step = training_time(in, params, it->second, mem.paged_out_bytes).step_seconds /
                            static_cast<double>(in.plan.global_batch());
                   if (!fits) continue;
                   ++result.layouts_feasible;

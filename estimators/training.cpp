@@ -13,6 +13,9 @@ namespace {
 // Streaming multiprocessors a data-parallel collective occupies while it runs (NCCL: one CTA per channel):
 // assumptions().collective_sms.
 
+// Host <-> device copies (offload, paged optimizer states): the link's rate at its achieved efficiency.
+double host_link_rate(const Device& d) { return std::max(1e9, d.host_link.bytes_per_s() * assumptions().host_link_efficiency); }
+
 int lora_target_count(const Workload& w, const Model& m) {
   if (w.task != Task::kLora && w.task != Task::kQlora) return 0;
   if (w.lora_targets == "qv") return 2;
@@ -78,7 +81,8 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
   return c;
 }
 
-TrainingTime training_time(const EstimateInput& in, const ParameterCounts& params, const MicroBatchCost& c) {
+TrainingTime training_time(const EstimateInput& in, const ParameterCounts& params, const MicroBatchCost& c,
+                           double paged_out_bytes) {
   TrainingTime t;
   const Model& m = *in.model;
   const Workload& w = in.workload;
@@ -213,7 +217,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   } else {
     // ZeRO-Offload: gradients go down and updated weights come back over PCIe; CPU Adam updates about
     // 1e9 parameters/s on a many-core host (Ren et al. 2021, ZeRO-Offload, Sec. 5).
-    double pcie = std::max(1e9, in.device->host_link.bytes_per_s() * assumptions().host_link_efficiency);
+    const double pcie = host_link_rate(*in.device);
     double transfer = updated * (grad_bytes + weight_bytes_per_param(w)) / pcie;
     t.optimizer_seconds = updated / 1e9;
     t.offload_seconds = transfer;
@@ -222,11 +226,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
                                              (fwd_mb + bwd_mb) * micro_batches);
   }
 
-  if (w.stack.paged_optimizer) {
-    MemoryBreakdown mem = training_memory(m, params, *in.device, w, plan);
-    mem.page_out(in.system.usable_bytes(in.device->memory_bytes));
-    t.paging_seconds = mem.paged_out_bytes / std::max(1e9, in.device->host_link.bytes_per_s() * assumptions().host_link_efficiency);
-  }
+  t.paging_seconds = paged_out_bytes / host_link_rate(*in.device);
 
   t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.dp_interference_seconds +
                    t.optimizer_seconds + t.offload_seconds + t.paging_seconds;
@@ -260,15 +260,12 @@ Goodput training_goodput(long long devices, double training_seconds) {
   // 16,384-GPU job trains about 89% of the time, in line with the "more than 90% effective training time" Llama 3
   // reports after its own automation.
   const Assumptions& as = assumptions();
-  const double kInterruptionsPerDeviceHour = as.interruptions_per_device_hour;
-  const double kRestartSeconds = as.restart_seconds;
-  const double kCheckpointStallSeconds = as.checkpoint_stall_seconds;
   Goodput g;
   if (devices < 1 || !(training_seconds > 0)) return g;
-  const double rate = kInterruptionsPerDeviceHour * static_cast<double>(devices) / 3600.0;  // per second, whole job
+  const double rate = as.interruptions_per_device_hour * static_cast<double>(devices) / 3600.0;  // per second, whole job
   // Young (1974): the checkpoint interval that minimises stall + lost work is sqrt(2 x stall / rate).
-  const double interval = std::sqrt(2 * kCheckpointStallSeconds / rate);
-  const double overhead = rate * (kRestartSeconds + interval / 2) + kCheckpointStallSeconds / interval;
+  const double interval = std::sqrt(2 * as.checkpoint_stall_seconds / rate);
+  const double overhead = rate * (as.restart_seconds + interval / 2) + as.checkpoint_stall_seconds / interval;
   g.fraction = 1.0 / (1.0 + overhead);
   g.checkpoint_interval_seconds = interval;
   g.expected_interruptions = rate * training_seconds * (1.0 + overhead);

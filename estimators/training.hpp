@@ -24,7 +24,10 @@ struct MicroBatchCost {
 
 // Transformers: per-layer and head operators; other networks: the whole network as the head.
 MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rates);
-TrainingTime training_time(const EstimateInput& in, const ParameterCounts& params, const MicroBatchCost& cost);
+// `paged_out_bytes`: the paged optimizer states the plan's memory evicts to the host (MemoryBreakdown::page_out),
+// which cross the host link every step.
+TrainingTime training_time(const EstimateInput& in, const ParameterCounts& params, const MicroBatchCost& cost,
+                           double paged_out_bytes);
 LayerShape training_shape(const EstimateInput& in);
 
 // Goodput of a training job of `devices` devices needing `training_seconds` of uninterrupted steps.

@@ -164,12 +164,11 @@ PYBIND11_MODULE(_native, m) {
         } catch (const hwplan::InputError& e) {
           return py::str(e.what());
         }
-        const auto info = hwplan::describe_assumptions(a);
         for (const auto& [name, value] : values) {
-          auto it = std::find_if(info.begin(), info.end(), [&](const hwplan::AssumptionInfo& i) { return i.name == name; });
-          if (it == info.end()) return py::str("'" + name + "' is not an assumption (hwplan.run(\"assumptions\") lists them)");
-          if (!(value >= it->min && value <= it->max))
-            return py::str("assumption '" + name + "' must be in [" + std::to_string(it->min) + ", " + std::to_string(it->max) + "]");
+          auto info = hwplan::find_assumption(name);
+          if (!info) return py::str("'" + name + "' is not an assumption (hwplan.run(\"assumptions\") lists them)");
+          if (!(value >= info->min && value <= info->max))
+            return py::str("assumption '" + name + "' must be in [" + std::to_string(info->min) + ", " + std::to_string(info->max) + "]");
           hwplan::set_assumption(a, name, value);
         }
         hwplan::set_assumptions(a);

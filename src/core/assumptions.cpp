@@ -94,6 +94,18 @@ std::vector<AssumptionInfo> describe_assumptions(const Assumptions& a) {
   return out;
 }
 
+std::optional<AssumptionInfo> find_assumption(const std::string& name) {
+  for (const AssumptionInfo& i : describe_assumptions(Assumptions{}))
+    if (i.name == name) return i;
+  return std::nullopt;
+}
+
+std::vector<std::string> assumption_names() {
+  std::vector<std::string> out;
+  for (const Entry& e : kEntries) out.push_back(e.name);
+  return out;
+}
+
 bool set_assumption(Assumptions& a, const std::string& name, double value) {
   for (const Entry& e : kEntries)
     if (name == e.name) {

@@ -4,6 +4,7 @@
 // them for one run, without a rebuild.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,5 +56,8 @@ struct AssumptionInfo {
 std::vector<AssumptionInfo> describe_assumptions(const Assumptions& a);
 // Sets one by name; false when no assumption has that name. The value is not range-checked here (the loader does).
 bool set_assumption(Assumptions& a, const std::string& name, double value);
+// The assumption of that name (its default value, unit, range, source); none when no assumption has it.
+std::optional<AssumptionInfo> find_assumption(const std::string& name);
+std::vector<std::string> assumption_names();
 
 }  // namespace hwplan

@@ -9,19 +9,13 @@ namespace hwplan::io {
 
 Assumptions parse_assumptions(Assumptions base, const std::string& text, const std::string& file) {
   YamlMap top(parse_document(text, file), file);
-  std::vector<std::string> names;
-  for (const AssumptionInfo& a : describe_assumptions(base)) names.push_back(a.name);
   for (const std::string& key : top.keys()) {
-    bool known = false;
-    for (const AssumptionInfo& a : describe_assumptions(base)) {
-      if (a.name != key) continue;
-      known = true;
-      set_assumption(base, key, *top.number(key, true, a.min, a.max));
-    }
-    if (!known) {
-      auto near = nearest(key, names);
+    auto info = find_assumption(key);
+    if (!info) {
+      auto near = nearest(key, assumption_names());
       top.fail(key, "not an assumption" + (near ? " (did you mean '" + *near + "'?)" : std::string("; `hwplan assumptions` lists them")));
     }
+    set_assumption(base, key, *top.number(key, true, info->min, info->max));
   }
   return base;
 }
