@@ -90,6 +90,11 @@ Estimate estimate(const EstimateInput& in) {
                          " nodes; --network-gbps to give yours");
   // Assumptions made reading a foreign model format (config.json, GGUF, safetensors) travel with every estimate.
   for (const auto& note : m.ingest_notes) e.warnings.push_back(m.id + ": " + note);
+  if (!m.is_transformer() && m.forward_kernels <= 0)
+    e.warnings.push_back(m.id + " gives no forward_kernels: assumed " +
+                         std::to_string(std::llround(assumptions().default_forward_kernels)) +
+                         " kernels per forward pass (default_forward_kernels; it sets the host and launch floor of "
+                         "small batches)");
   if (e.training && !d.training)
     e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
                          "): treat the training figures as theoretical");

@@ -138,6 +138,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     s.micro_batch = batch;
     s.training = false;
     s.activation_bytes = activation_bytes(w.precision);
+    s.stack = &w.stack;
     Cost c = generic_cost(s, rates);
     out.prefill_seconds = c.forward_seconds;
     out.total_seconds = c.forward_seconds;

@@ -2,6 +2,7 @@
 #include "core/assumptions.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hwplan {
 namespace {
@@ -300,23 +301,59 @@ Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>*
   return cost;
 }
 
-Cost generic_cost(const LayerShape& s, const DeviceRates& r) {
-  // Used as assumptions().conv_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
+// A generic network (a CNN) as two parts that run one after the other: its convolutions (implicit GEMMs at
+// assumptions().conv_efficiency of the device's large-GEMM rate) and the normalisation, activation and residual
+// kernels between them, which are memory-bound. Their traffic is counted in passes over the activations training
+// saves (the model's activation_mib_per_sample, an fp32 figure scaled to the precision that runs); the pass counts
+// per regime are derived in src/core/assumptions.cpp (cnn_*_passes). About a third of a CNN's kernels are
+// convolutions (torchvision ResNet-50: 53 of the 174 its forward pass issues); each kernel costs the device its
+// floor and, in an eager stack, the host its dispatch, which is what bounds small batches.
+Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>* ops) {
   Cost cost;
   const Model& m = *s.model;
-  OpRecord op{"network", OpKind::kGemm};
-  op.forward_flops = m.forward_flops_per_sample * s.micro_batch;
-  // Activations are written once forward and read back in backward; each layer also reads its input.
-  op.forward_bytes = 2 * m.activation_bytes_per_sample * s.micro_batch * s.activation_bytes / 4;
-  double rate = r.matrix_flops * r.gemm_efficiency * assumptions().conv_efficiency;
-  double compute = rate > 0 ? op.forward_flops / rate : 0;
-  double memory = op.forward_bytes / achieved_bandwidth(r, op.forward_bytes);
-  op.forward_seconds = std::max(compute, memory) + 50 * r.kernel_overhead_seconds;
+  const Assumptions& a = assumptions();
+  const double batch = s.micro_batch;
+  const double saved = m.activation_bytes_per_sample * batch * s.activation_bytes / 4;
+  const double kernels = m.forward_kernels > 0 ? m.forward_kernels : a.default_forward_kernels;
+  const double convs = std::max(1.0, std::round(kernels / 3));
+  const bool fused = !s.stack || s.stack->fused_kernels;
+  // A fused engine (TensorRT-style) folds normalisation and activation into the convolutions' epilogues.
+  const double others = s.training || !fused ? std::max(0.0, kernels - convs) : 0.0;
+
+  OpRecord conv{"convolutions", OpKind::kGemm};
+  conv.forward_flops = m.forward_flops_per_sample * batch;
+  conv.forward_kernels = static_cast<int>(convs);
+  // On the FP32 vector units cuDNN's Winograd kernels make up part of the implicit-GEMM loss (simt_conv_efficiency).
+  const double rate = r.matrix_flops * r.gemm_efficiency * (r.tensor_cores ? a.conv_efficiency : a.simt_conv_efficiency);
+  const double compute = rate > 0 ? conv.forward_flops / rate : 0;
+  conv.forward_seconds = compute + convs * r.kernel_overhead_seconds;
   if (s.training) {
-    op.backward_flops = 2 * op.forward_flops;
-    op.backward_seconds = std::max(2 * compute, 1.5 * memory) + 100 * r.kernel_overhead_seconds;
+    // Data and weight gradients: two convolutions of the forward's size each.
+    conv.backward_flops = 2 * conv.forward_flops;
+    conv.backward_kernels = static_cast<int>(2 * convs);
+    conv.backward_seconds = 2 * compute + 2 * convs * r.kernel_overhead_seconds;
   }
-  cost.add(op);
+
+  OpRecord pass{"norm-activation", OpKind::kMemory};
+  const double forward_passes = s.training ? a.cnn_training_forward_passes
+                                : fused    ? a.cnn_fused_inference_passes
+                                           : a.cnn_eager_inference_passes;
+  pass.forward_bytes = forward_passes * saved;
+  pass.forward_kernels = static_cast<int>(others);
+  auto bytes_seconds = [&](double bytes, double n) {
+    if (bytes <= 0) return n * r.kernel_overhead_seconds;
+    return bytes / achieved_bandwidth(r, bytes / std::max(1.0, n)) + n * r.kernel_overhead_seconds;
+  };
+  pass.forward_seconds = bytes_seconds(pass.forward_bytes, others);
+  if (s.training) {
+    pass.backward_kernels = static_cast<int>(others);
+    pass.backward_seconds = bytes_seconds(a.cnn_training_backward_passes * saved, others);
+  }
+  for (const OpRecord* op : {&conv, &pass}) {
+    cost.add(*op);
+    if (ops) ops->push_back(*op);
+  }
+  apply_host_floor(cost, s.stack);
   return cost;
 }
 

@@ -73,9 +73,9 @@ double host_backward_seconds(const Cost& c, const Stack* stack);
 
 // Cost of one layer (per device, one micro-batch).
 Cost layer_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);
-// A non-transformer network (CNN) from its per-sample FLOPs and activation bytes: convolutions run at a lower
-// fraction of peak than large GEMMs (implicit-GEMM with im2col tiles, ~60%).
-Cost generic_cost(const LayerShape& shape, const DeviceRates& rates);
+// A non-transformer network (CNN) from its per-sample FLOPs, saved-activation bytes and kernel count: the
+// convolutions (compute-bound) and the normalisation / activation passes between them (memory-bound), in series.
+Cost generic_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);
 // Embedding, final norm, logits and (training) the loss, per device, one micro-batch.
 Cost head_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);
 

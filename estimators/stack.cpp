@@ -126,6 +126,7 @@ Framework default_framework(Task t) {
   return t == Task::kTrain ? Framework::kFsdp : Framework::kHfTrainer;
 }
 
-Engine default_engine() { return Engine::kVllm; }
+// Language models are served by a serving engine; a generic network (a CNN) most often runs as eager PyTorch.
+Engine default_engine(const Model& m) { return m.is_transformer() ? Engine::kVllm : Engine::kHf; }
 
 }  // namespace hwplan

@@ -3,6 +3,7 @@
 // every part can be overridden by its own flag (resolved in src/recommend/query.cpp).
 #pragma once
 
+#include "core/model.hpp"
 #include "core/workload.hpp"
 
 namespace hwplan {
@@ -10,8 +11,9 @@ namespace hwplan {
 Stack framework_preset(Framework f);
 Stack engine_preset(Engine e);
 // The preset used when the user names none: PyTorch FSDP/DDP for training from scratch, Hugging Face Trainer
-// (+PEFT) for fine-tuning, vLLM for inference. Printed with every estimate.
+// (+PEFT) for fine-tuning, vLLM for language-model inference, eager PyTorch (hf) for a generic network. Printed
+// with every estimate.
 Framework default_framework(Task t);
-Engine default_engine();
+Engine default_engine(const Model& m);
 
 }  // namespace hwplan

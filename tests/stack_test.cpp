@@ -2,6 +2,7 @@
 // each part changes the term it models, in the direction and by the amount its derivation says.
 #include <doctest/doctest.h>
 
+#include "core/assumptions.hpp"
 #include "estimators/efficiency.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/stack.hpp"
@@ -156,4 +157,55 @@ TEST_CASE("llama.cpp decodes its unfused ggml graph: more kernels, each with a d
   CHECK(device_rates(reg.device("rtx-4090"), Precision::kFp16).kernel_overhead_seconds == doctest::Approx(6000 / 2.52e9));
   CHECK(device_rates(reg.device("a100-80gb-sxm"), Precision::kFp16).kernel_overhead_seconds >
         device_rates(reg.device("rtx-4090"), Precision::kFp16).kernel_overhead_seconds);
+}
+
+TEST_CASE("a CNN runs its convolutions and the memory-bound passes between them one after the other") {
+  const auto& reg = test::registry();
+  Model m = reg.model("resnet-50");
+  const Device& a100 = reg.device("a100-80gb-sxm");
+  auto cnn = [&](Task task, Precision p, long long batch, Stack stack) {
+    EstimateInput in = input(m, a100, task, std::move(stack));
+    in.workload.seq = 1;
+    in.workload.precision = p;
+    in.workload.optimizer = Optimizer::kSgd;
+    in.plan.micro_batch = batch;
+    return estimate(in);
+  };
+  // Training, batch 256 in bf16: the norm/activation passes are 3.5 + 6 passes over the saved activations (82 MiB
+  // per image in fp32, half that in bf16), at the A100's achievable bandwidth; they add to the convolution time.
+  Estimate train = cnn(Task::kTrain, Precision::kBf16, 256, framework_preset(Framework::kFsdp));
+  const double saved = 82.0 * 1024 * 1024 * 256 / 2;
+  const double bytes = 9.5 * saved;
+  CHECK(train.train.memory_bound_seconds >= bytes / a100.memory_bandwidth_bytes_per_s);
+  CHECK(train.train.memory_bound_seconds <= bytes / (0.7 * a100.memory_bandwidth_bytes_per_s) + 400 * 10e-6);
+  CHECK(train.train.step_seconds > train.train.memory_bound_seconds + 0.5 * train.train.gemm_seconds);
+  // Eager inference pays BatchNorm and ReLU as their own passes; a TensorRT-style engine folds them away.
+  Estimate eager = cnn(Task::kInfer, Precision::kFp16, 256, engine_preset(Engine::kHf));
+  Estimate fused = cnn(Task::kInfer, Precision::kFp16, 256, engine_preset(Engine::kTrtllm));
+  CHECK(eager.infer.total_seconds > 1.3 * fused.infer.total_seconds);
+  // Batch 1 in eager PyTorch: the host issues 174 kernels at ~27 us each, longer than the GPU needs to run them.
+  Estimate one = cnn(Task::kInfer, Precision::kFp16, 1, engine_preset(Engine::kHf));
+  CHECK(one.infer.total_seconds >= 174 * assumptions().eager_host_seconds_per_kernel);
+  CHECK(one.infer.total_seconds <= 1.2 * 174 * assumptions().eager_host_seconds_per_kernel);
+}
+
+TEST_CASE("FP32 convolutions on the vector units use the Winograd-aware efficiency, tensor-core ones do not") {
+  const auto& reg = test::registry();
+  Model m = reg.model("resnet-50");
+  const Device& v100 = reg.device("v100-32gb-sxm");
+  auto conv_seconds = [&](Precision p) {
+    EstimateInput in = input(m, v100, Task::kInfer, engine_preset(Engine::kTrtllm));
+    in.workload.seq = 1;
+    in.workload.precision = p;
+    in.plan.micro_batch = 128;
+    return estimate(in).infer.total_seconds;
+  };
+  const double fp32 = conv_seconds(Precision::kFp32), fp16 = conv_seconds(Precision::kFp16);
+  Assumptions faster;
+  faster.simt_conv_efficiency = 2 * faster.simt_conv_efficiency;
+  set_assumptions(faster);
+  const double fp32_fast = conv_seconds(Precision::kFp32), fp16_same = conv_seconds(Precision::kFp16);
+  set_assumptions(Assumptions{});
+  CHECK(fp32_fast < 0.75 * fp32);
+  CHECK(fp16_same == doctest::Approx(fp16));
 }

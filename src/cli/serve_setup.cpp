@@ -214,7 +214,7 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeOptions& o, const De
   if (!search) q.devices = w.count;
 
   // Engine.
-  Engine engine = default_engine();
+  Engine engine = default_engine(model);
   if (w.engine) {
     auto e = parse_engine(*w.engine);
     if (!e || !serve::engine_served(*e)) bad("--engine", "'" + *w.engine + "' is not one of: vllm, sglang, trtllm, llamacpp");

@@ -32,6 +32,26 @@ constexpr Entry kEntries[] = {
      "the 4 us above, for devices without a clock in the catalog"},
     {"conv_efficiency", &Assumptions::conv_efficiency, "fraction", 0.05, 1,
      "cuDNN implicit-GEMM convolutions of ResNet-class networks / dense peak"},
+    {"simt_conv_efficiency", &Assumptions::simt_conv_efficiency, "fraction", 0.05, 2,
+     "FP32 without tensor cores: cuDNN runs 3x3 convolutions as Winograd transforms (2.25x fewer multiplies); in "
+     "ResNet-50, 45% of the FLOPs are 3x3 convolutions, so at the implicit-GEMM 0.6 on the rest and a 2x Winograd "
+     "gain on them the network runs at 0.6 / (0.55 + 0.45 / 2) = 0.78 of the SGEMM rate in useful FLOPs"},
+    {"cnn_training_forward_passes", &Assumptions::cnn_training_forward_passes, "bytes/byte", 0, 100,
+     "conv -> BatchNorm -> ReLU in training: the conv reads its input and writes x, BatchNorm reads x for its statistics and again to "
+     "write y, ReLU rewrites y in place, the next conv reads y: 7 passes over the 2 tensors saved"},
+    {"cnn_training_backward_passes", &Assumptions::cnn_training_backward_passes, "bytes/byte", 0, 100,
+     "ReLU backward (read dy and y, write dx: 3), BatchNorm backward (reduce over dy and x, then read both and write "
+     "dx: 5), the conv's data gradient (read, write: 2) and weight gradient (read its output's gradient and its input: 2): "
+     "12 passes over the 2 tensors saved"},
+    {"cnn_eager_inference_passes", &Assumptions::cnn_eager_inference_passes, "bytes/byte", 0, 100,
+     "eval-mode BatchNorm is one read and one write, ReLU another, the conv writes and the next reads: 6 passes over "
+     "the 2 tensors training would save"},
+    {"cnn_fused_inference_passes", &Assumptions::cnn_fused_inference_passes, "bytes/byte", 0, 100,
+     "TensorRT-style engines fold BatchNorm into the conv weights and ReLU into its epilogue: the conv output is "
+     "written once and read once (2 passes over 2 saved tensors)"},
+    {"default_forward_kernels", &Assumptions::default_forward_kernels, "kernels", 1, 1e6,
+     "a ResNet-50-class network (torchvision ResNet-50 issues 174 per forward pass); used when a generic model "
+     "file gives no forward_kernels, with a warning"},
     {"eager_host_seconds_per_kernel", &Assumptions::eager_host_seconds_per_kernel, "s", 0, 1e-2,
      "gpt-fast write-up (pytorch.org, 2023): eager Llama-2-7B decode at 25.5 tok/s on A100 against ~7 ms of GPU work over "
      "~1,170 kernels"},

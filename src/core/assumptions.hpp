@@ -19,6 +19,14 @@ struct Assumptions {
   double kernel_overhead_cycles = 6000;             // a kernel's device-side floor, in GPU clock cycles
   double default_kernel_overhead_seconds = 4e-6;    // the same for devices whose clock the catalog lacks
   double conv_efficiency = 0.6;                     // convolutions (implicit GEMM) / dense peak
+  double simt_conv_efficiency = 0.78;               // FP32 convolutions on the vector units (Winograd 3x3) / SGEMM rate
+  // Bytes a CNN's normalisation / activation / residual kernels move per byte of the activations training saves
+  // (estimators/operators.cpp, generic_cost): training forward and backward, eager and fused inference.
+  double cnn_training_forward_passes = 3.5;
+  double cnn_training_backward_passes = 6.0;
+  double cnn_eager_inference_passes = 3.0;
+  double cnn_fused_inference_passes = 1.0;
+  double default_forward_kernels = 150;             // kernels per forward pass of a generic network that names none
   // Host and software stack (estimators/stack.cpp).
   double eager_host_seconds_per_kernel = 27e-6;     // eager PyTorch: Python module call + dispatcher + launch
   double compiled_host_seconds_per_kernel = 8e-6;   // torch.compile's wrapper launching its kernels

@@ -81,6 +81,7 @@ struct Model {
   double generic_parameters = 0;
   double forward_flops_per_sample = 0;
   double activation_bytes_per_sample = 0;
+  double forward_kernels = 0;  // kernels one eager forward pass issues (0: not given, assumptions().default_forward_kernels)
   std::string input;
   // Published figures, for checking.
   double published_parameters = 0;

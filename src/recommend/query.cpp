@@ -31,12 +31,12 @@ void check_range(const std::string& flag, long long v, long long lo, long long h
 }
 
 // The software stack: the named (or default) preset, then each part the user set by its own flag.
-Stack resolve_stack(const WorkloadSpec& o, Task task) {
+Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
   Stack s;
   if (task == Task::kInfer) {
     if (o.framework) bad("--framework", "applies to training tasks; inference takes --engine");
     Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm, llamacpp, exllama, mlc")
-                        : default_engine();
+                        : default_engine(model);
     s = engine_preset(e);
     s.preset_assumed = !o.engine;
   } else {
@@ -139,7 +139,7 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   w.seq = default_sequence_length(q.model, o);
   if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0)) bad("--tokens", "must be a positive number");
   w.tokens = o.tokens;
-  w.stack = resolve_stack(o, w.task);
+  w.stack = resolve_stack(o, w.task, q.model);
   w.attention = parse_choice<Attention>("--attention", o.attention, parse_attention, "eager, flash");
   w.optimizer = parse_choice<Optimizer>("--optimizer", o.optimizer, parse_optimizer, "adamw, sgd, adafactor, adam8bit");
   check_range("--lora-rank", o.lora_rank, 1, 65536);

@@ -298,6 +298,7 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   Recommendation r;
   Model model = registry.model(w.model);
   r.model_id = model.id;
+  r.counts_samples = !model.is_transformer();
   if (w.profile) {
     auto profile = io::load_profile_cached(*w.profile);
     r.profile_device = profile->catalog_id.empty() ? profile->device_name : profile->catalog_id;
@@ -309,7 +310,9 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   if (w.tokens) {
     r.job_tokens = *w.tokens;
   } else {
-    r.job_tokens = inference ? 1e6 : 1e9;  // cost per million generated tokens / per billion trained tokens
+    // Cost per million generated tokens / per billion trained tokens. A generic network (an image CNN) trains on
+    // samples: 90 epochs of ImageNet-1k (1,281,167 images), the ResNet-50 reference schedule (Goyal et al. 2017).
+    r.job_tokens = inference ? 1e6 : model.is_transformer() ? 1e9 : 90.0 * 1281167;
     r.job_tokens_assumed = true;
   }
   if (!inference) {

@@ -111,6 +111,10 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                                               {"checkpoint_interval_seconds", e.goodput.checkpoint_interval_seconds}}
                                        : json(nullptr)}};
     j["inference"] = nullptr;
+    if (!in.model->is_transformer()) {
+      j["time"]["samples_per_second"] = t.tokens_per_second;
+      j["time"]["samples_per_second_per_device"] = t.tokens_per_second / in.system.count;
+    }
   } else {
     j["time"] = nullptr;
     j["inference"] = {{"prefill_seconds", e.infer.prefill_seconds},
@@ -121,6 +125,11 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                       {"time_per_output_token_seconds", e.infer.time_per_output_token_seconds},
                       {"total_seconds", e.infer.total_seconds},
                       {"decode_bytes_per_token", e.infer.decode_weight_bytes + e.infer.decode_kv_bytes}};
+    if (!in.model->is_transformer()) {
+      // One forward pass over the batch: the tokens fields above carry the same figures per sample.
+      j["inference"]["batch_seconds"] = e.infer.total_seconds;
+      j["inference"]["samples_per_second"] = e.infer.total_decode_tokens_per_second();
+    }
   }
   const Stack& st = w.stack;
   j["stack"] = {{"preset", st.preset},
@@ -184,7 +193,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                            in.model->moe ? ", " + human_count(e.params.active) + " active" : ""));
   row("device", fmt::format("{} x {}", in.system.count, in.device->name));
   const Workload& w = in.workload;
-  std::string task = w.task == Task::kInfer
+  const bool generic = !in.model->is_transformer();
+  std::string task = generic ? fmt::format("{} {} (a sample: {})", to_string(w.task), to_string(w.precision), in.model->input)
+                     : w.task == Task::kInfer
                          ? fmt::format("{} {} prompt {} generate {} weights {} kv-cache {}", to_string(w.task),
                                        to_string(w.precision), w.prompt, w.generate,
                                        w.weights ? to_string(*w.weights) : to_string(w.precision), to_string(w.kv_cache))
@@ -213,7 +224,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     row("  optimizer", human_bytes(m.optimizer));
   }
   row("  activations", human_bytes(m.activations));
-  if (!e.training) row("  KV cache", human_bytes(m.kv_cache));
+  if (!e.training && !generic) row("  KV cache", human_bytes(m.kv_cache));
   row("  runtime", fmt::format("{} (context {}, workspace {}, fragmentation {})", human_bytes(m.runtime()),
                                human_bytes(m.runtime_context), human_bytes(m.runtime_workspace),
                                human_bytes(m.runtime_fragmentation)));
@@ -237,7 +248,8 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                   in.device->host_link.type.empty() ? std::string("the host link") : in.device->host_link.type));
     row("  communication", human_seconds(tt.communication_seconds()));
     if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
-    row("tokens/s", fmt::format("{:.0f} ({:.0f} per device)", tt.tokens_per_second, tt.tokens_per_second / in.system.count));
+    row(generic ? "samples/s" : "tokens/s",
+        fmt::format("{:.0f} ({:.0f} per device)", tt.tokens_per_second, tt.tokens_per_second / in.system.count));
     row("MFU", fmt::format("{:.1f}%", 100 * tt.mfu));
     if (e.total_seconds >= 0)
       row("total time", human_seconds(e.total_seconds) +
@@ -245,6 +257,15 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                                   human_seconds(e.training_seconds), 100 * (1 - e.goodput.fraction),
                                                   e.goodput.expected_interruptions)
                                     : " (does not fit: not runnable as given)"));
+  } else if (generic) {
+    row("batch latency", fmt::format("{} for a batch of {} (typically within +/-{:.0f}%){}", human_seconds(e.infer.total_seconds),
+                                     p.micro_batch, 100 * band(Regime::kStep).p80_relative_error,
+                                     e.fits ? "" : " (would be, if it fit: it does not)"));
+    if (e.infer.replicas > 1)
+      row("samples/s", fmt::format("{:.1f} total ({:.1f} per replica x {} replicas)", e.infer.total_decode_tokens_per_second(),
+                                   e.infer.decode_tokens_per_second, e.infer.replicas));
+    else
+      row("samples/s", fmt::format("{:.1f}", e.infer.decode_tokens_per_second));
   } else {
     row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? "" : " (would be, if it fit: it does not)"));
     if (in.workload.generate > 0) {

@@ -129,7 +129,8 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
   long long counted = 0;
   for (const auto& c : r.candidates)
     if (counted++ < spec.top) longest = std::max(longest, c.total_seconds);
-  t.header = {"#", "device", "count", "layout", "memory/device", inference ? "decode tok/s" : "tokens/s", "job time", "cost", "basis", "energy", "score"};
+  const char* rate = r.counts_samples ? "samples/s" : inference ? "decode tok/s" : "tokens/s";
+  t.header = {"#", "device", "count", "layout", "memory/device", rate, "job time", "cost", "basis", "energy", "score"};
   t.right_align = {true, false, true, false, true, true, true, true, false, true, true};
   long long shown = 0;
   for (const auto& c : r.candidates) {
@@ -156,10 +157,11 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
   Table t = recommendation_table(r, w, spec);
   std::string out;
   if (format == Format::kTable)
-    out += fmt::format("{} {} ({}), job of {} tokens{}{}; optimizing {}\n\n", r.model_id, w.task,
+    out += fmt::format("{} {} ({}), job of {} {}{}{}; optimizing {}\n\n", r.model_id, w.task,
                        w.weights ? *w.weights + " weights" : w.precision, human_count(r.job_tokens),
-                       r.job_tokens_assumed ? " (assumed: set --tokens)" : "",
-                       r.global_batch > 0 ? fmt::format(", global batch {} sequences for every candidate{}", r.global_batch,
+                       r.counts_samples ? "samples" : "tokens", r.job_tokens_assumed ? " (assumed: set --tokens)" : "",
+                       r.global_batch > 0 ? fmt::format(", global batch {} {} for every candidate{}", r.global_batch,
+                                                        r.counts_samples ? "samples" : "sequences",
                                                         r.global_batch_assumed ? " (default: set --global-batch)" : "")
                                           : std::string(),
                        spec.optimize);
