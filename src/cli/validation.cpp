@@ -130,7 +130,8 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
     }
     Outcome out = run_query(q);
     const Estimate& e = out.estimate;
-    auto add = [&](const std::string& quantity, const std::string& unit, double measured, double predicted) {
+    auto add = [&](const std::string& quantity, const std::string& unit, double measured, double predicted,
+                   const char* regime = nullptr) {
       ValidationRow r;
       r.name = c.name;
       r.set = set_name;
@@ -142,7 +143,7 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
       r.confidence = c.confidence;
       r.device = q.device->id;
       r.source = c.source.substr(0, c.source.find_first_of(" ,"));
-      r.regime = regime_of_quantity(quantity);
+      r.regime = regime ? regime : regime_of_quantity(quantity);
       rows.push_back(r);
     };
     for (const auto& [key, value] : c.measured) {
@@ -168,6 +169,16 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
         add(key, "GiB", value, e.memory.reported(q.input.workload.stack.memory_metric) / kGiB);
       } else if (key == "decode_tokens_per_second") {
         add(key, "tok/s", value, e.infer.decode_tokens_per_second);
+      } else if (key == "samples_per_second_per_device" || key == "samples_per_second") {
+        // Images (or sequences) per second: training steps, or forward passes over a batch (a step latency).
+        if (key == "samples_per_second" && c.measured.count("samples_per_second_per_device")) continue;  // same run
+        const double seq = q.model.is_transformer() ? static_cast<double>(q.input.workload.seq) : 1.0;
+        const double devices = key == "samples_per_second" ? 1.0 : static_cast<double>(q.input.system.count);
+        double total = 0;
+        if (e.training) total = e.train.tokens_per_second / seq;
+        else if (!q.model.is_transformer()) total = e.infer.total_decode_tokens_per_second();
+        else total = static_cast<double>(e.plan.micro_batch) * e.infer.replicas / std::max(1e-12, e.infer.prefill_seconds);
+        add(key, "samples/s", value, total / devices, e.training ? "throughput" : "step");
       } else {
         throw InputError(c.where, "measured." + key, "unknown measured quantity");
       }

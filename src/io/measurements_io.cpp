@@ -61,8 +61,9 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     mc.where = location_of(node, file);
     mc.name = *c.str("name", true);
     mc.kind = c.str("kind", false).value_or("step_latency");
-    if (mc.kind != "step_latency" && mc.kind != "train_throughput" && mc.kind != "decode" && mc.kind != "training")
-      c.fail("kind", "'" + mc.kind + "' is not one of: step_latency, train_throughput, decode, training");
+    if (mc.kind != "step_latency" && mc.kind != "train_throughput" && mc.kind != "infer_throughput" &&
+        mc.kind != "decode" && mc.kind != "training")
+      c.fail("kind", "'" + mc.kind + "' is not one of: step_latency, train_throughput, infer_throughput, decode, training");
     WorkloadSpec& s = mc.spec;
     s.device = *c.str("device", true);
     if (c.node()["model"].IsMap()) {
@@ -82,11 +83,20 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
       s.generate = c.integer("generate", false, 1, 1'000'000).value_or(128);
       s.batch = c.integer("global_batch", false, 1, 1'000'000).value_or(1);
       c.integer("seq", false, 1, 100'000'000);
+    } else if (mc.kind == "infer_throughput") {
+      // Forward passes over batches of samples (images, or sequences of seq tokens); no generation.
+      s.task = "infer";
+      s.precision = precision;
+      s.seq = c.integer("seq", false, 1, 100'000'000);
+      s.prompt = s.seq.value_or(1);
+      s.generate = 0;
+      s.batch = *c.integer("batch", true, 1, 1'000'000);
     } else {
       s.precision = precision;
       std::string task = c.str("task", false).value_or("train");
       s.task = task;
-      s.seq = *c.integer("seq", true, 1, 100'000'000);
+      // A generic network (a CNN) has no sequence: its throughput rows leave seq out.
+      s.seq = c.integer("seq", mc.kind != "train_throughput", 1, 100'000'000);
       if (auto b = c.integer("batch", false, 1, 1'000'000)) s.batch = *b;
       if (auto g = c.integer("global_batch", false, 1, 1'000'000'000)) s.global_batch = *g;
       if (task == "infer") {
