@@ -165,6 +165,9 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   if (model.is_transformer()) {
     const double mb = static_cast<double>(plan.micro_batch);
     double in_flight = pp > 1 ? std::min<double>(pp, static_cast<double>(plan.grad_accum)) : 1;
+    // Interleaved 1F1B (vp model chunks per device): the first device's warm-up runs 2(pp-1) + (vp-1)pp chunks of
+    // 1/vp of its layers ahead, pp (1 + (pp-1)/(pp vp)) micro-batches' worth (Korthikanti et al. 2022, Sec. 4.2.3).
+    if (pp > 1 && plan.vp > 1) in_flight *= 1 + (pp - 1) / (pp * plan.vp);
     double stage_layers = std::ceil(layers / pp);
     double per_layer = layer_activation_bytes(model, w, plan, mb);
     m.activations = per_layer * stage_layers * in_flight;

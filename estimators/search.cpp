@@ -37,7 +37,9 @@ bool better(const Candidate& a, const Candidate& b) {
   if (!std::isfinite(b.step)) return std::isfinite(a.step);
   double tolerance = 0.005 * std::min(a.step, b.step);
   if (std::fabs(a.step - b.step) > tolerance) return a.step < b.step;
-  auto simplicity = [](const Plan& p) { return std::tuple(p.zero, static_cast<int>(p.recompute), p.tp * p.pp, p.pp, p.ep); };
+  auto simplicity = [](const Plan& p) {
+    return std::tuple(p.zero, static_cast<int>(p.recompute), p.tp * p.pp, p.pp, p.ep, p.vp);
+  };
   if (simplicity(a.plan) != simplicity(b.plan)) return simplicity(a.plan) < simplicity(b.plan);
   if (a.memory != b.memory) return a.memory < b.memory;
   return a.step < b.step;
@@ -146,37 +148,50 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                     if (space.grad_accum ? mb * accum * dp != global : false) continue;
                     accum = global / (mb * dp);
                   }
-                  EstimateInput in = base;
-                  in.plan.tp = tp;
-                  in.plan.pp = pp;
-                  in.plan.dp = dp;
-                  in.plan.ep = ep;
-                  in.plan.zero = zero;
-                  in.plan.shard_group = shard_group;
-                  in.plan.recompute = rc;
-                  in.plan.micro_batch = mb;
-                  in.plan.grad_accum = accum;
-                  ++result.layouts_evaluated;
-                  Candidate c;
-                  c.plan = in.plan;
-                  MemoryBreakdown mem = estimate_memory(in, params);
-                  mem.page_out(base.system.usable_bytes(base.device->memory_bytes));
-                  c.memory = mem.total();
-                  bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
-                  if (!fits) {
-                    if (c.memory < nearest.memory) nearest = c;
-                    if (space.prune) break;
+                  // Pipeline interleaving depths: the user's; else, with a stack that interleaves, every vp
+                  // dividing the stage's layers, when the micro-batches fill whole rounds of pp (Megatron's rule).
+                  std::vector<int> vps{space.vp.value_or(base.plan.vp)};
+                  if (!space.vp && transformer && pp > 1 && base.workload.stack.interleaved_pipeline && accum % pp == 0) {
+                    // A stage of ceil(layers / pp) layers (uneven stages shed a layer at the ends, as Llama 3's did).
+                    vps = divisors(static_cast<int>((m.total_layers() + pp - 1) / pp));
                   }
-                  auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
-                  auto it = cache.find(key);
-                  if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
-                  // Time per sequence: the same order as step time when the global batch is fixed, and a fair
-                  // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
-                  c.step = training_time(in, params, it->second, mem.paged_out_bytes).step_seconds /
-                           static_cast<double>(in.plan.global_batch());
-                  if (!fits) continue;
-                  ++result.layouts_feasible;
-                  if (better(c, best)) best = c;
+                  // vp 1 holds the least activation memory (estimators/memory.cpp); deeper ones are all tried.
+                  bool smallest_fits = true;
+                  for (int vp : vps) {
+                    EstimateInput in = base;
+                    in.plan.tp = tp;
+                    in.plan.pp = pp;
+                    in.plan.dp = dp;
+                    in.plan.ep = ep;
+                    in.plan.zero = zero;
+                    in.plan.shard_group = shard_group;
+                    in.plan.recompute = rc;
+                    in.plan.micro_batch = mb;
+                    in.plan.grad_accum = accum;
+                    in.plan.vp = vp;
+                    ++result.layouts_evaluated;
+                    Candidate c;
+                    c.plan = in.plan;
+                    MemoryBreakdown mem = estimate_memory(in, params);
+                    mem.page_out(base.system.usable_bytes(base.device->memory_bytes));
+                    c.memory = mem.total();
+                    bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
+                    if (!fits) {
+                      if (c.memory < nearest.memory) nearest = c;
+                      if (vp == vps.front()) smallest_fits = false;
+                    }
+                    auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
+                    auto it = cache.find(key);
+                    if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
+                    // Time per sequence: the same order as step time when the global batch is fixed, and a fair
+                    // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
+                    c.step = training_time(in, params, it->second, mem.paged_out_bytes).step_seconds /
+                             static_cast<double>(in.plan.global_batch());
+                    if (!fits) continue;
+                    ++result.layouts_feasible;
+                    if (better(c, best)) best = c;
+                  }
+                  if (!smallest_fits && space.prune) break;
                 }
               }
             }

@@ -23,6 +23,8 @@ struct SearchSpace {
   std::optional<int> shard_group;  // ZeRO shard size the user fixed (HSDP); else full sharding and, when dp spans
                                    // nodes, shards of one node are tried too
   std::optional<Recompute> recompute;
+  // Model chunks per device (interleaved pipeline) the user fixed; else searched when the stack interleaves.
+  std::optional<int> vp;
   std::optional<std::int64_t> micro_batch;
   std::optional<std::int64_t> grad_accum;
   std::int64_t global_batch = 0;  // sequences per optimizer step (training); batch per replica (inference)

@@ -59,14 +59,18 @@ Stack framework_preset(Framework f) {
       s.memory_metric = MemoryMetric::kAllocated;
       break;
     case Framework::kTorchtitan:
-      // FSDP2 + torch.compile per block (fused elementwise kernels), fp32 master shards.
+      // FSDP2 + torch.compile per block (fused elementwise kernels), fp32 master shards; pipeline schedules
+      // include interleaved 1F1B.
       s.fused_kernels = true;
+      s.interleaved_pipeline = true;
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
     case Framework::kMegatron:
       // Megatron-LM / NeMo: Transformer Engine fused LayerNorm+GEMM, fused RoPE, fused SwiGLU, fused
-      // cross-entropy; distributed optimizer with fp32 main weights; large kernels, host cost hidden.
+      // cross-entropy; distributed optimizer with fp32 main weights; large kernels, host cost hidden; the
+      // interleaved 1F1B pipeline schedule (--num-layers-per-virtual-pipeline-stage).
       s.fused_kernels = true;
+      s.interleaved_pipeline = true;
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
   }

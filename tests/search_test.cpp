@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "estimators/estimate.hpp"
+#include "estimators/params.hpp"
 #include "estimators/search.hpp"
 #include "estimators/training.hpp"
 #include "core/error.hpp"
@@ -222,4 +224,57 @@ TEST_CASE("the network a plan spans nodes over comes from the device's reference
                               "--seq 2048 --grad-accum 1 --format json");
   REQUIRE(one.exit_code == 0);
   CHECK_FALSE(has_network_warning(nlohmann::json::parse(one.out)));
+}
+
+TEST_CASE("pipeline interleaving is searched for stacks that interleave, and holds more activations") {
+  auto plan_of = [](const std::string& flags) {
+    auto r = test::run_hwplan("estimate --model gpt3-175b --device a100-80gb-sxm --count 1024 --global-batch 1536 "
+                              "--tp 8 --pp 8 --recompute full --format json " + flags);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  auto megatron = plan_of("--framework megatron");
+  auto fixed = plan_of("--framework megatron --vp 1");
+  auto fsdp = plan_of("--framework fsdp");
+  CHECK(megatron["plan"]["vp"].get<int>() > 1);
+  CHECK(fixed["plan"]["vp"] == 1);
+  CHECK(fsdp["plan"]["vp"] == 1);
+  // A shorter bubble: the searched interleaving is faster than none.
+  CHECK(megatron["time"]["step_seconds"].get<double>() < fixed["time"]["step_seconds"].get<double>());
+
+  // Pruning stays exact with interleaving in the space.
+  static Model m;
+  m = test::registry().model("llama-2-13b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("h100-sxm");
+  in.system.count = 16;
+  in.workload.seq = 4096;
+  in.workload.stack.interleaved_pipeline = true;
+  SearchSpace space;
+  space.global_batch = 64;
+  space.pp = 4;
+  SearchResult pruned = search_layouts(in, space);
+  space.prune = false;
+  SearchResult full = search_layouts(in, space);
+  REQUIRE(pruned.found);
+  CHECK(pruned.best.vp == full.best.vp);
+  CHECK(pruned.estimate.train.step_seconds == full.estimate.train.step_seconds);
+
+  // Interleaved 1F1B: the first stage holds pp (1 + (pp - 1) / (pp vp)) micro-batches of activations (the model
+  // without its vocabulary, so that the logits on the last stage do not enter the ratio).
+  static Model layers_only;
+  layers_only = m;
+  layers_only.vocab_size = 0;
+  in.model = &layers_only;
+  in.plan.tp = 1;
+  in.plan.pp = 4;
+  in.plan.dp = 4;
+  in.plan.micro_batch = 1;
+  in.plan.grad_accum = 16;
+  ParameterCounts params = count_parameters(layers_only);
+  const double plain = estimate_memory(in, params).activations;
+  in.plan.vp = 2;
+  const double interleaved = estimate_memory(in, params).activations;
+  CHECK(interleaved == doctest::Approx(plain * (1 + 3.0 / 8)));
 }

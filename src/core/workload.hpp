@@ -51,6 +51,7 @@ struct Stack {
   bool optimizer_in_backward = false;   // each gradient is applied and freed as backward produces it
   bool activation_offload = false;      // saved activations live in host memory between forward and backward
   bool paged_optimizer = false;         // optimizer state in CUDA managed memory (not in PyTorch's counters)
+  bool interleaved_pipeline = false;    // interleaved 1F1B: each device holds several model chunks (Megatron, torchtitan)
   MemoryMetric memory_metric = MemoryMetric::kReserved;
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks

@@ -220,6 +220,7 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     q.space.zero = o.zero ? std::optional<int>(static_cast<int>(*o.zero)) : std::nullopt;
     q.space.shard_group = o.shard_group ? std::optional<int>(static_cast<int>(*o.shard_group)) : std::nullopt;
     if (o.recompute) q.space.recompute = p.recompute;
+    if (o.vp) q.space.vp = p.vp;
     // Search only what the user left free: a given micro-batch or accumulation is kept as given.
     if (w.task == Task::kInfer || o.batch) q.space.micro_batch = p.micro_batch;
     if (w.task != Task::kInfer && o.grad_accum) q.space.grad_accum = p.grad_accum;

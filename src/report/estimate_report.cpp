@@ -22,6 +22,7 @@ json plan_json(const Plan& p) {
               {"pp", p.pp},
               {"dp", p.dp},
               {"ep", p.ep},
+              {"vp", p.vp},
               {"zero", p.zero},
               {"shard_group", p.zero >= 1 ? p.zero_ranks() : 0},
               {"recompute", to_string(p.recompute)},
@@ -208,8 +209,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   const std::string hybrid = p.shard_replicas() > 1
                                  ? fmt::format(" (shards of {}, {} replicas)", p.zero_ranks(), p.shard_replicas())
                                  : std::string();
-  row("plan", fmt::format("tp {} pp {} dp {}{} zero {}{} recompute {} micro-batch {} x {} accum (global {})", p.tp,
-                          p.pp, p.dp, p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, hybrid, to_string(p.recompute),
+  row("plan", fmt::format("tp {} pp {}{} dp {}{} zero {}{} recompute {} micro-batch {} x {} accum (global {})", p.tp,
+                          p.pp, p.vp > 1 ? fmt::format(" (interleaved, vp {})", p.vp) : "", p.dp,
+                          p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, hybrid, to_string(p.recompute),
                           p.micro_batch, p.grad_accum, p.global_batch()));
   const MemoryBreakdown& m = e.memory;
   row("memory / device", fmt::format("{} of {} ({}; typically within +/-{:.0f}%)", human_bytes(m.total()),
