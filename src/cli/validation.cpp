@@ -117,7 +117,7 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
         long long tp = spec.tp.value_or(1), pp = spec.pp.value_or(1);
         spec.global_batch = std::max<long long>(1, spec.count / (tp * pp)) * 8 * pp;
       }
-      if (spec.tp && spec.pp) spec.dp = spec.count / (*spec.tp * *spec.pp);
+      // dp follows from tp and pp; left free so that what the source does not state is searched.
     }
     Query q;
     try {
