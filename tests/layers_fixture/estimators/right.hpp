@@ -1,0 +1,2 @@
+// A right-way include: the estimators may include core (never compiled).
+#include "core/model.hpp"
