@@ -91,23 +91,8 @@ void check_batch_arithmetic(const WorkloadSpec& o, long long count, const Search
                             ", or leave one of them free");
 }
 
-}  // namespace
-
-long long default_sequence_length(const Model& model, const WorkloadSpec& w) {
-  return w.seq.value_or(model.is_transformer() ? std::min<long long>(model.max_sequence_length, 2048) : 1);
-}
-
-Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const Device* device_override,
-                    std::optional<int> count_override, const Model* model_override) {
-  Query q;
-  q.model = model_override ? *model_override : registry.model(o.model);
-  q.device = device_override ? device_override : &registry.device(o.device);
-  long long count = count_override ? *count_override : o.count;
-  check_range("--count", count, 1, 10'000'000);
-  if (count > 1 && (q.device->host_link.type == "soc" || q.device->host_link.type == "usb3"))
-    bad("--count", q.device->name + " is a standalone " + q.device->host_link.type +
-                       " device: there is no link to split one model over several");
-
+// The workload: task, precisions, sequence, tokens, the software stack, optimizer, LoRA, prompt and generation.
+void resolve_workload(const WorkloadSpec& o, Query& q) {
   Workload& w = q.input.workload;
   w.task = parse_choice<Task>("--task", o.task, parse_task, "train, finetune, lora, qlora, infer");
   w.precision = parse_choice<Precision>("--precision", o.precision, parse_precision, "fp32, tf32, fp16, bf16, fp8");
@@ -152,6 +137,11 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   w.generate = o.generate;
   if (w.task == Task::kInfer && w.prompt + w.generate == 0) bad("--prompt", "prompt and generate cannot both be 0");
 
+}
+
+// The system: devices, nodes, network (the device's reference system unless given), headroom.
+void resolve_system(const WorkloadSpec& o, long long count, Query& q) {
+  const Device* device = q.device;
   System& s = q.input.system;
   s.count = static_cast<int>(count);
   check_range("--devices-per-node", o.devices_per_node, 1, 1'000'000);
@@ -161,7 +151,7 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   if (o.network_gbps) {
     s.network_bytes_per_s = *o.network_gbps * 1e9 / 8;
   } else {
-    const ReferenceNetwork net = reference_network(*q.device);
+    const ReferenceNetwork net = reference_network(*device);
     s.network_bytes_per_s = net.gbps * 1e9 / 8;
     s.network_assumed = fmt::format("{:g} Gb/s per device ({})", net.gbps, net.system);
   }
@@ -169,6 +159,12 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
   s.memory_headroom_fraction = o.headroom;
   s.overlap_grad_reduce = !o.no_overlap_grad_reduce;
 
+}
+
+// The plan, and the search space when some layout fields are left free; the checks that tie them to the task
+// and the model.
+void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
+  const Workload& w = q.input.workload;
   Plan& p = q.input.plan;
   if (o.batch) check_range("--batch", *o.batch, 1, 1'000'000);
   if (o.grad_accum) check_range("--grad-accum", *o.grad_accum, 1, 1'000'000);
@@ -243,6 +239,11 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
     p.grad_accum = *o.global_batch / (p.micro_batch * p.dp);
   }
 
+}
+
+// The calibration profile, read once per file (io::load_profile_cached); applied only to the device it measured
+// when the query is for another device.
+void resolve_profile(const io::Registry& registry, const WorkloadSpec& o, const Device* device_override, Query& q) {
   if (o.profile) {
     q.profile = io::load_profile_cached(*o.profile);
     // A profile measures one device. Evaluating others (recommend, serve over the catalog), it applies only to the
@@ -254,6 +255,29 @@ Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const D
       q.profile_skipped = true;
     }
   }
+}
+
+}  // namespace
+
+long long default_sequence_length(const Model& model, const WorkloadSpec& w) {
+  return w.seq.value_or(model.is_transformer() ? std::min<long long>(model.max_sequence_length, 2048) : 1);
+}
+
+Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const Device* device_override,
+                    std::optional<int> count_override, const Model* model_override) {
+  Query q;
+  q.model = model_override ? *model_override : registry.model(o.model);
+  q.device = device_override ? device_override : &registry.device(o.device);
+  long long count = count_override ? *count_override : o.count;
+  check_range("--count", count, 1, 10'000'000);
+  if (count > 1 && (q.device->host_link.type == "soc" || q.device->host_link.type == "usb3"))
+    bad("--count", q.device->name + " is a standalone " + q.device->host_link.type +
+                       " device: there is no link to split one model over several");
+
+  resolve_workload(o, q);
+  resolve_system(o, count, q);
+  resolve_plan(o, count, q);
+  resolve_profile(registry, o, device_override, q);
   q.input.model = &q.model;
   q.input.device = q.device;
   q.input.profile = q.profile.get();
