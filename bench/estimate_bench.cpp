@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "estimators/search.hpp"
+#include "estimators/estimate.hpp"
 #include "io/batch_io.hpp"
 #include "io/gguf_io.hpp"
 #include "io/registry.hpp"

@@ -1,102 +1,12 @@
 // The top of the estimator stack: (model, device, system, workload, plan) -> Estimate, with memory, time,
-// throughput, MFU, and the reasons behind them.
+// throughput, MFU, and the reasons behind them. The types are in estimators/estimate_types.hpp.
 #pragma once
 
-#include <string>
-#include <vector>
-
-#include "core/device.hpp"
-#include "core/model.hpp"
-#include "core/profile.hpp"
-#include "core/workload.hpp"
+#include "estimators/estimate_types.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/params.hpp"
 
 namespace hwplan {
-
-struct TrainingTime {
-  double forward_seconds = 0;        // per optimizer step, all micro-batches
-  double backward_seconds = 0;       // incl. recomputation
-  double recompute_seconds = 0;      // part of backward_seconds
-  double optimizer_seconds = 0;
-  double tp_comm_seconds = 0;
-  double pp_comm_seconds = 0;
-  double dp_comm_seconds = 0;        // total data-parallel / ZeRO traffic time
-  double dp_comm_exposed_seconds = 0;
-  double dp_interference_seconds = 0;  // compute slowed by collectives that overlap it (SMs they occupy)
-  double bubble_seconds = 0;
-  double offload_seconds = 0;
-  // A paged optimizer's states evicted to host memory come back for the step and go out again (bitsandbytes
-  // prefetches them: link-speed copies, both directions at once on a full-duplex link).
-  double paging_seconds = 0;
-  // Exposed transfers plus the compute they slow while overlapping it.
-  double communication_seconds() const {
-    return tp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds + dp_interference_seconds;
-  }
-  double step_seconds = 0;
-  double tokens_per_step = 0;
-  double tokens_per_second = 0;      // whole cluster
-  double model_flops_per_step = 0;   // 6N + attention (PaLM convention), whole cluster
-  double hardware_flops_per_step = 0;  // incl. recomputation, whole cluster
-  double mfu = 0;
-  double hfu = 0;
-  double gemm_seconds = 0;    // per step, per device
-  double memory_bound_seconds = 0;
-};
-
-// Wall-clock share of a synchronous training job spent training: every interruption (a failed GPU, host or link
-// stops all devices) costs a restart and the work since the last checkpoint; checkpoints stall the job while
-// they are written (estimators/training.cpp, training_goodput).
-struct Goodput {
-  double fraction = 1;                  // training time / wall-clock time
-  double expected_interruptions = 0;    // over the whole job
-  double checkpoint_interval_seconds = 0;  // the interval that minimises the loss (Young's formula)
-};
-
-struct InferenceTime {
-  double prefill_seconds = 0;         // time to first token
-  double time_per_output_token_seconds = 0;
-  double decode_tokens_per_second = 0;  // one replica, across its batch
-  int replicas = 1;                     // data-parallel copies of the model (plan.dp), each serving its own batch
-  double total_decode_tokens_per_second() const { return decode_tokens_per_second * replicas; }
-  double total_seconds = 0;           // prefill + generate x tpot
-  double decode_weight_bytes = 0;     // bytes read per decode step per device
-  double decode_kv_bytes = 0;
-  bool decode_memory_bound = true;
-  bool decode_host_bound = false;     // the host issuing kernels, not the GPU, sets the pace (eager engines)
-  double host_seconds_per_token = 0;  // host time per decode step incl. the engine's per-step overhead
-};
-
-struct Estimate {
-  ParameterCounts params;
-  Plan plan;
-  MemoryBreakdown memory;
-  double capacity_bytes = 0;
-  double usable_bytes = 0;    // capacity less the headroom a plan must leave free (System::memory_headroom_fraction)
-  bool fits = false;
-  bool training = true;
-  TrainingTime train;
-  InferenceTime infer;
-  double total_seconds = -1;     // for --tokens: wall-clock, interruptions and checkpoints included; -1 when not asked
-  double training_seconds = -1;  // for --tokens: steps x step time alone
-  Goodput goodput;
-  std::string bound;          // "compute", "memory", "communication"
-  Precision requested_precision = Precision::kBf16;  // what the GEMMs were asked to run in
-  Precision effective_precision = Precision::kBf16;  // what the device runs them in (see effective_precision)
-  double precision_passes = 1;                        // > 1: emulated with several passes of effective_precision
-  std::string fit_hint;       // when it does not fit: the change most likely to make it fit, in words
-  std::vector<std::string> warnings;
-  std::vector<std::string> notes;  // the explanation, in words
-};
-
-struct EstimateInput {
-  const Model* model = nullptr;
-  const Device* device = nullptr;
-  const Profile* profile = nullptr;
-  System system;
-  Workload workload;
-  Plan plan;
-};
 
 // Checks the combination (heads divisible by tp, layers by pp, count = tp*pp*dp, ...). Throws InputError.
 void validate_plan(const EstimateInput& in);

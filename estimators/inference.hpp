@@ -3,7 +3,7 @@
 
 #include "estimators/comm.hpp"
 #include "estimators/efficiency.hpp"
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 
 namespace hwplan {
 

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "estimators/efficiency.hpp"
+#include "estimators/estimate.hpp"
 #include "estimators/training.hpp"
 
 namespace hwplan {

@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "estimators/training.hpp"
 
 namespace hwplan {

@@ -1,7 +1,7 @@
 // Time of one optimizer step of training / fine-tuning on a parallel layout.
 #pragma once
 
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "estimators/operators.hpp"
 
 namespace hwplan {

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "estimators/estimate.hpp"
 #include "estimators/inference.hpp"
 #include "cli/validation.hpp"
 #include "io/serving_io.hpp"

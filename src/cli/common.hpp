@@ -13,7 +13,7 @@
 #include "core/model.hpp"
 #include "core/profile.hpp"
 #include "core/workload_spec.hpp"
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "estimators/search.hpp"
 #include "io/registry.hpp"
 #include "recommend/query.hpp"

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "estimators/estimate.hpp"
 #include "estimators/params.hpp"
 
 #include <cmath>

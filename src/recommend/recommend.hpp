@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/workload_spec.hpp"
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "io/registry.hpp"
 
 namespace hwplan {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "estimators/search.hpp"
 #include "report/table.hpp"
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "estimators/search.hpp"
 #include "report/json.hpp"
 #include "report/table.hpp"

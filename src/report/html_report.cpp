@@ -1,4 +1,5 @@
 #include "report/html_report.hpp"
+#include "estimators/estimate.hpp"
 
 #include <fmt/format.h>
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/workload_spec.hpp"
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "estimators/search.hpp"
 #include "recommend/fit.hpp"
 #include "recommend/recommend.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "report/svg.hpp"
 #include "serve/plan.hpp"
 

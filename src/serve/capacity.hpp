@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "estimators/estimate.hpp"
+#include "estimators/estimate_types.hpp"
 #include "serve/simulator.hpp"
 
 namespace hwplan::serve {
