@@ -49,7 +49,7 @@ void validate_plan(const EstimateInput& in) {
       bad("pp", std::to_string(p.pp) + " pipeline stages exceed the " + std::to_string(m.total_layers()) + " layers");
     // Interleaved pipelines give each device vp chunks of at least one layer (Megatron: layers divisible by pp x vp).
     if (p.vp > 1 && p.pp < 2) bad("vp", "virtual pipeline stages need --pp of at least 2");
-    if (p.vp > 1 && static_cast<long long>(p.pp) * p.vp > m.total_layers())
+    if (!interleaving_fits(m, p.pp, p.vp))
       bad("vp", std::to_string(p.pp) + " stages x " + std::to_string(p.vp) + " chunks = " + std::to_string(p.pp * p.vp) +
                     " chunks for " + std::to_string(m.total_layers()) + " layers: each chunk needs at least one layer");
     if (m.moe && p.ep > 1 && (m.moe->experts % p.ep != 0 || p.dp % p.ep != 0))
@@ -61,6 +61,10 @@ void validate_plan(const EstimateInput& in) {
   if (!m.is_transformer() && (w.task == Task::kLora || w.task == Task::kQlora))
     bad("task", "LoRA adapts a transformer's linear layers; " + m.id + " is a generic network (use --task finetune)");
   if ((w.task == Task::kLora || w.task == Task::kQlora) && w.lora_rank < 1) bad("lora-rank", "must be at least 1");
+}
+
+bool interleaving_fits(const Model& m, int pp, int vp) {
+  return vp <= 1 || (pp >= 2 && static_cast<long long>(pp) * vp <= m.total_layers());
 }
 
 MemoryBreakdown estimate_memory(const EstimateInput& in, const ParameterCounts& params) {

@@ -8,6 +8,9 @@
 
 namespace hwplan {
 
+// An interleaved pipeline gives each device vp chunks of at least one layer: pp x vp chunks for the model's layers
+// (vp 1 always fits). The one rule the layout search and validate_plan share.
+bool interleaving_fits(const Model& m, int pp, int vp);
 // Checks the combination (heads divisible by tp, layers by pp, count = tp*pp*dp, ...). Throws InputError.
 void validate_plan(const EstimateInput& in);
 Estimate estimate(const EstimateInput& in);

@@ -153,8 +153,11 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                   // dividing the stage's layers, when the micro-batches fill whole rounds of pp (Megatron's rule).
                   std::vector<int> vps{space.vp.value_or(base.plan.vp)};
                   if (!space.vp && transformer && pp > 1 && base.workload.stack.interleaved_pipeline && accum % pp == 0) {
-                    // A stage of ceil(layers / pp) layers (uneven stages shed a layer at the ends, as Llama 3's did).
-                    vps = divisors(static_cast<int>((m.total_layers() + pp - 1) / pp));
+                    // A stage of ceil(layers / pp) layers (uneven stages shed a layer at the ends, as Llama 3's did),
+                    // each chunk at least one layer (interleaving_fits, as validate_plan checks).
+                    vps.clear();
+                    for (int vp : divisors(static_cast<int>((m.total_layers() + pp - 1) / pp)))
+                      if (interleaving_fits(m, pp, vp)) vps.push_back(vp);
                   }
                   // vp 1 holds the least activation memory (estimators/memory.cpp); deeper ones are all tried.
                   bool smallest_fits = true;

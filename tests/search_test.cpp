@@ -1,5 +1,6 @@
 // The pruned layout search finds the same best layout as an exhaustive search over the same space.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "estimators/estimate.hpp"
@@ -277,4 +278,18 @@ TEST_CASE("pipeline interleaving is searched for stacks that interleave, and hol
   in.plan.vp = 2;
   const double interleaved = estimate_memory(in, params).activations;
   CHECK(interleaved == doctest::Approx(plain * (1 + 3.0 / 8)));
+}
+
+TEST_CASE("a searched interleaving is a plan estimate accepts when it is given back") {
+  // Llama 3.1 405B: 126 layers on 16 stages; a chunk per device of at least one layer (16 x vp <= 126).
+  auto r = test::run_hwplan("estimate --model llama-3.1-405b --device h100-sxm --count 8192 --global-batch 2048 --seq 8192 "
+                            "--tp 8 --pp 16 --zero 2 --framework megatron --format json");
+  REQUIRE(r.exit_code == 0);
+  auto p = nlohmann::json::parse(r.out)["plan"];
+  CHECK(16 * p["vp"].get<int>() <= 126);
+  auto again = test::run_hwplan(fmt::format(
+      "estimate --model llama-3.1-405b --device h100-sxm --count 8192 --global-batch 2048 --seq 8192 --tp 8 --pp 16 "
+      "--dp {} --zero 2 --framework megatron --vp {} --batch {} --recompute {} --format json",
+      p["dp"].get<int>(), p["vp"].get<int>(), p["micro_batch"].get<long long>(), p["recompute"].get<std::string>()));
+  CHECK(again.exit_code == 0);
 }

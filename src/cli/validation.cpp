@@ -125,6 +125,9 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
     } catch (const InputError& e) {
       throw InputError(c.where, e.key(), "case '" + c.name + "': " + e.detail());
     }
+    if (q.model.is_transformer() && !spec.seq && (c.kind == "train_throughput" || c.kind == "infer_throughput"))
+      throw InputError(c.where, "seq", "case '" + c.name + "': " + q.model.id +
+                                           " is a transformer: its throughput depends on the sequence length, give seq");
     if (eager_traffic_factor) {
       q.input.workload.stack.eager_traffic_factor = *eager_traffic_factor;
     }

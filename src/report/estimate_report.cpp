@@ -251,7 +251,8 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     row("  communication", human_seconds(tt.communication_seconds()));
     if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
     row(generic ? "samples/s" : "tokens/s",
-        fmt::format("{:.0f} ({:.0f} per device)", tt.tokens_per_second, tt.tokens_per_second / in.system.count));
+        fmt::format("{:.0f} ({:.0f} per device){}", tt.tokens_per_second, tt.tokens_per_second / in.system.count,
+                    e.fits ? "" : "; would be, if it fit"));
     row("MFU", fmt::format("{:.1f}%", 100 * tt.mfu));
     if (e.total_seconds >= 0)
       row("total time", human_seconds(e.total_seconds) +
@@ -267,7 +268,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
       row("samples/s", fmt::format("{:.1f} total ({:.1f} per replica x {} replicas)", e.infer.total_decode_tokens_per_second(),
                                    e.infer.decode_tokens_per_second, e.infer.replicas));
     else
-      row("samples/s", fmt::format("{:.1f}", e.infer.decode_tokens_per_second));
+      row("samples/s", fmt::format("{:.1f}{}", e.infer.decode_tokens_per_second, e.fits ? "" : " (would be, if it fit)"));
   } else {
     row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? "" : " (would be, if it fit: it does not)"));
     if (in.workload.generate > 0) {

@@ -128,6 +128,8 @@ json model_json(const Model& m) {
   } else {
     j["forward_flops_per_sample"] = m.forward_flops_per_sample;
     j["activation_bytes_per_sample"] = m.activation_bytes_per_sample;
+    // Kernels per eager forward pass; null when the model file gives none (default_forward_kernels applies).
+    j["forward_kernels"] = m.forward_kernels > 0 ? json(m.forward_kernels) : json(nullptr);
     j["input"] = m.input;
   }
   return j;
