@@ -47,8 +47,10 @@ std::string write_temp(const std::string& name, const std::string& text) {
 // Devices for which no dated public price (purchase, used or rental) was found; each is listed in the report
 // as unpriced, never as free. Removing a device from this list once it has a price is the point of the test.
 const std::set<std::string> kNoPublicPrice = {
-    "ascend-910b", "ascend-910b2", "ascend-910b3", "ascend-910b4",  // sold in China through Huawei servers, no list price
-    "mi250", "mi250x",  // OAM parts sold in systems; no dated public quote for the package or a rental
+    // Per-SKU Ascend entries: the only public quote (Reuters, early 2024, priced on ascend-910b) names no SKU, and
+    // the parts are sold in China mostly inside Huawei servers, with no list price or public rental rate per card.
+    "ascend-910b2", "ascend-910b3", "ascend-910b4",
+    "mi250x",  // OAM part sold in systems (Frontier, LUMI); no dated public quote for the package or a rental
 };
 
 }  // namespace
@@ -110,6 +112,13 @@ TEST_CASE("devices added for issues 13 and 15 carry a sourced, dated price of th
   CHECK(quote("v100-16gb-pcie", "used")->usd == 318);
   REQUIRE(quote("t4", "used"));
   CHECK(quote("t4", "used")->usd == (490 + 898) / 2);
+  // Issue 15's third pass. Ascend 910B: Reuters, about 120,000 yuan per card, at the article's own rate of 110,000
+  // yuan = USD 15,320: 120,000 x 15,320 / 110,000 = 16,712.7 -> 16,713. MI250: Hugging Face's USD 10,000 per OAM,
+  // and the entry is one of its two GCDs: 5,000.
+  REQUIRE(quote("ascend-910b", "street"));
+  CHECK(quote("ascend-910b", "street")->usd == doctest::Approx(120000.0 * 15320 / 110000).epsilon(1e-4));
+  REQUIRE(quote("mi250", "launch_msrp"));
+  CHECK(quote("mi250", "launch_msrp")->usd == 10000.0 / 2);
   for (const char* id : {"mi210", "v100-32gb-pcie", "l4", "l40s", "a10", "a100-40gb-sxm", "a100-40gb-pcie", "a40"}) {
     CAPTURE(id);
     const Device& d = test::registry().device(id);

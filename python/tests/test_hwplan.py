@@ -290,7 +290,7 @@ def test_tco_does_not_fit_is_infeasible():
 
 
 @pytest.mark.parametrize("kwargs", [
-    dict(model="7B", device="mi250", task="infer"),  # no price in the catalog
+    dict(model="7B", device="mi250x", task="infer"),  # no price in the catalog
     dict(model="7B", device="rtx-4090", task="infer", utilization=1.5),
     dict(model="7B", device="rtx-4090", task="infer", rent="spot"),
     dict(model="7B", device="rtx-4090", task="infer", years=0),
