@@ -226,6 +226,9 @@ Estimate estimate(const EstimateInput& in) {
       e.notes.push_back("MFU " + pct(t.mfu) + " of " + to_string(e.effective_precision) +
                         (e.precision_passes > 1 ? " dense peak / " + std::to_string(static_cast<int>(e.precision_passes)) + " passes"
                                                 : std::string(" dense peak")));
+    if (w.stack.interleaved_pipeline && in.plan.pp > 1 && in.plan.vp == 1 && interleaving_fits(m, in.plan.pp, 2))
+      e.notes.push_back("the pipeline runs without interleaving (vp 1) though " + w.stack.preset +
+                        " can interleave: --vp N sets it, or leave --dp free and the layout search chooses it");
   } else if (!m.is_transformer()) {
     e.notes.push_back("a forward pass of batch " + std::to_string(in.plan.micro_batch) + " takes " +
                       human_seconds(e.infer.prefill_seconds) + " (" + std::to_string(static_cast<long long>(e.infer.decode_tokens_per_second)) +

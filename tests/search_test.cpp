@@ -293,3 +293,17 @@ TEST_CASE("a searched interleaving is a plan estimate accepts when it is given b
       p["dp"].get<int>(), p["vp"].get<int>(), p["micro_batch"].get<long long>(), p["recompute"].get<std::string>()));
   CHECK(again.exit_code == 0);
 }
+
+TEST_CASE("a fixed pipeline layout without interleaving says that the stack could interleave") {
+  const std::string base = "estimate --model gpt3-175b --device a100-80gb-sxm --count 1024 --global-batch 1536 --tp 8 --pp 8 "
+                           "--dp 16 --recompute full ";
+  auto megatron = test::run_hwplan(base + "--framework megatron");
+  REQUIRE(megatron.exit_code == 0);
+  CHECK(megatron.out.find("runs without interleaving (vp 1) though megatron can interleave") != std::string::npos);
+  auto interleaved = test::run_hwplan(base + "--framework megatron --vp 4");
+  REQUIRE(interleaved.exit_code == 0);
+  CHECK(interleaved.out.find("without interleaving") == std::string::npos);
+  auto fsdp = test::run_hwplan(base + "--framework fsdp");
+  REQUIRE(fsdp.exit_code == 0);
+  CHECK(fsdp.out.find("without interleaving") == std::string::npos);
+}
