@@ -1,0 +1,132 @@
+// Unit tests of the physics parts that the end-to-end tolerances cover only in aggregate: collective times and the
+// links they run on, the FLOPs of one transformer layer, the GEMM shape-efficiency model, the decode floor.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "core/assumptions.hpp"
+#include "estimators/comm.hpp"
+#include "estimators/efficiency.hpp"
+#include "estimators/estimate.hpp"
+#include "estimators/operators.hpp"
+#include "estimators/stack.hpp"
+#include "test_util.hpp"
+
+using namespace hwplan;
+
+TEST_CASE("collectives: ring all-reduce, all-gather, point-to-point and their latency terms") {
+  GroupLink link;
+  link.bytes_per_s = 100e9;
+  link.latency_s = 5e-6;
+  const double bytes = 1e9;
+  // Ring all-reduce: each rank sends and receives 2 (n-1)/n of the buffer; 2 log2(n) latency steps.
+  CHECK(allreduce_seconds(bytes, 8, link) == doctest::Approx(2.0 * 7 / 8 * bytes / 100e9 + 2 * 3 * 5e-6));
+  // All-gather / reduce-scatter move half of that.
+  CHECK(allgather_seconds(bytes, 8, link) == doctest::Approx(7.0 / 8 * bytes / 100e9 + 3 * 5e-6));
+  CHECK(reduce_scatter_seconds(bytes, 8, link) == doctest::Approx(allgather_seconds(bytes, 8, link)));
+  CHECK(p2p_seconds(bytes, link) == doctest::Approx(bytes / 100e9 + 5e-6));
+  // Nothing to do alone or with nothing to send.
+  CHECK(allreduce_seconds(bytes, 1, link) == 0);
+  CHECK(allreduce_seconds(0, 8, link) == 0);
+  CHECK(alltoall_seconds(bytes, 1, link) == 0);
+  // More ranks never make a ring all-reduce of the same buffer faster.
+  CHECK(allreduce_seconds(bytes, 64, link) > allreduce_seconds(bytes, 8, link));
+}
+
+TEST_CASE("collectives run on the link the group's placement implies") {
+  const auto& reg = test::registry();
+  const Device& h100 = reg.device("h100-sxm");
+  System sys;
+  sys.count = 64;
+  sys.devices_per_node = 8;
+  sys.network_bytes_per_s = 400e9 / 8;
+  // Eight tensor-parallel ranks inside one HGX board: NVLink at 450 GB/s per direction, times the fabric efficiency.
+  GroupLink tp8 = group_link(h100, sys, 8, 1);
+  CHECK_FALSE(tp8.crosses_nodes);
+  CHECK(tp8.bytes_per_s == doctest::Approx(450e9 * assumptions().fabric_efficiency));
+  // Sixteen span two nodes, and a pipeline pair 8 ranks apart sits on two nodes: the NIC, times its efficiency.
+  GroupLink tp16 = group_link(h100, sys, 16, 1);
+  CHECK(tp16.crosses_nodes);
+  CHECK(tp16.bytes_per_s == doctest::Approx(50e9 * assumptions().network_efficiency));
+  CHECK(group_link(h100, sys, 2, 8).crosses_nodes);
+  // Seven ranks fit in a node, but the second group (ranks 7-13) straddles two: the slowest group sets the pace.
+  CHECK(group_link(h100, sys, 7, 1).crosses_nodes);
+  // Cards without a scale-up fabric talk over PCIe.
+  const Device& rtx = reg.device("rtx-4090");
+  System desk;
+  desk.count = 2;
+  desk.devices_per_node = 2;
+  GroupLink pcie = group_link(rtx, desk, 2, 1);
+  CHECK(std::string(pcie.medium) == "pcie");
+  CHECK(pcie.bytes_per_s == doctest::Approx(rtx.host_link.bytes_per_s() * assumptions().pcie_efficiency));
+}
+
+TEST_CASE("one transformer layer's FLOPs: linear layers plus causal attention, forward and backward") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-2-7b");
+  DeviceRates rates = device_rates(reg.device("a100-80gb-sxm"), Precision::kBf16);
+  LayerShape s;
+  s.model = &m;
+  s.micro_batch = 2;
+  s.seq = 4096;
+  s.attention = Attention::kFlash;
+  Stack fused = framework_preset(Framework::kMegatron);
+  s.stack = &fused;
+  Cost c = layer_cost(s, rates);
+  const double h = 4096, f = 11008, tokens = 2 * 4096.0;
+  // Q, K, V, O (multi-head: four h x h) and the SwiGLU MLP's three h x f matrices, 2 FLOPs per multiply-add.
+  const double linear = 2 * tokens * (4 * h * h + 3 * h * f);
+  // Causal attention: QK^T and PV, 2 x 2 b s^2 h, half of the scores computed.
+  const double attention = 2.0 * 2 * 2 * 4096.0 * 4096.0 * h * 0.5;
+  CHECK(c.forward_flops == doctest::Approx(linear + attention).epsilon(0.001));
+  // Backward: both gradients of every linear layer (2x), FlashAttention-2's backward recomputes the scores (2.5x).
+  CHECK(c.backward_flops == doctest::Approx(2 * linear + 2.5 * attention).epsilon(0.001));
+  // LoRA freezes the base weights: only the input gradients of the linear layers remain.
+  s.frozen_weights = true;
+  Cost frozen = layer_cost(s, rates);
+  CHECK(frozen.backward_flops == doctest::Approx(linear + 2.5 * attention).epsilon(0.001));
+}
+
+TEST_CASE("the GEMM shape-efficiency model: large square GEMMs near the device's large-GEMM rate, skinny ones far below") {
+  const auto& reg = test::registry();
+  DeviceRates r = device_rates(reg.device("a100-80gb-sxm"), Precision::kBf16);
+  const double big = gemm_efficiency(r, 8192, 8192, 8192, 1);
+  CHECK(big <= 1.0);
+  CHECK(big >= 0.9 * r.gemm_efficiency);
+  // Smaller problems fill fewer tiles and waves: efficiency never rises as the GEMM shrinks.
+  double previous = big;
+  for (double n : {4096.0, 1024.0, 256.0, 64.0}) {
+    const double e = gemm_efficiency(r, n, n, n, 1);
+    CAPTURE(n);
+    CHECK(e <= previous + 1e-12);
+    previous = e;
+  }
+  // A decode-shaped product (one row) uses a small share of a tensor-core tile.
+  CHECK(gemm_efficiency(r, 1, 4096, 4096, 1) < 0.2 * big);
+  // Time follows: a GEMM twice as large in every dimension takes 8x the FLOPs and at least ~4x the time.
+  CHECK(gemm_seconds(r, 8192, 8192, 8192, 1, 2) > 4 * gemm_seconds(r, 4096, 4096, 4096, 1, 2));
+}
+
+TEST_CASE("batch-1 decode: never faster than reading the weights once per token at the achievable bandwidth") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-2-7b");
+  for (const char* id : {"a100-80gb-sxm", "rtx-4090", "h100-sxm"}) {
+    CAPTURE(id);
+    const Device& d = reg.device(id);
+    EstimateInput in;
+    in.model = &m;
+    in.device = &d;
+    in.workload.task = Task::kInfer;
+    in.workload.precision = Precision::kBf16;
+    in.workload.prompt = 128;
+    in.workload.generate = 128;
+    in.workload.stack = engine_preset(Engine::kVllm);
+    Estimate e = estimate(in);
+    const double weights = count_parameters(m).total * 2;
+    const double floor = weights / d.memory_bandwidth_bytes_per_s;
+    CHECK(e.infer.time_per_output_token_seconds >= floor);
+    // A CUDA-graph engine at batch 1 stays within 2x of that floor on these GPUs: bandwidth efficiency, KV reads,
+    // kernel floors, and vLLM's ~1 ms per-step overhead, which weighs most on the fastest (H100: ~1.9x).
+    CHECK(e.infer.time_per_output_token_seconds <= 2.0 * floor);
+  }
+}
