@@ -6,6 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include <set>
+
+#include "cli/common.hpp"
+#include "core/workload_options.hpp"
+#include "io/batch_io.hpp"
 #include "test_util.hpp"
 
 using hwplan::test::run_hwplan;
@@ -205,4 +210,35 @@ TEST_CASE("plot roofline and memory write SVG files with the expected series") {
   CHECK(svg2.find("data-label=\"h100-sxm x1\"") != std::string::npos);
   CHECK(svg2.find("does not fit") != std::string::npos);  // 13B LoRA without recomputation on 24 GiB
   fs::remove_all(dir);
+}
+
+TEST_CASE("the CLI's workload flags and the batch keys are the one table of core/workload_options.hpp") {
+  CLI::App app;
+  hwplan::cli::WorkloadOptions w;
+  hwplan::cli::add_workload_options(app, w, false);
+  std::set<std::string> table_flags;
+  for (const auto& o : hwplan::workload_option_names()) {
+    CAPTURE(o.flag);
+    table_flags.insert(o.flag);
+    CHECK_NOTHROW(app.get_option(o.flag));  // the CLI takes every flag the table names
+  }
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const auto& name : opt->get_lnames()) {
+      if (name == "help") continue;
+      CAPTURE(name);
+      CHECK(table_flags.count("--" + name) == 1);  // and the table names every flag the CLI takes
+    }
+  }
+  // Every key of the table is a batch key: a scenario using it is not an "unknown option" (a bad value is another
+  // error, which names the key).
+  for (const auto& o : hwplan::workload_option_names()) {
+    CAPTURE(o.key);
+    auto scenarios = hwplan::io::parse_batch(std::string("scenarios:\n  - {model: llama-2-7b, device: h100-sxm, ") + o.key +
+                                                 ": [not, a, scalar]}\n",
+                                             "t.yaml");
+    REQUIRE(scenarios.size() == 1);
+    REQUIRE(scenarios[0].error);
+    CHECK(scenarios[0].error->find("unknown option") == std::string::npos);
+    CHECK(scenarios[0].error->find(o.key) != std::string::npos);
+  }
 }

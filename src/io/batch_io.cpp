@@ -5,25 +5,24 @@
 #include <sstream>
 
 #include "core/strings.hpp"
+#include "core/workload_options.hpp"
 #include "io/stack_keys.hpp"
 #include "io/yaml_map.hpp"
 
 namespace hwplan::io {
 namespace {
 
-const std::vector<std::string> kKeys = {
-    "name", "command", "model", "device", "count", "task", "precision", "weights", "batch", "seq", "grad_accum",
-    "global_batch", "tokens", "tp", "pp", "dp", "ep", "vp", "zero", "shard_group", "recompute", "offload", "attention", "optimizer",
-    "lora_rank", "lora_targets", "prompt", "generate", "kv_cache", "profile", "devices_per_node", "network_gbps", "headroom",
-    "sequence_parallel", "overlap_grad_reduce", "budget_usd", "max_count", "max_power_w", "deadline", "buy", "rent",
-    "class", "vendor", "exclude", "require_interconnect", "top", "optimize", "porting_cost_usd", "min_decode_tps"};
+// The scenario's own keys and recommend's; the workload keys come from core/workload_options.hpp (the CLI's table).
+const std::vector<std::string> kScenarioKeys = {
+    "name", "command", "budget_usd", "max_count", "max_power_w", "deadline", "buy", "rent", "class", "vendor",
+    "exclude", "require_interconnect", "top", "optimize", "porting_cost_usd", "min_decode_tps"};
 
 // Reads the keys of one mapping (defaults or a scenario) into the specs; later calls override earlier ones.
 void apply(YamlMap& m, Scenario& s) {
   WorkloadSpec& w = s.workload;
   RecommendSpec& r = s.recommend;
-  std::vector<std::string> known = kKeys;
-  known.insert(known.end(), stack_keys().begin(), stack_keys().end());
+  std::vector<std::string> known = kScenarioKeys;
+  for (const auto& o : workload_option_names()) known.push_back(o.key);
   for (const auto& key : m.keys())
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string message = "unknown option";

@@ -1,0 +1,28 @@
+#include "core/workload_options.hpp"
+
+namespace hwplan {
+
+const std::vector<WorkloadOptionName>& workload_option_names() {
+  static const std::vector<WorkloadOptionName> names = {
+      // Model and workload.
+      {"--model", "model"}, {"--task", "task"}, {"--precision", "precision"}, {"--weights", "weights"},
+      {"--batch", "batch"}, {"--seq", "seq"}, {"--grad-accum", "grad_accum"}, {"--global-batch", "global_batch"},
+      {"--tokens", "tokens"}, {"--optimizer", "optimizer"}, {"--lora-rank", "lora_rank"},
+      {"--lora-targets", "lora_targets"}, {"--prompt", "prompt"}, {"--generate", "generate"}, {"--kv-cache", "kv_cache"},
+      // System.
+      {"--device", "device"}, {"--count", "count"}, {"--devices-per-node", "devices_per_node"},
+      {"--network-gbps", "network_gbps"}, {"--profile", "profile"}, {"--headroom", "headroom"},
+      // Parallelism and memory savings.
+      {"--tp", "tp"}, {"--pp", "pp"}, {"--dp", "dp"}, {"--ep", "ep"}, {"--vp", "vp"}, {"--zero", "zero"},
+      {"--shard-group", "shard_group"}, {"--recompute", "recompute"}, {"--offload", "offload"},
+      {"--no-sequence-parallel", "sequence_parallel"}, {"--no-overlap-grad-reduce", "overlap_grad_reduce"},
+      // Software stack.
+      {"--attention", "attention"}, {"--framework", "framework"}, {"--engine", "engine"},
+      {"--master-weights", "master_weights"}, {"--fused-kernels", "fused_kernels"}, {"--cuda-graphs", "cuda_graphs"},
+      {"--chunked-loss", "chunked_loss"}, {"--optimizer-in-backward", "optimizer_in_backward"},
+      {"--activation-offload", "activation_offload"}, {"--paged-optimizer", "paged_optimizer"},
+      {"--memory-metric", "memory_metric"}};
+  return names;
+}
+
+}  // namespace hwplan
