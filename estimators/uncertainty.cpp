@@ -12,6 +12,9 @@ constexpr Band kBands[] = {
     {Regime::kThroughput, "throughput", 0.257, 54},
     {Regime::kDecode, "decode", 0.116, 16},
     {Regime::kMemory, "memory", 0.233, 35},
+    // From `hwplan validate --measurements data/measurements/cnn-throughput.yaml`, regime "image": training and
+    // inference images/s of generic networks (ResNet-50) across stacks and GPUs; every CNN estimate prints it.
+    {Regime::kImage, "image", 0.314, 31},
 };
 
 }  // namespace

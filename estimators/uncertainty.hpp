@@ -7,11 +7,11 @@
 
 namespace hwplan {
 
-enum class Regime { kStep, kThroughput, kDecode, kMemory };
+enum class Regime { kStep, kThroughput, kDecode, kMemory, kImage };
 
 struct Band {
   Regime regime;
-  const char* name;            // step | throughput | decode | memory
+  const char* name;            // step | throughput | decode | memory | image
   double p80_relative_error;   // 0.13 = "typically within +/-13%"
   int rows;                    // comparisons it was computed from
 };

@@ -150,7 +150,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   j["memory"]["reported_bytes"] = m.reported(st.memory_metric);
   // Typical error of each figure: the 80th percentile of |predicted/measured - 1| of its regime over the
   // recorded measurement sets (estimators/uncertainty.hpp).
-  const Band& time_band = band(e.training ? Regime::kThroughput : Regime::kDecode);
+  const Band& time_band =
+      band(!in.model->is_transformer() ? Regime::kImage : e.training ? Regime::kThroughput : Regime::kDecode);
   j["uncertainty"] = {{"time_regime", time_band.name},
                       {"time_relative_p80", time_band.p80_relative_error},
                       {"prefill_relative_p80", band(Regime::kStep).p80_relative_error},
@@ -235,7 +236,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   if (e.training) {
     const TrainingTime& tt = e.train;
     row("step time", fmt::format("{} (typically within +/-{:.0f}%){}", human_seconds(tt.step_seconds),
-                                 100 * band(Regime::kThroughput).p80_relative_error,
+                                 100 * band(generic ? Regime::kImage : Regime::kThroughput).p80_relative_error,
                                  e.fits ? "" : "; would be, if it fit: it does not"));
     row("  forward", human_seconds(tt.forward_seconds));
     row("  backward", human_seconds(tt.backward_seconds) +
@@ -262,7 +263,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                     : " (does not fit: not runnable as given)"));
   } else if (generic) {
     row("batch latency", fmt::format("{} for a batch of {} (typically within +/-{:.0f}%){}", human_seconds(e.infer.total_seconds),
-                                     p.micro_batch, 100 * band(Regime::kStep).p80_relative_error,
+                                     p.micro_batch, 100 * band(Regime::kImage).p80_relative_error,
                                      e.fits ? "" : " (would be, if it fit: it does not)"));
     if (e.infer.replicas > 1)
       row("samples/s", fmt::format("{:.1f} total ({:.1f} per replica x {} replicas)", e.infer.total_decode_tokens_per_second(),

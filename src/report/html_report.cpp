@@ -90,7 +90,7 @@ std::string render_page(const Page& p, const HtmlContext& ctx) {
   o += "</dl>\n</section>\n";
   o += "<section id=\"about\">\n<h2>About these numbers</h2>\n<p>hwplan " + esc(ctx.version) +
        ". Typical error, the 80th percentile of |predicted / measured - 1| over the recorded measurement sets:</p>\n<ul>\n";
-  for (Regime r : {Regime::kStep, Regime::kThroughput, Regime::kDecode, Regime::kMemory}) {
+  for (Regime r : {Regime::kStep, Regime::kThroughput, Regime::kDecode, Regime::kMemory, Regime::kImage}) {
     const Band& b = band(r);
     o += fmt::format("<li>{}: within &#177;{:.0f}% ({} comparisons)</li>\n", esc(b.name), 100 * b.p80_relative_error, b.rows);
   }
