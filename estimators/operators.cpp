@@ -308,9 +308,9 @@ Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>*
 // per regime are derived in src/core/assumptions.cpp (cnn_*_passes). They include the convolutions' own reads and
 // writes on purpose: most ResNet convolutions (1x1 with 64-512 channels, 3x3 at 64-128) do ~50-150 FLOP per byte
 // they move in 16-bit, at or below the ridge point of current GPUs (A100: 312 TFLOP/s over 2 TB/s = 156), so their
-// traffic is not hidden under their arithmetic; adding it in series is the conservative bound of the two. About a third of a CNN's kernels are
-// convolutions (torchvision ResNet-50: 53 of the 174 its forward pass issues); each kernel costs the device its
-// floor and, in an eager stack, the host its dispatch, which is what bounds small batches.
+// traffic is not hidden under their arithmetic; adding it in series is the conservative bound of the two. About a
+// third of a CNN's kernels are convolutions (torchvision ResNet-50: 53 of the 174 its forward pass issues); each
+// kernel costs the device its floor and, in an eager stack, the host its dispatch, which bounds small batches.
 Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>* ops) {
   Cost cost;
   const Model& m = *s.model;

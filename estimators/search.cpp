@@ -159,19 +159,19 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                     for (int vp : divisors(static_cast<int>((m.total_layers() + pp - 1) / pp)))
                       if (interleaving_fits(m, pp, vp)) vps.push_back(vp);
                   }
+                  EstimateInput in = base;
+                  in.plan.tp = tp;
+                  in.plan.pp = pp;
+                  in.plan.dp = dp;
+                  in.plan.ep = ep;
+                  in.plan.zero = zero;
+                  in.plan.shard_group = shard_group;
+                  in.plan.recompute = rc;
+                  in.plan.micro_batch = mb;
+                  in.plan.grad_accum = accum;
                   // vp 1 holds the least activation memory (estimators/memory.cpp); deeper ones are all tried.
                   bool smallest_fits = true;
                   for (int vp : vps) {
-                    EstimateInput in = base;
-                    in.plan.tp = tp;
-                    in.plan.pp = pp;
-                    in.plan.dp = dp;
-                    in.plan.ep = ep;
-                    in.plan.zero = zero;
-                    in.plan.shard_group = shard_group;
-                    in.plan.recompute = rc;
-                    in.plan.micro_batch = mb;
-                    in.plan.grad_accum = accum;
                     in.plan.vp = vp;
                     ++result.layouts_evaluated;
                     Candidate c;
@@ -183,7 +183,9 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                     if (!fits) {
                       if (c.memory < nearest.memory) nearest = c;
                       if (vp == vps.front()) smallest_fits = false;
+                      continue;  // only layouts that fit are timed (the nearest miss is estimated at the end)
                     }
+                    // The micro-batch cost (cached above) does not depend on vp.
                     auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
                     auto it = cache.find(key);
                     if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
@@ -191,7 +193,6 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                     // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
                     c.step = training_time(in, params, it->second, mem.paged_out_bytes).step_seconds /
                              static_cast<double>(in.plan.global_batch());
-                    if (!fits) continue;
                     ++result.layouts_feasible;
                     if (better(c, best)) best = c;
                   }

@@ -2,14 +2,6 @@
 
 namespace hwplan::io {
 
-const std::vector<std::string>& stack_keys() {
-  static const std::vector<std::string> keys = {"framework",     "engine",           "master_weights",
-                                                "fused_kernels", "cuda_graphs",      "chunked_loss",
-                                                "optimizer_in_backward", "activation_offload", "paged_optimizer",
-                                                "memory_metric"};
-  return keys;
-}
-
 void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   auto text = [&](const char* key, std::optional<std::string>& into) {
     if (auto v = m.str(key, false)) into = *v;

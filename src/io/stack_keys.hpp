@@ -1,16 +1,11 @@
 // The software-stack keys shared by batch scenarios and measurement cases (framework, engine and their parts).
 #pragma once
 
-#include <string>
-#include <vector>
-
 #include "core/workload_spec.hpp"
 #include "io/yaml_map.hpp"
 
 namespace hwplan::io {
 
-// The keys read_stack_keys understands, for unknown-key checks.
-const std::vector<std::string>& stack_keys();
 // Reads whichever of the stack keys the mapping has into the spec.
 void read_stack_keys(YamlMap& m, WorkloadSpec& w);
 

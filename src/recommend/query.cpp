@@ -137,12 +137,10 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   w.prompt = o.prompt;
   w.generate = o.generate;
   if (w.task == Task::kInfer && w.prompt + w.generate == 0) bad("--prompt", "prompt and generate cannot both be 0");
-
 }
 
 // The system: devices, nodes, network (the device's reference system unless given), headroom.
 void resolve_system(const WorkloadSpec& o, long long count, Query& q) {
-  const Device* device = q.device;
   System& s = q.input.system;
   s.count = static_cast<int>(count);
   check_range("--devices-per-node", o.devices_per_node, 1, 1'000'000);
@@ -152,14 +150,13 @@ void resolve_system(const WorkloadSpec& o, long long count, Query& q) {
   if (o.network_gbps) {
     s.network_bytes_per_s = *o.network_gbps * 1e9 / 8;
   } else {
-    const ReferenceNetwork net = reference_network(*device);
+    const ReferenceNetwork net = reference_network(*q.device);
     s.network_bytes_per_s = net.gbps * 1e9 / 8;
     s.network_assumed = fmt::format("{:g} Gb/s per device ({})", net.gbps, net.system);
   }
   if (!(o.headroom >= 0 && o.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   s.memory_headroom_fraction = o.headroom;
   s.overlap_grad_reduce = !o.no_overlap_grad_reduce;
-
 }
 
 // The plan, and the search space when some layout fields are left free; the checks that tie them to the task
@@ -239,7 +236,6 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
       bad("--global-batch", "is not a multiple of batch x dp = " + std::to_string(p.micro_batch * p.dp));
     p.grad_accum = *o.global_batch / (p.micro_batch * p.dp);
   }
-
 }
 
 // The calibration profile, read once per file (io::load_profile_cached); applied only to the device it measured
