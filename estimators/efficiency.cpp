@@ -215,6 +215,11 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     r.gemm_efficiency *= clock;
   }
   r.clock_fraction = clock;
+  // FlashAttention-2, PyTorch SDPA's flash backend, xformers and Triton kernels use the warp-level mma.sync of
+  // Ampere; Hopper's full rate needs wgmma issued asynchronously from TMA-fed shared memory (FlashAttention-3,
+  // cuDNN), and datacenter Blackwell's its tcgen05 MMA. Consumer Blackwell (GB20x) has neither: mma.sync is native.
+  if (device.architecture_family == "hopper" || device.architecture_family == "blackwell")
+    r.portable_attention_fraction = assumptions().portable_attention_fraction;
   r.kernel_overhead_seconds = device.boost_clock_mhz && *device.boost_clock_mhz > 0
                                   ? assumptions().kernel_overhead_cycles / (*device.boost_clock_mhz * 1e6 * clock)
                                   : assumptions().default_kernel_overhead_seconds;

@@ -23,6 +23,9 @@ struct DeviceRates {
   const std::vector<CurvePoint>* gemm_curve = nullptr;       // measured, from a profile
   const std::vector<CurvePoint>* bandwidth_curve = nullptr;  // measured, from a profile
   double attention_efficiency = 0.7;  // fused flash-attention kernels vs GEMM efficiency
+  // FlashAttention-2-class kernels' rate / the architecture's native attention kernels' (below 1 where the full
+  // tensor-core rate needs asynchronous warp-group MMA that those kernels do not issue: Hopper, datacenter Blackwell).
+  double portable_attention_fraction = 1.0;
   double clock_fraction = 1.0;        // sustained / boost clock under dense GEMMs
   bool gemm_efficiency_assumed = false;  // no published GEMM measurement: the conservative default was used
 };

@@ -117,6 +117,7 @@ Estimate estimate(const EstimateInput& in) {
   e.effective_precision = choice.effective;
   e.precision_passes = choice.passes;
   if (choice.substituted()) e.warnings.push_back(choice.reason);
+  std::string attention_note;
   {
     DeviceRates r = device_rates(d, compute, in.profile);
     if (r.gemm_efficiency_assumed && !in.profile)
@@ -126,6 +127,11 @@ Estimate estimate(const EstimateInput& in) {
     if (r.clock_fraction < 0.995)
       e.warnings.push_back(d.id + " holds about " + std::to_string(static_cast<int>(100 * r.clock_fraction + 0.5)) +
                            "% of its boost clock under dense GEMMs (power limit; from a published measurement)");
+    if (m.is_transformer() && w.attention == Attention::kFlash && !w.stack.native_attention &&
+        r.portable_attention_fraction < 1 && (e.training || w.prompt > 0))
+      attention_note = "attention runs as FlashAttention-2-class kernels (" + w.stack.preset + "), at " +
+                         std::to_string(static_cast<int>(100 * r.portable_attention_fraction + 0.5)) + "% of the rate of " +
+                         d.architecture + "'s native kernels (cuDNN, FlashAttention-3): --native-attention on if the stack uses them";
   }
 
   if (e.training) {
@@ -239,6 +245,7 @@ Estimate estimate(const EstimateInput& in) {
                       human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device" +
                       (e.infer.decode_memory_bound ? "; a larger batch raises throughput almost for free" : ""));
   }
+  if (!attention_note.empty()) e.notes.push_back(attention_note);
   return e;
 }
 

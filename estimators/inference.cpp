@@ -227,9 +227,10 @@ StepRates step_rates(const EstimateInput& in) {
   s.kv_bytes = bytes_per_element(w.kv_cache);
   // A chunk of a few hundred tokens against its heads: the flash-attention rate of that tile shape.
   const double heads = static_cast<double>(m.attention_heads) / s.tp;
-  s.prefill_attention_flops_per_s = s.rates.matrix_flops * s.rates.attention_efficiency *
-                                    gemm_efficiency(s.rates, 512, 512, static_cast<double>(m.head_dim), heads);
   const Stack& st = w.stack;
+  s.prefill_attention_flops_per_s = s.rates.matrix_flops * s.rates.attention_efficiency *
+                                    (st.native_attention ? 1.0 : s.rates.portable_attention_fraction) *
+                                    gemm_efficiency(s.rates, 512, 512, static_cast<double>(m.head_dim), heads);
   s.host_seconds = st.cuda_graphs ? 0.0 : (s.layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
   s.step_overhead_seconds = st.decode_step_overhead_seconds;
   s.extra_kernel_seconds = extra_kernel_seconds(m, w, s.rates);

@@ -68,7 +68,10 @@ class OpBuilder {
     OpRecord op{"flash-attention", OpKind::kAttention};
     double flops = 4 * batch_heads * s * s * d * (causal ? 0.5 : 1.0) * score_fraction;
     double bytes = batch_heads * s * d * e * (2 + 2 * kv_fraction);
-    double rate = rates.matrix_flops * rates.attention_efficiency * gemm_efficiency(rates, s, s, d, batch_heads);
+    // A stack without the architecture's own attention kernels runs FlashAttention-2-class ones (no stack given:
+    // the native kernels, as before stacks were modelled).
+    const double kernels = s_.stack && !s_.stack->native_attention ? rates.portable_attention_fraction : 1.0;
+    double rate = rates.matrix_flops * rates.attention_efficiency * kernels * gemm_efficiency(rates, s, s, d, batch_heads);
     op.forward_flops = flops;
     op.forward_bytes = bytes;
     op.forward_seconds =

@@ -71,6 +71,7 @@ Stack framework_preset(Framework f) {
       // interleaved 1F1B pipeline schedule (--num-layers-per-virtual-pipeline-stage).
       s.fused_kernels = true;
       s.interleaved_pipeline = true;
+      s.native_attention = true;  // Transformer Engine's cuDNN fused attention
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
   }
@@ -92,13 +93,16 @@ Stack engine_preset(Engine e) {
     case Engine::kVllm:
     case Engine::kSglang:
       // Decode replayed as CUDA graphs; the Python scheduler, sampler and detokeniser run once per step
-      // (~1 ms at small batch in vLLM's own profiles of the V1 engine).
+      // (~1 ms at small batch in vLLM's own profiles of the V1 engine). Prefill attention: FlashAttention-3 on
+      // Hopper (vLLM's vllm-flash-attn, SGLang's default backend there).
       s.cuda_graphs = true;
+      s.native_attention = true;
       s.decode_step_overhead_seconds = 1e-3;
       break;
     case Engine::kTrtllm:
-      // C++ runtime with CUDA graphs (in-flight batching scheduler in C++).
+      // C++ runtime with CUDA graphs (in-flight batching scheduler in C++) and its own per-architecture FMHA kernels.
       s.cuda_graphs = true;
+      s.native_attention = true;
       s.decode_step_overhead_seconds = 0.3e-3;
       break;
     case Engine::kMlc:

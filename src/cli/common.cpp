@@ -107,6 +107,8 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
   add_switch(app, "--optimizer-in-backward", w.optimizer_in_backward, "Optimizer step fused into the backward pass");
   add_switch(app, "--activation-offload", w.activation_offload, "Activations offloaded to host memory");
   add_switch(app, "--paged-optimizer", w.paged_optimizer, "Optimizer state in CUDA managed (paged) memory");
+  add_switch(app, "--native-attention", w.native_attention,
+             "The GPU architecture's own attention kernels (cuDNN, FlashAttention-3) instead of FlashAttention-2-class ones");
   app.add_option("--memory-metric", w.memory_metric, "Which peak to report: allocated | reserved | device (nvidia-smi)");
 }
 
@@ -166,7 +168,8 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
                  "--no-overlap-grad-reduce"});
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
-                 "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--memory-metric"});
+                 "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
+                 "--memory-metric"});
 }
 
 }  // namespace hwplan::cli

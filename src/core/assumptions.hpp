@@ -19,6 +19,9 @@ struct Assumptions {
   double kernel_overhead_cycles = 6000;             // a kernel's device-side floor, in GPU clock cycles
   double default_kernel_overhead_seconds = 4e-6;    // the same for devices whose clock the catalog lacks
   double conv_efficiency = 0.6;                     // convolutions (implicit GEMM) / dense peak
+  // FlashAttention-2-class kernels (written for Ampere's synchronous warp-level MMA) on architectures whose full
+  // tensor-core rate needs asynchronous warp-group MMA (Hopper, datacenter Blackwell), / the native kernels' rate.
+  double portable_attention_fraction = 0.62;
   double simt_conv_efficiency = 0.78;               // FP32 convolutions on the vector units (Winograd 3x3) / SGEMM rate
   // Bytes a CNN's normalisation / activation / residual kernels move per byte of the activations training saves
   // (estimators/operators.cpp, generic_cost): training forward and backward, eager and fused inference.

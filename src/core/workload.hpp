@@ -52,6 +52,10 @@ struct Stack {
   bool activation_offload = false;      // saved activations live in host memory between forward and backward
   bool paged_optimizer = false;         // optimizer state in CUDA managed memory (not in PyTorch's counters)
   bool interleaved_pipeline = false;    // interleaved 1F1B: each device holds several model chunks (Megatron, torchtitan)
+  // Attention kernels written for the device's architecture (cuDNN fused attention via Transformer Engine,
+  // FlashAttention-3, TensorRT-LLM's FMHA) rather than portable FlashAttention-2-class ones (FlashAttention-2,
+  // PyTorch SDPA's flash backend, xformers, Triton / FlexAttention). Changes time on Hopper and datacenter Blackwell.
+  bool native_attention = false;
   MemoryMetric memory_metric = MemoryMetric::kReserved;
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks

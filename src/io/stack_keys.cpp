@@ -18,6 +18,7 @@ void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   flag("optimizer_in_backward", w.optimizer_in_backward);
   flag("activation_offload", w.activation_offload);
   flag("paged_optimizer", w.paged_optimizer);
+  flag("native_attention", w.native_attention);
   text("memory_metric", w.memory_metric);
 }
 

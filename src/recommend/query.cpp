@@ -64,6 +64,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
   flag(o.optimizer_in_backward, s.optimizer_in_backward, "optimizer-in-backward");
   flag(o.activation_offload, s.activation_offload, "activation-offload");
   flag(o.paged_optimizer, s.paged_optimizer, "paged-optimizer");
+  flag(o.native_attention, s.native_attention, "native-attention");
   if (o.memory_metric) {
     s.memory_metric = parse_choice<MemoryMetric>("--memory-metric", *o.memory_metric, parse_memory_metric, "allocated, reserved, device");
     s.overridden.push_back("memory-metric " + *o.memory_metric);

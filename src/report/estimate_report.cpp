@@ -143,6 +143,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"optimizer_in_backward", st.optimizer_in_backward},
                 {"activation_offload", st.activation_offload},
                 {"paged_optimizer", st.paged_optimizer},
+                {"native_attention", st.native_attention},
                 {"memory_metric", to_string(st.memory_metric)},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
                 {"decode_step_overhead_seconds", st.decode_step_overhead_seconds},
