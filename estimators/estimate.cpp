@@ -28,19 +28,21 @@ void validate_plan(const EstimateInput& in) {
   const Plan& p = in.plan;
   const Workload& w = in.workload;
   auto bad = [](const std::string& key, const std::string& msg) { throw InputError({}, key, msg); };
-  if (p.tp < 1 || p.pp < 1 || p.dp < 1) bad("tp", "parallel degrees must be at least 1");
+  if (p.tp < 1 || p.cp < 1 || p.pp < 1 || p.dp < 1) bad("tp", "parallel degrees must be at least 1");
   if (p.micro_batch < 1) bad("batch", "must be at least 1");
   if (p.grad_accum < 1) bad("grad-accum", "must be at least 1");
   if (w.seq < 1) bad("seq", "must be at least 1");
   if (p.zero < 0 || p.zero > 3) bad("zero", "must be 0, 1, 2 or 3");
   if (p.shard_group < 0) bad("shard-group", "must be at least 1");
   if (p.shard_group > 0 && p.zero < 1) bad("shard-group", "shards the ZeRO state: it needs --zero 1, 2 or 3");
-  if (p.shard_group > 0 && p.dp % p.shard_group != 0)
-    bad("shard-group", std::to_string(p.shard_group) + " ranks per shard do not divide the " + std::to_string(p.dp) +
-                           " data-parallel ranks");
-  if (static_cast<long long>(p.tp) * p.pp * p.dp != in.system.count)
-    bad("count", "tp x pp x dp = " + std::to_string(static_cast<long long>(p.tp) * p.pp * p.dp) +
-                     " does not equal --count " + std::to_string(in.system.count));
+  if (p.shard_group > 0 && p.replica_ranks() % p.shard_group != 0)
+    bad("shard-group", std::to_string(p.shard_group) + " ranks per shard do not divide the " +
+                           std::to_string(p.replica_ranks()) + (p.cp > 1 ? " data- and context-parallel ranks" : " data-parallel ranks"));
+  if (static_cast<long long>(p.tp) * p.cp * p.pp * p.dp != in.system.count)
+    bad("count", std::string(p.cp > 1 ? "tp x cp x pp x dp = " : "tp x pp x dp = ") +
+                     std::to_string(static_cast<long long>(p.tp) * p.cp * p.pp * p.dp) + " does not equal --count " +
+                     std::to_string(in.system.count));
+  check_context_parallel(m, w, p.cp);
   if (m.is_transformer()) {
     if (m.attention_heads % p.tp != 0)
       bad("tp", std::to_string(p.tp) + "-way tensor parallelism does not divide the " +
@@ -61,6 +63,20 @@ void validate_plan(const EstimateInput& in) {
   if (!m.is_transformer() && (w.task == Task::kLora || w.task == Task::kQlora))
     bad("task", "LoRA adapts a transformer's linear layers; " + m.id + " is a generic network (use --task finetune)");
   if ((w.task == Task::kLora || w.task == Task::kQlora) && w.lora_rank < 1) bad("lora-rank", "must be at least 1");
+}
+
+void check_context_parallel(const Model& m, const Workload& w, int cp) {
+  if (cp <= 1) return;
+  auto bad = [](const std::string& msg) { throw InputError({}, "cp", msg); };
+  // Ring attention as Megatron / Transformer Engine and torchtitan implement it: flash attention over chunks,
+  // each sequence cut into 2 x cp chunks so that every rank gets an equal share of the causal scores.
+  if (w.task == Task::kInfer) bad("context parallelism applies to training, not --task infer");
+  if (!m.is_transformer()) bad("context parallelism splits a transformer's sequences; " + m.id + " is a generic network");
+  if (w.attention != Attention::kFlash) bad("ring attention runs on flash attention kernels (--attention flash)");
+  if (!w.stack.context_parallel) bad(w.stack.preset + " has no context parallelism (megatron and torchtitan do: --framework)");
+  if (w.seq % (2 * cp) != 0)
+    bad("the sequence of " + std::to_string(w.seq) + " tokens does not split into 2 x cp = " + std::to_string(2 * cp) +
+        " equal chunks");
 }
 
 bool interleaving_fits(const Model& m, int pp, int vp) {

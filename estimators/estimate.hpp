@@ -11,7 +11,10 @@ namespace hwplan {
 // An interleaved pipeline gives each device vp chunks of at least one layer: pp x vp chunks for the model's layers
 // (vp 1 always fits). The one rule the layout search and validate_plan share.
 bool interleaving_fits(const Model& m, int pp, int vp);
-// Checks the combination (heads divisible by tp, layers by pp, count = tp*pp*dp, ...). Throws InputError.
+// Whether the workload can run cp-way context parallelism (training, a transformer, flash attention, a stack that
+// has it, a sequence that splits into 2 x cp chunks); throws InputError (key cp) naming what is missing.
+void check_context_parallel(const Model& m, const Workload& w, int cp);
+// Checks the combination (heads divisible by tp, layers by pp, count = tp*cp*pp*dp, ...). Throws InputError.
 void validate_plan(const EstimateInput& in);
 Estimate estimate(const EstimateInput& in);
 // Memory only (used by the layout search to prune before timing).

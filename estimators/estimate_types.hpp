@@ -20,6 +20,7 @@ struct TrainingTime {
   double recompute_seconds = 0;      // part of backward_seconds
   double optimizer_seconds = 0;
   double tp_comm_seconds = 0;
+  double cp_comm_seconds = 0;        // context-parallel ring transfers that attention does not hide
   double pp_comm_seconds = 0;
   double dp_comm_seconds = 0;        // total data-parallel / ZeRO traffic time
   double dp_comm_exposed_seconds = 0;
@@ -31,7 +32,7 @@ struct TrainingTime {
   double paging_seconds = 0;
   // Exposed transfers plus the compute they slow while overlapping it.
   double communication_seconds() const {
-    return tp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds + dp_interference_seconds;
+    return tp_comm_seconds + cp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds + dp_interference_seconds;
   }
   double step_seconds = 0;
   double tokens_per_step = 0;

@@ -59,7 +59,8 @@ double weight_bytes_per_param(const Workload& w) {
 double layer_activation_bytes(const Model& m, const Workload& w, const Plan& plan, double micro_batch) {
   const double e = activation_bytes(w.precision);
   const double t = plan.tp;
-  const double tokens = micro_batch * static_cast<double>(w.seq);
+  // Context parallelism splits each sequence: the rank holds the activations of its 1 / cp of the tokens.
+  const double tokens = micro_batch * static_cast<double>(w.seq) / std::max(1, plan.cp);
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.attention_heads * m.head_dim);
   const double kv = static_cast<double>(m.kv_heads * m.head_dim);
@@ -186,10 +187,16 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     }
     // Logits and the fp32 loss on the last stage: output in compute precision + fp32 softmax copy + its grad.
     // Chunked cross-entropy upcasts one vocabulary chunk at a time (torchtune: 8 chunks).
-    double tokens = mb * static_cast<double>(w.seq);
+    double tokens = mb * static_cast<double>(w.seq) / std::max(1, plan.cp);
     double e = activation_bytes(w.precision);
     double fp32_copies = st.chunked_loss ? 8.0 / 8.0 : 4 + 4;
     m.activations += tokens * static_cast<double>(model.vocab_size) / tp * (e + fp32_copies);
+    // Ring attention keeps the chunk of keys and values being computed and the one arriving (backward: with their
+    // gradients), for the layer at hand.
+    if (plan.cp > 1) {
+      const double kv_heads = std::max(1.0, static_cast<double>(model.kv_heads) / tp);
+      m.activations += 4 * 2 * tokens * kv_heads * static_cast<double>(model.head_dim) * e;
+    }
   } else {
     m.activations = model.activation_bytes_per_sample * static_cast<double>(plan.micro_batch) *
                     (mp ? 0.5 : 1.0);

@@ -62,25 +62,31 @@ class OpBuilder {
   // Fused attention (FlashAttention-2): s x s scores never reach DRAM; backward recomputes them, about 2.5x the
   // forward FLOPs. Causal masks skip half the blocks.
   // `score_fraction`: the share of the causal score matrix computed (sliding-window layers skip keys beyond the window).
-  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal, double score_fraction = 1.0) {
+  // With context parallelism (cp > 1) the rank's s queries meet the s x cp keys of the whole sequence, one chunk
+  // of s keys per ring step: cp kernels of s x s blocks forward, twice that backward. Megatron's load balancing
+  // (chunks i and 2cp-1-i per rank) gives every rank the same share of the causal scores: 1 / cp of them.
+  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal, double score_fraction = 1.0,
+             int cp = 1) {
     const double e = s_.activation_bytes;
     const DeviceRates& rates = s_.attention_rates ? *s_.attention_rates : r_;
     OpRecord op{"flash-attention", OpKind::kAttention};
-    double flops = 4 * batch_heads * s * s * d * (causal ? 0.5 : 1.0) * score_fraction;
-    double bytes = batch_heads * s * d * e * (2 + 2 * kv_fraction);
+    const double keys = s * cp;
+    double flops = 4 * batch_heads * s * keys * d * (causal ? 0.5 : 1.0) * score_fraction;
+    double bytes = batch_heads * d * e * (2 * s + 2 * kv_fraction * keys);
     // A stack without the architecture's own attention kernels runs FlashAttention-2-class ones (no stack given:
     // the native kernels, as before stacks were modelled).
     const double kernels = s_.stack && !s_.stack->native_attention ? rates.portable_attention_fraction : 1.0;
     double rate = rates.matrix_flops * rates.attention_efficiency * kernels * gemm_efficiency(rates, s, s, d, batch_heads);
     op.forward_flops = flops;
     op.forward_bytes = bytes;
+    op.forward_kernels = cp;
     op.forward_seconds =
-        std::max(rate > 0 ? flops / rate : 0.0, bytes / achieved_bandwidth(rates, bytes)) + rates.kernel_overhead_seconds;
+        std::max(rate > 0 ? flops / rate : 0.0, bytes / achieved_bandwidth(rates, bytes)) + cp * rates.kernel_overhead_seconds;
     if (s_.training) {
       op.backward_flops = 2.5 * flops;
       op.backward_seconds = std::max(rate > 0 ? 2.5 * flops / rate : 0.0, 2 * bytes / achieved_bandwidth(rates, bytes)) +
-                            2 * rates.kernel_overhead_seconds;
-      op.backward_kernels = 2;
+                            2 * cp * rates.kernel_overhead_seconds;
+      op.backward_kernels = 2 * cp;
     }
     emit(op, true);
   }
@@ -107,7 +113,10 @@ class OpBuilder {
  private:
   void emit(const OpRecord& op, bool attention_core = false) {
     cost_.add(op);
-    if (attention_core) cost_.attention_core_forward_seconds += op.forward_seconds;
+    if (attention_core) {
+      cost_.attention_core_forward_seconds += op.forward_seconds;
+      cost_.attention_core_backward_seconds += op.backward_seconds;
+    }
     if (ops_) ops_->push_back(op);
   }
   const DeviceRates& r_;
@@ -220,12 +229,13 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     // Sliding-window layers score each query against at most `window` keys: s w - w^2 / 2 of the s^2 / 2 causal
     // scores; averaged over the model's local and global layers.
     double score_fraction = 1.0;
-    if (causal && m.sliding_window > 0 && s.seq > static_cast<double>(m.sliding_window)) {
-      const double w = static_cast<double>(m.sliding_window), n = s.seq;
+    const double full = s.seq * s.cp;
+    if (causal && m.sliding_window > 0 && full > static_cast<double>(m.sliding_window)) {
+      const double w = static_cast<double>(m.sliding_window), n = full;
       const double local = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.total_layers());
       score_fraction = (1 - local) + local * (n * w - w * w / 2) / (n * n / 2);
     }
-    b.flash(batch_heads, s.seq, d, kv / q, causal, score_fraction);
+    b.flash(batch_heads, s.seq, d, kv / q, causal, score_fraction, s.cp);
   }
   b.linear("out-proj", tokens, h, m.mla ? heads * static_cast<double>(m.mla->v_head_dim) : q);
   b.memory("residual-1", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);

@@ -19,8 +19,9 @@ enum class OpKind { kGemm, kAttention, kMemory };
 struct LayerShape {
   const Model* model = nullptr;
   double micro_batch = 1;  // sequences
-  double seq = 2048;
+  double seq = 2048;  // tokens of a sequence this rank computes (the whole sequence / cp)
   int tp = 1;
+  int cp = 1;  // context parallelism: the rank's queries attend to the keys of all cp ranks' chunks
   int ep = 1;
   bool sequence_parallel = true;
   Attention attention = Attention::kFlash;
@@ -56,6 +57,7 @@ struct Cost {
   double forward_seconds = 0;
   double backward_seconds = 0;
   double attention_core_forward_seconds = 0;  // what selective recomputation repeats
+  double attention_core_backward_seconds = 0;  // attention's own backward (context parallelism overlaps its ring with it)
   double forward_flops = 0;
   double backward_flops = 0;
   double gemm_seconds = 0;    // forward + backward, GEMMs and attention

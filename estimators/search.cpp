@@ -39,7 +39,7 @@ bool better(const Candidate& a, const Candidate& b) {
   double tolerance = 0.005 * std::min(a.step, b.step);
   if (std::fabs(a.step - b.step) > tolerance) return a.step < b.step;
   auto simplicity = [](const Plan& p) {
-    return std::tuple(p.zero, static_cast<int>(p.recompute), p.tp * p.pp, p.pp, p.ep, p.vp);
+    return std::tuple(p.zero, static_cast<int>(p.recompute), p.tp * p.cp * p.pp, p.cp, p.pp, p.ep, p.vp);
   };
   if (simplicity(a.plan) != simplicity(b.plan)) return simplicity(a.plan) < simplicity(b.plan);
   if (a.memory != b.memory) return a.memory < b.memory;
@@ -114,13 +114,25 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
     if (space.micro_batch) micro_batches.push_back(*space.micro_batch);
     else
       for (std::int64_t mb = 1; mb <= global; mb *= 2) micro_batches.push_back(mb);
+    // Context-parallel degrees worth trying: chunks shorter than kMinContextChunk tokens leave each ring step's
+    // attention too short to hide the next chunk's transfer and the GEMMs too short to run well (Megatron's
+    // guidance is context parallelism from 8K tokens); a degree the user gives is always tried.
+    const Workload& w = base.workload;
+    auto cp_candidate = [&](int cp) {
+      if (space.cp) return cp == *space.cp;
+      if (cp == 1) return true;
+      return transformer && w.stack.context_parallel && w.attention == Attention::kFlash && w.seq % (2 * cp) == 0 &&
+             w.seq / cp >= kMinContextChunk;
+    };
     for (int tp : divisors(n)) {
       if (space.tp ? tp != *space.tp : (tp > node)) continue;
       if (transformer ? m.attention_heads % tp != 0 : tp > 1) continue;
-      for (int pp : divisors(n / tp)) {
+      for (int cp : divisors(n / tp)) {
+      if (!cp_candidate(cp)) continue;
+      for (int pp : divisors(n / (tp * cp))) {
         if (space.pp && pp != *space.pp) continue;
         if (transformer ? pp > m.total_layers() : pp > 1) continue;
-        const int dp = n / (tp * pp);
+        const int dp = n / (tp * cp * pp);
         if (space.dp && dp != *space.dp) continue;
         std::vector<int> eps{1};
         if (m.moe && !space.ep)
@@ -134,10 +146,11 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
             // Shard sizes: the user's; else all of dp, and one node's worth of ranks when dp spans nodes.
             std::vector<int> shard_groups{0};
             const int node_ranks = std::max(1, node / (tp * pp));
+            const int replica_ranks = dp * cp;
             if (space.shard_group) shard_groups = {*space.shard_group};
-            else if (zero >= 1 && dp > node_ranks && dp % node_ranks == 0) shard_groups.push_back(node_ranks);
+            else if (zero >= 1 && replica_ranks > node_ranks && replica_ranks % node_ranks == 0) shard_groups.push_back(node_ranks);
             for (int shard_group : shard_groups) {
-              if (shard_group > 0 && dp % shard_group != 0) continue;
+              if (shard_group > 0 && replica_ranks % shard_group != 0) continue;
               for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
                 if (space.recompute && rc != *space.recompute) continue;
                 if (!transformer && rc != Recompute::kNone) continue;
@@ -161,6 +174,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                   }
                   EstimateInput in = base;
                   in.plan.tp = tp;
+                  in.plan.cp = cp;
                   in.plan.pp = pp;
                   in.plan.dp = dp;
                   in.plan.ep = ep;
@@ -186,7 +200,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                       continue;  // only layouts that fit are timed (the nearest miss is estimated at the end)
                     }
                     // The micro-batch cost (cached above) does not depend on vp.
-                    auto key = std::tuple(tp, mb, ep, rc == Recompute::kFull ? 1 : 0);
+                    auto key = std::tuple(tp, cp, mb, ep, rc == Recompute::kFull ? 1 : 0);
                     auto it = cache.find(key);
                     if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
                     // Time per sequence: the same order as step time when the global batch is fixed, and a fair
@@ -202,6 +216,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
             }
           }
         }
+      }
       }
     }
     result.found = std::isfinite(best.step);

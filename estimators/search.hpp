@@ -12,14 +12,20 @@
 
 namespace hwplan {
 
-// Micro-batch costs by (tp, micro-batch, ep, full recomputation): they depend on the model, device and workload
-// but not on the device count, so searches of one workload on one device at several counts can share them.
-using CostCache = std::map<std::tuple<int, std::int64_t, int, int>, MicroBatchCost>;
+// Micro-batch costs by (tp, cp, micro-batch, ep, full recomputation): they depend on the model, device and
+// workload but not on the device count, so searches of one workload on one device at several counts can share them.
+using CostCache = std::map<std::tuple<int, int, std::int64_t, int, int>, MicroBatchCost>;
+
+// The shortest sequence chunk the search gives a context-parallel rank (tokens).
+inline constexpr std::int64_t kMinContextChunk = 1024;
 
 // What the user fixed; unset fields are searched.
 struct SearchSpace {
   std::shared_ptr<CostCache> cost_cache;  // optional, shared across counts (recommend)
   std::optional<int> tp, pp, dp, zero, ep;
+  // Context parallelism the user fixed; else searched (cp = 1 and, with a stack that has it and flash attention,
+  // degrees that leave each rank chunks of at least kMinContextChunk tokens).
+  std::optional<int> cp;
   std::optional<int> shard_group;  // ZeRO shard size the user fixed (HSDP); else full sharding and, when dp spans
                                    // nodes, shards of one node are tried too
   std::optional<Recompute> recompute;

@@ -63,6 +63,7 @@ Stack framework_preset(Framework f) {
       // include interleaved 1F1B.
       s.fused_kernels = true;
       s.interleaved_pipeline = true;
+      s.context_parallel = true;  // torch.distributed context_parallel (ring attention over SDPA)
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
     case Framework::kMegatron:
@@ -72,6 +73,7 @@ Stack framework_preset(Framework f) {
       s.fused_kernels = true;
       s.interleaved_pipeline = true;
       s.native_attention = true;  // Transformer Engine's cuDNN fused attention
+      s.context_parallel = true;  // --context-parallel-size (Transformer Engine's ring attention)
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
   }

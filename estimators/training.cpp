@@ -29,8 +29,9 @@ LayerShape training_shape(const EstimateInput& in) {
   LayerShape s;
   s.model = in.model;
   s.micro_batch = static_cast<double>(in.plan.micro_batch);
-  s.seq = static_cast<double>(w.seq);
+  s.seq = static_cast<double>(w.seq) / std::max(1, in.plan.cp);
   s.tp = in.plan.tp;
+  s.cp = std::max(1, in.plan.cp);
   s.ep = in.plan.ep;
   s.sequence_parallel = in.plan.sequence_parallel;
   s.attention = w.attention;
@@ -70,6 +71,12 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
     c.tp_allreduces_per_layer = in.plan.recompute == Recompute::kFull ? 6 : 4;
     c.tp_allreduce_bytes_head = s.micro_batch * s.seq * 4;
   }
+  if (in.plan.cp > 1) {
+    // The rank's chunk of keys and values (its kv heads; replicated when tensor parallelism has more ranks).
+    const double kv_heads = std::max(1.0, static_cast<double>(in.model->kv_heads) / in.plan.tp);
+    c.cp_chunk_bytes_layer =
+        2 * s.micro_batch * s.seq * kv_heads * static_cast<double>(in.model->head_dim) * s.activation_bytes;
+  }
   if (in.plan.ep > 1 && in.model->moe) {
     // Each token's hidden state goes to experts_per_token experts (GShard / Megatron-core token dispatcher);
     // with sequence parallelism a tensor-parallel rank dispatches its own share of the tokens.
@@ -105,28 +112,42 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     tp_mb = stage_layers * c.tp_allreduces_per_layer * allreduce_seconds(c.tp_allreduce_bytes_layer, plan.tp, link) +
             2 * allreduce_seconds(c.tp_allreduce_bytes_head, plan.tp, link);
   }
+  double cp_mb = 0;
+  if (plan.cp > 1 && c.cp_chunk_bytes_layer > 0) {
+    // Ring attention: while the rank computes attention on the chunk of keys at hand, it receives the next; of
+    // the cp - 1 transfers per pass only what outlasts one chunk's attention waits. Backward passes the keys and
+    // values again with their gradients; a recomputed forward repeats the forward ring.
+    GroupLink link = group_link(*in.device, in.system, plan.cp, plan.tp);
+    const double steps = plan.cp - 1;
+    const double fwd_chunk = c.layer.attention_core_forward_seconds / plan.cp;
+    const double bwd_chunk = c.layer.attention_core_backward_seconds / plan.cp;
+    const double fwd = steps * std::max(0.0, p2p_seconds(c.cp_chunk_bytes_layer, link) - fwd_chunk);
+    const double bwd = steps * std::max(0.0, p2p_seconds(2 * c.cp_chunk_bytes_layer, link) - bwd_chunk);
+    cp_mb = stage_layers * (fwd * (plan.recompute == Recompute::kFull ? 2 : 1) + bwd);
+  }
   if (plan.ep > 1 && c.ep_alltoall_bytes_layer > 0) {
-    // Expert-parallel ranks are data-parallel ranks (stride tp x pp); the all-to-all is not overlapped.
-    GroupLink link = group_link(*in.device, in.system, plan.ep, plan.tp * plan.pp);
+    // Expert-parallel ranks are data-parallel ranks (stride tp x cp x pp); the all-to-all is not overlapped.
+    GroupLink link = group_link(*in.device, in.system, plan.ep, plan.tp * plan.cp * plan.pp);
     tp_mb += stage_layers * c.ep_alltoalls_per_layer * alltoall_seconds(c.ep_alltoall_bytes_layer, plan.ep, link);
   }
   double pp_mb = 0;
   if (plan.pp > 1) {
-    GroupLink link = group_link(*in.device, in.system, 2, plan.tp);
+    GroupLink link = group_link(*in.device, in.system, 2, plan.tp * plan.cp);
     double bytes = static_cast<double>(plan.micro_batch * w.seq * m.hidden_size) * activation_bytes(w.precision) /
-                   (plan.sequence_parallel && plan.tp > 1 ? plan.tp : 1);
+                   (plan.sequence_parallel && plan.tp > 1 ? plan.tp : 1) / plan.cp;
     pp_mb = 2 * p2p_seconds(bytes, link);
   }
-  double per_mb = fwd_mb + bwd_mb + tp_mb + pp_mb;
+  double per_mb = fwd_mb + bwd_mb + tp_mb + cp_mb + pp_mb;
   // 1F1B pipeline: (pp - 1) idle slots of one micro-batch each at fill and drain; the interleaved schedule
   // (vp model chunks per device) shrinks each slot to 1/vp of a micro-batch but sends vp times as often.
   double bubble = (plan.pp - 1) * per_mb / std::max(1, plan.vp);
   pp_mb *= std::max(1, plan.vp);
-  per_mb = fwd_mb + bwd_mb + tp_mb + pp_mb;
+  per_mb = fwd_mb + bwd_mb + tp_mb + cp_mb + pp_mb;
   t.forward_seconds = fwd_mb * micro_batches;
   t.backward_seconds = bwd_mb * micro_batches;
   t.recompute_seconds = stage_layers * recompute * micro_batches;
   t.tp_comm_seconds = tp_mb * micro_batches;
+  t.cp_comm_seconds = cp_mb * micro_batches;
   t.pp_comm_seconds = pp_mb * micro_batches;
   t.bubble_seconds = bubble;
   t.gemm_seconds = (stage_layers * c.layer.gemm_seconds + c.head.gemm_seconds) * micro_batches;
@@ -135,6 +156,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // Data parallelism: gradients (trainable parameters of this stage) are reduced once per optimizer step.
   const bool lora = w.task == Task::kLora || w.task == Task::kQlora;
   const double stage_params = params.total / (plan.tp * plan.pp);
+  // Context-parallel ranks hold the same weights as data-parallel ones: gradients are reduced over both.
+  const int replica_ranks = plan.replica_ranks();
   // With expert parallelism each rank holds 1/ep of the experts: their gradients are reduced over the dp / ep
   // ranks that hold the same experts, the rest over all dp ranks.
   const int ep = m.moe && !lora ? std::max(1, plan.ep) : 1;
@@ -144,21 +167,25 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads); ZeRO /
   // FSDP reduce-scatter them in the 16-bit training dtype.
   const double grad_bytes = plan.zero >= 1 ? activation_bytes(w.precision) : 4;
-  if (plan.dp > 1) {
-    // ZeRO collectives run over the ranks of one shard (all of dp unless --shard-group); with replicated shards
-    // each rank then all-reduces its gradient shard with the ranks holding the same shard in other replicas.
-    const int shards = plan.zero >= 1 ? plan.zero_ranks() : plan.dp;
+  if (replica_ranks > 1) {
+    // ZeRO collectives run over the ranks of one shard (all of dp x cp unless --shard-group); with replicated
+    // shards each rank then all-reduces its gradient shard with the ranks holding the same shard in other replicas.
+    // The group's slowest link is the data-parallel one (stride tp x cp x pp) when there is one, else the
+    // context-parallel one (stride tp).
+    const int shards = plan.zero >= 1 ? plan.zero_ranks() : replica_ranks;
     const int replicas = plan.shard_replicas();
-    GroupLink link = group_link(*in.device, in.system, shards, plan.tp * plan.pp);
+    const int model_ranks = plan.tp * plan.cp * plan.pp;
+    GroupLink link = plan.dp > 1 ? group_link(*in.device, in.system, std::max(1, shards / plan.cp), model_ranks)
+                                 : group_link(*in.device, in.system, plan.cp, plan.tp);
     const double grads = trainable * grad_bytes;
     auto reduction = [&](auto collective) {
       double s = collective(grads, shards, link);
       if (replicas > 1) {
-        GroupLink replica_link = group_link(*in.device, in.system, replicas, plan.tp * plan.pp * shards);
+        GroupLink replica_link = group_link(*in.device, in.system, replicas, model_ranks * std::max(1, shards / plan.cp));
         s += allreduce_seconds(grads / shards, replicas, replica_link);
       }
       if (trainable_experts > 0 && plan.dp / ep > 1) {
-        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, plan.tp * plan.pp * ep);
+        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, model_ranks * ep);
         s += collective(trainable_experts * grad_bytes, plan.dp / ep, expert_link);
       }
       return s;

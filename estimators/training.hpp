@@ -18,6 +18,9 @@ struct MicroBatchCost {
   // and back (combine), in the forward, again in the backward, and again when the forward is recomputed.
   double ep_alltoall_bytes_layer = 0;   // per device, one all-to-all of one MoE layer
   double ep_alltoalls_per_layer = 0;
+  // Context parallelism: one ring step passes a chunk of keys and values (bytes below) to the next rank; cp - 1
+  // steps forward, and backward the keys and values again with their gradients (twice the bytes).
+  double cp_chunk_bytes_layer = 0;
   DeviceRates memory_rates;      // for the memory-bound optimizer step
   double lora_parameters = 0;    // trainable adapter parameters of the whole model (LoRA / QLoRA)
 };

@@ -134,6 +134,8 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--dp", w.dp, "Data-parallel degree");
   app.add_option("--ep", w.ep, "Expert-parallel degree (MoE)");
   app.add_option("--vp", w.vp, "Virtual pipeline stages per device (interleaved schedule)");
+  app.add_option("--cp", w.cp,
+                 "Context-parallel degree: each sequence split over this many devices (ring attention; megatron, torchtitan)");
   app.add_option("--zero", w.zero, "ZeRO stage 0-3 (3 = FSDP full sharding)");
   app.add_option("--shard-group", w.shard_group,
                  "ZeRO/FSDP shards span this many data-parallel ranks and are replicated across the rest "
@@ -164,7 +166,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
                  "--tokens", "--optimizer", "--lora-rank", "--lora-targets", "--prompt", "--generate", "--kv-cache"});
   group_options(app, "System", {"--device", "--count", "--devices-per-node", "--network-gbps", "--profile", "--headroom"});
   group_options(app, "Parallelism and memory savings",
-                {"--tp", "--pp", "--dp", "--ep", "--vp", "--zero", "--recompute", "--offload", "--no-sequence-parallel",
+                {"--tp", "--cp", "--pp", "--dp", "--ep", "--vp", "--zero", "--recompute", "--offload", "--no-sequence-parallel",
                  "--no-overlap-grad-reduce"});
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",

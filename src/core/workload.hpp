@@ -56,6 +56,8 @@ struct Stack {
   // FlashAttention-3, TensorRT-LLM's FMHA) rather than portable FlashAttention-2-class ones (FlashAttention-2,
   // PyTorch SDPA's flash backend, xformers, Triton / FlexAttention). Changes time on Hopper and datacenter Blackwell.
   bool native_attention = false;
+  // Context parallelism (ring attention over sequence chunks): Megatron-core / Transformer Engine, torchtitan.
+  bool context_parallel = false;
   MemoryMetric memory_metric = MemoryMetric::kReserved;
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
@@ -71,9 +73,12 @@ struct Stack {
   double eager_traffic_factor = 1.0;
 };
 
-// The parallel layout and memory-saving choices. count = tp * pp * dp.
+// The parallel layout and memory-saving choices. count = tp * cp * pp * dp.
 struct Plan {
   int tp = 1;
+  // Context parallelism: each sequence is split over cp ranks, which pass the keys and values around a ring while
+  // attention runs (Megatron / Transformer Engine, torchtitan). Ranks are numbered tp innermost, then cp, pp, dp.
+  int cp = 1;
   int pp = 1;
   int dp = 1;
   int ep = 1;     // expert parallelism (MoE), carved out of dp
@@ -82,16 +87,20 @@ struct Plan {
   // Data-parallel ranks one ZeRO shard spans; the shards are replicated across the rest (FSDP HYBRID_SHARD,
   // DeepSpeed ZeRO++ hpZ / MiCS). 0 = all of dp (plain ZeRO / FULL_SHARD).
   int shard_group = 0;
-  int zero_ranks() const { return shard_group > 0 && shard_group < dp ? shard_group : dp; }
+  // Ranks holding the same weights: the data-parallel ranks and, within each, the context-parallel ones. Gradients
+  // are reduced and ZeRO state is sharded over all of them (Megatron's data-parallel-with-context group, torchtitan's
+  // dp_shard_cp mesh).
+  int replica_ranks() const { return dp * cp; }
+  int zero_ranks() const { return shard_group > 0 && shard_group < replica_ranks() ? shard_group : replica_ranks(); }
   // Copies of each ZeRO shard across the data-parallel ranks: above 1 with hybrid sharding (1 without ZeRO).
-  int shard_replicas() const { return zero >= 1 ? dp / zero_ranks() : 1; }
+  int shard_replicas() const { return zero >= 1 ? replica_ranks() / zero_ranks() : 1; }
   Recompute recompute = Recompute::kNone;
   Offload offload = Offload::kNone;
   bool sequence_parallel = true;  // with tp > 1, Megatron-style sequence parallelism
   std::int64_t micro_batch = 1;   // sequences per device per micro-step
   std::int64_t grad_accum = 1;    // micro-steps per optimizer step (pipeline: micro-batches in flight)
   std::int64_t global_batch() const { return micro_batch * grad_accum * dp; }
-  int count() const { return tp * pp * dp; }
+  int count() const { return tp * cp * pp * dp; }
 };
 
 // The cluster around the devices.

@@ -13,7 +13,7 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--device", "device"}, {"--count", "count"}, {"--devices-per-node", "devices_per_node"},
       {"--network-gbps", "network_gbps"}, {"--profile", "profile"}, {"--headroom", "headroom"},
       // Parallelism and memory savings.
-      {"--tp", "tp"}, {"--pp", "pp"}, {"--dp", "dp"}, {"--ep", "ep"}, {"--vp", "vp"}, {"--zero", "zero"},
+      {"--tp", "tp"}, {"--cp", "cp"}, {"--pp", "pp"}, {"--dp", "dp"}, {"--ep", "ep"}, {"--vp", "vp"}, {"--zero", "zero"},
       {"--shard-group", "shard_group"}, {"--recompute", "recompute"}, {"--offload", "offload"},
       {"--no-sequence-parallel", "sequence_parallel"}, {"--no-overlap-grad-reduce", "overlap_grad_reduce"},
       // Software stack.

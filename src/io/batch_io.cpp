@@ -60,6 +60,7 @@ void apply(YamlMap& m, Scenario& s) {
   whole("global_batch", w.global_batch, 1);
   if (auto v = m.number("tokens", false, 0, 1e18)) w.tokens = *v;
   whole("tp", w.tp, 1);
+  whole("cp", w.cp, 1);
   whole("pp", w.pp, 1);
   whole("dp", w.dp, 1);
   whole("ep", w.ep, 1);

@@ -109,8 +109,7 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     if (auto v = c.integer("pp", false, 1, 1'000'000)) s.pp = *v;
     if (auto v = c.integer("vp", false, 1, 1'000'000)) s.vp = *v;
     if (auto v = c.integer("ep", false, 1, 1'000'000)) s.ep = *v;
-    // Context parallelism splits the sequence over ranks; for throughput it behaves like more data parallelism.
-    c.integer("cp", false, 1, 1'000'000);
+    if (auto v = c.integer("cp", false, 1, 1'000'000)) s.cp = *v;
     if (auto r = c.str("recompute", false)) s.recompute = *r;
     if (auto z = c.integer("zero", false, 0, 3)) s.zero = *z;
     if (auto g = c.integer("shard_group", false, 1, 1'000'000)) s.shard_group = *g;

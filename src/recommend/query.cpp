@@ -169,6 +169,7 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   if (o.grad_accum) check_range("--grad-accum", *o.grad_accum, 1, 1'000'000);
   if (o.global_batch) check_range("--global-batch", *o.global_batch, 1, 1'000'000'000);
   if (o.tp) check_range("--tp", *o.tp, 1, count);
+  if (o.cp) check_range("--cp", *o.cp, 1, count);
   if (o.pp) check_range("--pp", *o.pp, 1, count);
   if (o.dp) check_range("--dp", *o.dp, 1, count);
   if (o.ep) check_range("--ep", *o.ep, 1, count);
@@ -182,8 +183,9 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   p.offload = parse_choice<Offload>("--offload", o.offload, parse_offload, "none, optimizer, params");
   p.sequence_parallel = !o.no_sequence_parallel;
   if (o.recompute) p.recompute = parse_choice<Recompute>("--recompute", *o.recompute, parse_recompute, "none, selective, full");
-  if (w.task == Task::kInfer && (o.zero || o.recompute || o.grad_accum))
-    bad(o.zero ? "--zero" : o.recompute ? "--recompute" : "--grad-accum", "applies to training tasks, not --task infer");
+  if (w.task == Task::kInfer && (o.zero || o.recompute || o.grad_accum || (o.cp && *o.cp > 1)))
+    bad(o.zero ? "--zero" : o.recompute ? "--recompute" : o.grad_accum ? "--grad-accum" : "--cp",
+        "applies to training tasks, not --task infer");
   if (!q.model.is_transformer() && (w.task == Task::kLora || w.task == Task::kQlora))
     bad("--task", "LoRA adapts a transformer's linear layers; " + q.model.id + " is a generic network (use --task finetune)");
   if (w.task == Task::kInfer && o.offload != "none") bad("--offload", "applies to training tasks, not --task infer");
@@ -191,15 +193,23 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
     bad("--tp", std::to_string(*o.tp) + "-way tensor parallelism does not divide the " +
                     std::to_string(q.model.attention_heads) + " attention heads of " + q.model.id);
 
+  if (o.cp) {
+    try {
+      check_context_parallel(q.model, w, static_cast<int>(*o.cp));
+    } catch (const InputError& e) {
+      bad("--cp", e.detail());
+    }
+  }
   // Which layout fields are fixed? With one device, everything is; otherwise search what was not given.
   const bool layout_given = o.tp || o.pp || o.dp;
   const bool single_fixed = count == 1 && !(o.search_single_device && w.task != Task::kInfer && !o.recompute);
   if (single_fixed || (o.tp && o.pp && o.dp) || (layout_given && o.batch && (w.task == Task::kInfer || o.zero))) {
     p.tp = static_cast<int>(o.tp.value_or(1));
+    p.cp = static_cast<int>(o.cp.value_or(1));
     p.pp = static_cast<int>(o.pp.value_or(1));
-    p.dp = static_cast<int>(o.dp.value_or(count / (p.tp * p.pp)));
-    if (count > 1 && !(o.tp && o.pp && o.dp) && static_cast<long long>(p.tp) * p.pp * p.dp != count)
-      bad("--count", "tp x pp does not divide --count " + std::to_string(count));
+    p.dp = static_cast<int>(o.dp.value_or(count / (static_cast<long long>(p.tp) * p.cp * p.pp)));
+    if (count > 1 && !(o.tp && o.pp && o.dp) && static_cast<long long>(p.tp) * p.cp * p.pp * p.dp != count)
+      bad("--count", (p.cp > 1 ? "tp x cp x pp" : "tp x pp") + std::string(" does not divide --count ") + std::to_string(count));
     p.zero = static_cast<int>(o.zero.value_or(0));
     p.shard_group = static_cast<int>(o.shard_group.value_or(0));
     p.ep = static_cast<int>(o.ep.value_or(1));
@@ -209,6 +219,7 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   } else {
     q.search = true;
     q.space.tp = o.tp ? std::optional<int>(static_cast<int>(*o.tp)) : std::nullopt;
+    q.space.cp = o.cp ? std::optional<int>(static_cast<int>(*o.cp)) : std::nullopt;
     q.space.pp = o.pp ? std::optional<int>(static_cast<int>(*o.pp)) : std::nullopt;
     q.space.dp = o.dp ? std::optional<int>(static_cast<int>(*o.dp)) : std::nullopt;
     q.space.ep = o.ep ? std::optional<int>(static_cast<int>(*o.ep)) : std::nullopt;

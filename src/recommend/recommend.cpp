@@ -172,7 +172,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
     }
     const Plan& p = e.plan;
     if (count > 1) {
-      std::string layout = fmt::format("tp {} pp {} dp {}", p.tp, p.pp, p.dp);
+      std::string layout = fmt::format("tp {}{} pp {} dp {}", p.tp, p.cp > 1 ? fmt::format(" cp {}", p.cp) : "", p.pp, p.dp);
       if (!d.interconnect.pools_memory() && (p.tp > 1 || p.pp > 1))
         c.reasons.push_back("no NVLink-class link: " + layout + " over PCIe" + (p.pp > 1 ? " (layers split across cards)" : ""));
       else

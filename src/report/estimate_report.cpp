@@ -19,6 +19,7 @@ json number_or_null(double v) { return std::isfinite(v) && v >= 0 ? json(v) : js
 
 json plan_json(const Plan& p) {
   return json{{"tp", p.tp},
+              {"cp", p.cp},
               {"pp", p.pp},
               {"dp", p.dp},
               {"ep", p.ep},
@@ -93,6 +94,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                  {"communication_seconds", t.communication_seconds()},
                  {"communication_detail",
                   {{"tensor_parallel_seconds", t.tp_comm_seconds},
+                   {"context_parallel_seconds", t.cp_comm_seconds},
                    {"pipeline_p2p_seconds", t.pp_comm_seconds},
                    {"data_parallel_seconds", t.dp_comm_seconds},
                    {"data_parallel_exposed_seconds", t.dp_comm_exposed_seconds},
@@ -211,8 +213,8 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   const std::string hybrid = p.shard_replicas() > 1
                                  ? fmt::format(" (shards of {}, {} replicas)", p.zero_ranks(), p.shard_replicas())
                                  : std::string();
-  row("plan", fmt::format("tp {} pp {}{} dp {}{} zero {}{} recompute {} micro-batch {} x {} accum (global {})", p.tp,
-                          p.pp, p.vp > 1 ? fmt::format(" (interleaved, vp {})", p.vp) : "", p.dp,
+  row("plan", fmt::format("tp {}{} pp {}{} dp {}{} zero {}{} recompute {} micro-batch {} x {} accum (global {})", p.tp,
+                          p.cp > 1 ? fmt::format(" cp {}", p.cp) : "", p.pp, p.vp > 1 ? fmt::format(" (interleaved, vp {})", p.vp) : "", p.dp,
                           p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, hybrid, to_string(p.recompute),
                           p.micro_batch, p.grad_accum, p.global_batch()));
   const MemoryBreakdown& m = e.memory;

@@ -138,7 +138,7 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
     ++shown;
     const Plan& p = c.estimate.plan;
     t.rows.push_back({std::to_string(shown), c.device->id, std::to_string(c.count),
-                      c.count > 1 ? fmt::format("tp{} pp{} dp{}{}", p.tp, p.pp, p.dp,
+                      c.count > 1 ? fmt::format("tp{}{} pp{} dp{}{}", p.tp, p.cp > 1 ? fmt::format(" cp{}", p.cp) : "", p.pp, p.dp,
                                                   p.shard_replicas() > 1 ? fmt::format("/{}", p.zero_ranks()) : "")
                                     : "-",
                       fmt::format("{} / {}", human_bytes(c.estimate.memory.total()), human_bytes(c.estimate.capacity_bytes)),
