@@ -162,35 +162,53 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   }
   if (st.paged_optimizer) m.managed_bytes = m.optimizer;
 
-  // Activations: the first pipeline stage holds min(pp, micro-batches) micro-batches for its layers (1F1B).
+  // Activations, 1F1B: stage k holds min(pp - k, micro-batches) micro-batches for its layers; the last stage
+  // also holds the logits and the loss.
   if (model.is_transformer()) {
     const double mb = static_cast<double>(plan.micro_batch);
-    double in_flight = pp > 1 ? std::min<double>(pp, static_cast<double>(plan.grad_accum)) : 1;
-    // Interleaved 1F1B (vp model chunks per device): the first device's warm-up runs 2(pp-1) + (vp-1)pp chunks of
-    // 1/vp of its layers ahead, pp (1 + (pp-1)/(pp vp)) micro-batches' worth (Korthikanti et al. 2022, Sec. 4.2.3).
-    if (pp > 1 && plan.vp > 1) in_flight *= 1 + (pp - 1) / (pp * plan.vp);
+    const double micro_batches = static_cast<double>(plan.grad_accum);
     double stage_layers = std::ceil(layers / pp);
+    // Layer-activations (one micro-batch of one layer each) held by the stage that holds the most.
+    double held = stage_layers;
+    if (pp > 1 && plan.vp == 1) {
+      // Stages of ceil(layers / pp) layers set the step time; when the layers do not divide evenly the first
+      // stage, which holds the most micro-batches, takes the shortfall (Megatron's
+      // --decoder-first-pipeline-num-layers; Llama 3 405B trained with lighter first and last stages). The
+      // second stage, one micro-batch fewer on full layers, may then hold more.
+      const double first = std::max(1.0, layers - (pp - 1) * stage_layers);
+      held = std::max(std::min(pp, micro_batches) * first, std::min(pp - 1, micro_batches) * stage_layers);
+    } else if (pp > 1) {
+      // Interleaved 1F1B (vp model chunks per device): the first device's warm-up runs 2(pp-1) + (vp-1)pp chunks
+      // of 1/vp of its layers ahead, pp (1 + (pp-1)/(pp vp)) micro-batches' worth (Korthikanti et al. 2022,
+      // Sec. 4.2.3).
+      held = stage_layers * std::min(pp, micro_batches) * (1 + (pp - 1) / (pp * plan.vp));
+    }
     double per_layer = layer_activation_bytes(model, w, plan, mb);
-    m.activations = per_layer * stage_layers * in_flight;
+    m.activations = per_layer * held;
+    double last_stage = per_layer * stage_layers;  // one micro-batch in flight
     if (st.activation_offload) {
       // Saved activations stream to host memory as forward proceeds; the device keeps the layer being computed
       // and the one being copied (torchtune / torchao activation offloading).
       double kept = std::min(m.activations, 2 * per_layer);
       m.host_bytes += m.activations - kept;
       m.activations = kept;
+      last_stage = std::min(last_stage, 2 * per_layer);
     }
     if (plan.recompute == Recompute::kFull) {
       // The layer being recomputed holds its full activations during its backward.
       Plan none = plan;
       none.recompute = Recompute::kNone;
       m.activations += layer_activation_bytes(model, w, none, mb);
+      last_stage += layer_activation_bytes(model, w, none, mb);
     }
     // Logits and the fp32 loss on the last stage: output in compute precision + fp32 softmax copy + its grad.
     // Chunked cross-entropy upcasts one vocabulary chunk at a time (torchtune: 8 chunks).
     double tokens = mb * static_cast<double>(w.seq) / std::max(1, plan.cp);
     double e = activation_bytes(w.precision);
     double fp32_copies = st.chunked_loss ? 8.0 / 8.0 : 4 + 4;
-    m.activations += tokens * static_cast<double>(model.vocab_size) / tp * (e + fp32_copies);
+    const double logits = tokens * static_cast<double>(model.vocab_size) / tp * (e + fp32_copies);
+    if (pp > 1) m.activations = std::max(m.activations, last_stage + logits);
+    else m.activations += logits;
     // Ring attention keeps the chunk of keys and values being computed and the one arriving (backward: with their
     // gradients), for the layer at hand.
     if (plan.cp > 1) {

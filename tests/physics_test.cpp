@@ -168,3 +168,35 @@ TEST_CASE("attention kernels: FlashAttention-2-class kernels are slower than nat
     CHECK(attention_seconds(d, portable) == doctest::Approx(attention_seconds(d, native)));
   }
 }
+
+TEST_CASE("pipeline activations: stage k holds min(pp - k, micro-batches) micro-batches, the first stage takes the layers' shortfall") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3.1-405b");  // 126 layers
+  REQUIRE(m.total_layers() == 126);
+  const Device& d = reg.device("h100-sxm");
+  ParameterCounts params = count_parameters(m);
+  Workload w;
+  w.task = Task::kTrain;
+  w.seq = 8192;
+  w.stack = framework_preset(Framework::kMegatron);
+  Plan p;
+  p.tp = 8;
+  p.pp = 16;
+  p.dp = 64;
+  p.zero = 1;
+  p.micro_batch = 1;
+  p.grad_accum = 32;
+  const double per_layer = layer_activation_bytes(m, w, p, 1);
+  // Stages of ceil(126 / 16) = 8 layers; the first holds 16 micro-batches of 126 - 15 x 8 = 6 layers (96), the
+  // second 15 micro-batches of 8 (120): the second stage binds, not 16 x 8 = 128.
+  MemoryBreakdown mem = training_memory(m, params, d, w, p);
+  CHECK(mem.activations == doctest::Approx(120 * per_layer));
+  // Fewer micro-batches than stages: each stage holds all of them.
+  p.grad_accum = 4;
+  CHECK(training_memory(m, params, d, w, p).activations == doctest::Approx(4 * 8 * per_layer));
+  // Without a pipeline the logits and loss sit on the only stage, next to the layers.
+  p.pp = 1;
+  p.dp = 1024;
+  const double one_stage = training_memory(m, params, d, w, p).activations;
+  CHECK(one_stage > 126 * layer_activation_bytes(m, w, p, 1));
+}
