@@ -43,6 +43,16 @@ void validate_plan(const EstimateInput& in) {
                      std::to_string(static_cast<long long>(p.tp) * p.cp * p.pp * p.dp) + " does not equal --count " +
                      std::to_string(in.system.count));
   check_context_parallel(m, w, p.cp);
+  if (p.recompute_layers < 0) bad("recompute-layers", "must be at least 1");
+  if (p.recompute_layers > 0) {
+    if (p.recompute != Recompute::kFull) bad("recompute-layers", "counts the layers of full recomputation (--recompute full)");
+    if (!w.stack.partial_recompute)
+      bad("recompute-layers", w.stack.preset + " recomputes every layer or none (megatron and torchtitan recompute some)");
+    const long long stage = (m.total_layers() + p.pp - 1) / p.pp;
+    if (m.is_transformer() && p.recompute_layers > stage)
+      bad("recompute-layers", std::to_string(p.recompute_layers) + " layers is more than the " + std::to_string(stage) +
+                                  " of a pipeline stage");
+  }
   if (m.is_transformer()) {
     if (m.attention_heads % p.tp != 0)
       bad("tp", std::to_string(p.tp) + "-way tensor parallelism does not divide the " +

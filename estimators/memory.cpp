@@ -56,6 +56,12 @@ double weight_bytes_per_param(const Workload& w) {
   return 2;
 }
 
+double recompute_share(const Plan& plan, double stage_layers) {
+  if (plan.recompute != Recompute::kFull) return 0;
+  if (plan.recompute_layers <= 0 || stage_layers <= 0) return 1;
+  return std::min(1.0, plan.recompute_layers / stage_layers);
+}
+
 double layer_activation_bytes(const Model& m, const Workload& w, const Plan& plan, double micro_batch) {
   const double e = activation_bytes(w.precision);
   const double t = plan.tp;
@@ -168,24 +174,35 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     const double mb = static_cast<double>(plan.micro_batch);
     const double micro_batches = static_cast<double>(plan.grad_accum);
     double stage_layers = std::ceil(layers / pp);
-    // Layer-activations (one micro-batch of one layer each) held by the stage that holds the most.
-    double held = stage_layers;
+    double per_layer = layer_activation_bytes(model, w, plan, mb);
+    // With some layers recomputed (--recompute-layers), those keep only their input and the others everything.
+    Plan kept = plan;
+    kept.recompute = Recompute::kNone;
+    const double full_layer = layer_activation_bytes(model, w, kept, mb);
+    const bool partial = plan.recompute == Recompute::kFull && plan.recompute_layers > 0;
+    auto stage_bytes = [&](double n) {
+      if (!partial) return n * per_layer;
+      const double r = std::min(n, static_cast<double>(plan.recompute_layers));
+      return r * per_layer + (n - r) * full_layer;
+    };
+    // One micro-batch's activations on the stage that holds the most.
     if (pp > 1 && plan.vp == 1) {
       // Stages of ceil(layers / pp) layers set the step time; when the layers do not divide evenly the first
       // stage, which holds the most micro-batches, takes the shortfall (Megatron's
       // --decoder-first-pipeline-num-layers; Llama 3 405B trained with lighter first and last stages). The
       // second stage, one micro-batch fewer on full layers, may then hold more.
       const double first = std::max(1.0, layers - (pp - 1) * stage_layers);
-      held = std::max(std::min(pp, micro_batches) * first, std::min(pp - 1, micro_batches) * stage_layers);
+      m.activations = std::max(std::min(pp, micro_batches) * stage_bytes(first),
+                               std::min(pp - 1, micro_batches) * stage_bytes(stage_layers));
     } else if (pp > 1) {
       // Interleaved 1F1B (vp model chunks per device): the first device's warm-up runs 2(pp-1) + (vp-1)pp chunks
       // of 1/vp of its layers ahead, pp (1 + (pp-1)/(pp vp)) micro-batches' worth (Korthikanti et al. 2022,
       // Sec. 4.2.3).
-      held = stage_layers * std::min(pp, micro_batches) * (1 + (pp - 1) / (pp * plan.vp));
+      m.activations = stage_bytes(stage_layers) * std::min(pp, micro_batches) * (1 + (pp - 1) / (pp * plan.vp));
+    } else {
+      m.activations = stage_bytes(stage_layers);
     }
-    double per_layer = layer_activation_bytes(model, w, plan, mb);
-    m.activations = per_layer * held;
-    double last_stage = per_layer * stage_layers;  // one micro-batch in flight
+    double last_stage = stage_bytes(stage_layers);  // one micro-batch in flight
     if (st.activation_offload) {
       // Saved activations stream to host memory as forward proceeds; the device keeps the layer being computed
       // and the one being copied (torchtune / torchao activation offloading).
@@ -196,10 +213,8 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     }
     if (plan.recompute == Recompute::kFull) {
       // The layer being recomputed holds its full activations during its backward.
-      Plan none = plan;
-      none.recompute = Recompute::kNone;
-      m.activations += layer_activation_bytes(model, w, none, mb);
-      last_stage += layer_activation_bytes(model, w, none, mb);
+      m.activations += full_layer;
+      last_stage += full_layer;
     }
     // Logits and the fp32 loss on the last stage: output in compute precision + fp32 softmax copy + its grad.
     // Chunked cross-entropy upcasts one vocabulary chunk at a time (torchtune: 8 chunks).

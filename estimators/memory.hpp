@@ -44,6 +44,10 @@ struct MemoryBreakdown {
 // Bytes per element of stored activations for a compute precision.
 double activation_bytes(Precision p);
 
+// Share of a stage's layers whose forward is recomputed in backward: 1 with full recomputation of every layer,
+// recompute_layers / stage_layers when only some are (0 without full recomputation).
+double recompute_share(const Plan& plan, double stage_layers);
+
 // Activation bytes of one layer for one micro-batch (the generalised Korthikanti et al. 2022 terms), per device.
 double layer_activation_bytes(const Model& model, const Workload& w, const Plan& plan, double micro_batch);
 

@@ -183,32 +183,49 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                   in.plan.recompute = rc;
                   in.plan.micro_batch = mb;
                   in.plan.grad_accum = accum;
+                  // Full recomputation of only some layers per stage, when recomputation is left to the search and
+                  // the stack can (a given --recompute full means every layer): fewer recomputed layers are faster and
+                  // hold more memory, so the first count that fits is the one to time (all layers, 0, comes last: the
+                  // least memory, kept as the nearest miss when nothing fits).
+                  std::vector<int> recompute_layers{space.recompute_layers.value_or(0)};
+                  if (rc == Recompute::kFull && !space.recompute && !space.recompute_layers &&
+                      base.workload.stack.partial_recompute) {
+                    recompute_layers.clear();
+                    for (int r = 1; r < (m.total_layers() + pp - 1) / pp; ++r) recompute_layers.push_back(r);
+                    recompute_layers.push_back(0);
+                  }
                   // vp 1 holds the least activation memory (estimators/memory.cpp); deeper ones are all tried.
                   bool smallest_fits = true;
                   for (int vp : vps) {
                     in.plan.vp = vp;
-                    ++result.layouts_evaluated;
-                    Candidate c;
-                    c.plan = in.plan;
-                    MemoryBreakdown mem = estimate_memory(in, params);
-                    mem.page_out(base.system.usable_bytes(base.device->memory_bytes));
-                    c.memory = mem.total();
-                    bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
-                    if (!fits) {
-                      if (c.memory < nearest.memory) nearest = c;
-                      if (vp == vps.front()) smallest_fits = false;
-                      continue;  // only layouts that fit are timed (the nearest miss is estimated at the end)
+                    bool some_fits = false;
+                    for (int r : recompute_layers) {
+                      in.plan.recompute_layers = r;
+                      ++result.layouts_evaluated;
+                      Candidate c;
+                      c.plan = in.plan;
+                      MemoryBreakdown mem = estimate_memory(in, params);
+                      mem.page_out(base.system.usable_bytes(base.device->memory_bytes));
+                      c.memory = mem.total();
+                      bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
+                      if (!fits) {
+                        if (c.memory < nearest.memory) nearest = c;
+                        continue;  // only layouts that fit are timed (the nearest miss is estimated at the end)
+                      }
+                      some_fits = true;
+                      // The micro-batch cost (cached above) does not depend on vp or on how many layers recompute.
+                      auto key = std::tuple(tp, cp, mb, ep, rc == Recompute::kFull ? 1 : 0);
+                      auto it = cache.find(key);
+                      if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
+                      // Time per sequence: the same order as step time when the global batch is fixed, and a fair
+                      // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
+                      c.step = training_time(in, params, it->second, mem.paged_out_bytes).step_seconds /
+                               static_cast<double>(in.plan.global_batch());
+                      ++result.layouts_feasible;
+                      if (better(c, best)) best = c;
+                      break;
                     }
-                    // The micro-batch cost (cached above) does not depend on vp.
-                    auto key = std::tuple(tp, cp, mb, ep, rc == Recompute::kFull ? 1 : 0);
-                    auto it = cache.find(key);
-                    if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
-                    // Time per sequence: the same order as step time when the global batch is fixed, and a fair
-                    // comparison when it follows from the layout (micro-batch and accumulation fixed, dp free).
-                    c.step = training_time(in, params, it->second, mem.paged_out_bytes).step_seconds /
-                             static_cast<double>(in.plan.global_batch());
-                    ++result.layouts_feasible;
-                    if (better(c, best)) best = c;
+                    if (!some_fits && vp == vps.front()) smallest_fits = false;
                   }
                   if (!smallest_fits && space.prune) break;
                 }

@@ -29,6 +29,9 @@ struct SearchSpace {
   std::optional<int> shard_group;  // ZeRO shard size the user fixed (HSDP); else full sharding and, when dp spans
                                    // nodes, shards of one node are tried too
   std::optional<Recompute> recompute;
+  // Layers per stage that recompute (with full recomputation) the user fixed; else, when recomputation is free,
+  // the fewest that fit on stacks that recompute some layers only (a fixed `recompute` full means every layer).
+  std::optional<int> recompute_layers;
   // Model chunks per device (interleaved pipeline) the user fixed; else searched when the stack interleaves.
   std::optional<int> vp;
   std::optional<std::int64_t> micro_batch;

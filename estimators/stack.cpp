@@ -64,6 +64,7 @@ Stack framework_preset(Framework f) {
       s.fused_kernels = true;
       s.interleaved_pipeline = true;
       s.context_parallel = true;  // torch.distributed context_parallel (ring attention over SDPA)
+      s.partial_recompute = true;  // activation checkpointing of every Nth transformer block
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
     case Framework::kMegatron:
@@ -74,6 +75,7 @@ Stack framework_preset(Framework f) {
       s.interleaved_pipeline = true;
       s.native_attention = true;  // Transformer Engine's cuDNN fused attention
       s.context_parallel = true;  // --context-parallel-size (Transformer Engine's ring attention)
+      s.partial_recompute = true;  // --recompute-method block --recompute-num-layers N
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
   }

@@ -68,7 +68,7 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
     // Two all-reduces (or reduce-scatter + all-gather with sequence parallelism, same volume) of the
     // activations per layer forward, two backward, two more when the forward is recomputed.
     c.tp_allreduce_bytes_layer = s.micro_batch * s.seq * static_cast<double>(in.model->hidden_size) * s.activation_bytes;
-    c.tp_allreduces_per_layer = in.plan.recompute == Recompute::kFull ? 6 : 4;
+    c.tp_allreduces_per_layer = 4;
     c.tp_allreduce_bytes_head = s.micro_batch * s.seq * 4;
   }
   if (in.plan.cp > 1) {
@@ -83,7 +83,7 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
     const double tokens = s.micro_batch * s.seq / (in.plan.sequence_parallel && in.plan.tp > 1 ? in.plan.tp : 1);
     c.ep_alltoall_bytes_layer = tokens * in.model->moe->experts_per_token * static_cast<double>(in.model->hidden_size) *
                                 s.activation_bytes;
-    c.ep_alltoalls_per_layer = in.plan.recompute == Recompute::kFull ? 6 : 4;
+    c.ep_alltoalls_per_layer = 4;
   }
   return c;
 }
@@ -97,8 +97,11 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   const double micro_batches = static_cast<double>(plan.grad_accum);
   const double stage_layers = std::ceil(static_cast<double>(m.total_layers()) / plan.pp);
 
+  // Full recomputation repeats a layer's forward (and its forward collectives) in backward, for every layer or
+  // for plan.recompute_layers of the stage's.
+  const double rc_share = recompute_share(plan, stage_layers);
   double recompute = 0;
-  if (plan.recompute == Recompute::kFull) recompute = c.layer.forward_seconds;
+  if (plan.recompute == Recompute::kFull) recompute = rc_share * c.layer.forward_seconds;
   // Selective recomputation repeats the attention core; flash attention already recomputes it in its backward,
   // so there is nothing more to repeat (and nothing more to save).
   else if (plan.recompute == Recompute::kSelective && w.attention == Attention::kEager)
@@ -109,7 +112,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   double tp_mb = 0;
   if (plan.tp > 1) {
     GroupLink link = group_link(*in.device, in.system, plan.tp, 1);
-    tp_mb = stage_layers * c.tp_allreduces_per_layer * allreduce_seconds(c.tp_allreduce_bytes_layer, plan.tp, link) +
+    tp_mb = stage_layers * (c.tp_allreduces_per_layer + 2 * rc_share) *
+                allreduce_seconds(c.tp_allreduce_bytes_layer, plan.tp, link) +
             2 * allreduce_seconds(c.tp_allreduce_bytes_head, plan.tp, link);
   }
   double cp_mb = 0;
@@ -123,12 +127,13 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     const double bwd_chunk = c.layer.attention_core_backward_seconds / plan.cp;
     const double fwd = steps * std::max(0.0, p2p_seconds(c.cp_chunk_bytes_layer, link) - fwd_chunk);
     const double bwd = steps * std::max(0.0, p2p_seconds(2 * c.cp_chunk_bytes_layer, link) - bwd_chunk);
-    cp_mb = stage_layers * (fwd * (plan.recompute == Recompute::kFull ? 2 : 1) + bwd);
+    cp_mb = stage_layers * (fwd * (1 + rc_share) + bwd);
   }
   if (plan.ep > 1 && c.ep_alltoall_bytes_layer > 0) {
     // Expert-parallel ranks are data-parallel ranks (stride tp x cp x pp); the all-to-all is not overlapped.
     GroupLink link = group_link(*in.device, in.system, plan.ep, plan.tp * plan.cp * plan.pp);
-    tp_mb += stage_layers * c.ep_alltoalls_per_layer * alltoall_seconds(c.ep_alltoall_bytes_layer, plan.ep, link);
+    tp_mb += stage_layers * (c.ep_alltoalls_per_layer + 2 * rc_share) *
+             alltoall_seconds(c.ep_alltoall_bytes_layer, plan.ep, link);
   }
   double pp_mb = 0;
   if (plan.pp > 1) {
@@ -269,8 +274,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     double attn = 12.0 * static_cast<double>(m.total_layers() * m.hidden_size) * static_cast<double>(w.seq);
     double factor = lora ? 4.0 / 6.0 : 1.0;
     t.model_flops_per_step = tokens * (6 * n * factor + attn * factor);
-    double recompute_share = plan.recompute == Recompute::kFull ? 1.0 / 3.0 : 0.0;
-    t.hardware_flops_per_step = t.model_flops_per_step * (1 + recompute_share);
+    t.hardware_flops_per_step = t.model_flops_per_step * (1 + rc_share / 3.0);
   } else {
     t.model_flops_per_step = tokens * 3 * m.forward_flops_per_sample;
     t.hardware_flops_per_step = t.model_flops_per_step;

@@ -12,7 +12,7 @@ struct MicroBatchCost {
   Cost head;
   // Tensor-parallel collectives (their time depends on where the group sits, so training_time prices them):
   double tp_allreduce_bytes_layer = 0;  // one all-reduce of a layer's activations
-  double tp_allreduces_per_layer = 0;   // 2 forward + 2 backward (+ 2 recomputed forward)
+  double tp_allreduces_per_layer = 0;   // 2 forward + 2 backward (training_time adds 2 per recomputed forward)
   double tp_allreduce_bytes_head = 0;   // the loss's fp32 reductions (two)
   // Expert parallelism: one all-to-all moves each token's hidden state to its top-k experts' ranks (dispatch)
   // and back (combine), in the forward, again in the backward, and again when the forward is recomputed.

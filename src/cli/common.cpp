@@ -141,6 +141,8 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
                  "ZeRO/FSDP shards span this many data-parallel ranks and are replicated across the rest "
                  "(FSDP HYBRID_SHARD, ZeRO++ hpZ; e.g. 8 = shard inside a node); default: all of dp");
   app.add_option("--recompute", w.recompute, "Activation recomputation: none | selective | full");
+  app.add_option("--recompute-layers", w.recompute_layers,
+                 "With --recompute full: layers per device that recompute, the rest keep their activations (megatron, torchtitan)");
   app.add_option("--offload", w.offload, "none | optimizer | params")->capture_default_str();
   app.add_option("--attention", w.attention, "eager | flash")->capture_default_str();
   app.add_option("--optimizer", w.optimizer, "adamw | sgd | adafactor | adam8bit")->capture_default_str();
@@ -166,7 +168,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
                  "--tokens", "--optimizer", "--lora-rank", "--lora-targets", "--prompt", "--generate", "--kv-cache"});
   group_options(app, "System", {"--device", "--count", "--devices-per-node", "--network-gbps", "--profile", "--headroom"});
   group_options(app, "Parallelism and memory savings",
-                {"--tp", "--cp", "--pp", "--dp", "--ep", "--vp", "--zero", "--recompute", "--offload", "--no-sequence-parallel",
+                {"--tp", "--cp", "--pp", "--dp", "--ep", "--vp", "--zero", "--recompute", "--recompute-layers", "--offload", "--no-sequence-parallel",
                  "--no-overlap-grad-reduce"});
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",

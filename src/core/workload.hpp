@@ -58,6 +58,9 @@ struct Stack {
   bool native_attention = false;
   // Context parallelism (ring attention over sequence chunks): Megatron-core / Transformer Engine, torchtitan.
   bool context_parallel = false;
+  // Recomputation of some layers only (Megatron's block method, torchtitan's per-layer checkpointing); other
+  // stacks checkpoint every layer or none (Hugging Face gradient_checkpointing).
+  bool partial_recompute = false;
   MemoryMetric memory_metric = MemoryMetric::kReserved;
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
@@ -95,6 +98,10 @@ struct Plan {
   // Copies of each ZeRO shard across the data-parallel ranks: above 1 with hybrid sharding (1 without ZeRO).
   int shard_replicas() const { return zero >= 1 ? replica_ranks() / zero_ranks() : 1; }
   Recompute recompute = Recompute::kNone;
+  // With full recomputation: how many layers of each device's stage recompute their activations; the others keep
+  // them (Megatron's --recompute-method block --recompute-num-layers, torchtitan's activation checkpointing of every
+  // Nth layer). 0 = every layer.
+  int recompute_layers = 0;
   Offload offload = Offload::kNone;
   bool sequence_parallel = true;  // with tp > 1, Megatron-style sequence parallelism
   std::int64_t micro_batch = 1;   // sequences per device per micro-step

@@ -14,7 +14,8 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--network-gbps", "network_gbps"}, {"--profile", "profile"}, {"--headroom", "headroom"},
       // Parallelism and memory savings.
       {"--tp", "tp"}, {"--cp", "cp"}, {"--pp", "pp"}, {"--dp", "dp"}, {"--ep", "ep"}, {"--vp", "vp"}, {"--zero", "zero"},
-      {"--shard-group", "shard_group"}, {"--recompute", "recompute"}, {"--offload", "offload"},
+      {"--shard-group", "shard_group"}, {"--recompute", "recompute"},
+      {"--recompute-layers", "recompute_layers"}, {"--offload", "offload"},
       {"--no-sequence-parallel", "sequence_parallel"}, {"--no-overlap-grad-reduce", "overlap_grad_reduce"},
       // Software stack.
       {"--attention", "attention"}, {"--framework", "framework"}, {"--engine", "engine"},

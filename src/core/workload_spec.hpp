@@ -20,7 +20,7 @@ struct WorkloadSpec {
   std::optional<long long> grad_accum;
   std::optional<long long> global_batch;
   std::optional<double> tokens;
-  std::optional<long long> tp, cp, pp, dp, ep, zero, vp;
+  std::optional<long long> tp, cp, pp, dp, ep, zero, vp, recompute_layers;
   std::optional<long long> shard_group;  // ZeRO shards span this many dp ranks, replicated across the rest (HSDP)
   std::optional<std::string> recompute;
   std::string offload = "none";

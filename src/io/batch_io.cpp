@@ -68,6 +68,7 @@ void apply(YamlMap& m, Scenario& s) {
   if (auto v = m.integer("zero", false, 0, 3)) w.zero = *v;
   whole("shard_group", w.shard_group, 1);
   opt_text("recompute", w.recompute);
+  whole("recompute_layers", w.recompute_layers, 1);
   text("offload", w.offload);
   text("attention", w.attention);
   text("optimizer", w.optimizer);

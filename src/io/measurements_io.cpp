@@ -111,6 +111,7 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     if (auto v = c.integer("ep", false, 1, 1'000'000)) s.ep = *v;
     if (auto v = c.integer("cp", false, 1, 1'000'000)) s.cp = *v;
     if (auto r = c.str("recompute", false)) s.recompute = *r;
+    if (auto v = c.integer("recompute_layers", false, 1, 1'000'000)) s.recompute_layers = *v;
     if (auto z = c.integer("zero", false, 0, 3)) s.zero = *z;
     if (auto g = c.integer("shard_group", false, 1, 1'000'000)) s.shard_group = *g;
     if (auto sp = c.boolean("sequence_parallel", false)) s.no_sequence_parallel = !*sp;

@@ -183,8 +183,17 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   p.offload = parse_choice<Offload>("--offload", o.offload, parse_offload, "none, optimizer, params");
   p.sequence_parallel = !o.no_sequence_parallel;
   if (o.recompute) p.recompute = parse_choice<Recompute>("--recompute", *o.recompute, parse_recompute, "none, selective, full");
-  if (w.task == Task::kInfer && (o.zero || o.recompute || o.grad_accum || (o.cp && *o.cp > 1)))
-    bad(o.zero ? "--zero" : o.recompute ? "--recompute" : o.grad_accum ? "--grad-accum" : "--cp",
+  if (o.recompute_layers) {
+    check_range("--recompute-layers", *o.recompute_layers, 1, 1'000'000);
+    if (o.recompute && p.recompute != Recompute::kFull)
+      bad("--recompute-layers", "counts the layers of full recomputation: it needs --recompute full (or no --recompute)");
+    if (!w.stack.partial_recompute)
+      bad("--recompute-layers", w.stack.preset + " recomputes every layer or none (megatron and torchtitan recompute some)");
+    p.recompute = Recompute::kFull;
+    p.recompute_layers = static_cast<int>(*o.recompute_layers);
+  }
+  if (w.task == Task::kInfer && (o.zero || o.recompute || o.recompute_layers || o.grad_accum || (o.cp && *o.cp > 1)))
+    bad(o.zero ? "--zero" : o.recompute ? "--recompute" : o.recompute_layers ? "--recompute-layers" : o.grad_accum ? "--grad-accum" : "--cp",
         "applies to training tasks, not --task infer");
   if (!q.model.is_transformer() && (w.task == Task::kLora || w.task == Task::kQlora))
     bad("--task", "LoRA adapts a transformer's linear layers; " + q.model.id + " is a generic network (use --task finetune)");
@@ -225,7 +234,8 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
     q.space.ep = o.ep ? std::optional<int>(static_cast<int>(*o.ep)) : std::nullopt;
     q.space.zero = o.zero ? std::optional<int>(static_cast<int>(*o.zero)) : std::nullopt;
     q.space.shard_group = o.shard_group ? std::optional<int>(static_cast<int>(*o.shard_group)) : std::nullopt;
-    if (o.recompute) q.space.recompute = p.recompute;
+    if (o.recompute || o.recompute_layers) q.space.recompute = p.recompute;
+    if (o.recompute_layers) q.space.recompute_layers = p.recompute_layers;
     if (o.vp) q.space.vp = p.vp;
     // Search only what the user left free: a given micro-batch or accumulation is kept as given.
     if (w.task == Task::kInfer || o.batch) q.space.micro_batch = p.micro_batch;

@@ -178,7 +178,11 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
       else
         c.reasons.push_back("layout " + layout + (d.interconnect.pools_memory() ? " over " + d.interconnect.type : ""));
     }
-    if (p.recompute != Recompute::kNone) c.reasons.push_back(std::string("uses ") + to_string(p.recompute) + " activation recomputation");
+    if (p.recompute != Recompute::kNone)
+      c.reasons.push_back(std::string("uses ") + to_string(p.recompute) + " activation recomputation" +
+                          (p.recompute == Recompute::kFull && p.recompute_layers > 0
+                               ? fmt::format(" of {} layers per stage", p.recompute_layers)
+                               : ""));
     if (p.zero > 0 && p.dp > 1)
       c.reasons.push_back(p.shard_replicas() > 1 ? fmt::format("uses ZeRO-{} sharding in groups of {} ranks, replicated {} times",
                                                                p.zero, p.zero_ranks(), p.shard_replicas())

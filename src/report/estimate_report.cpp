@@ -27,6 +27,7 @@ json plan_json(const Plan& p) {
               {"zero", p.zero},
               {"shard_group", p.zero >= 1 ? p.zero_ranks() : 0},
               {"recompute", to_string(p.recompute)},
+              {"recompute_layers", p.recompute == Recompute::kFull ? p.recompute_layers : 0},
               {"offload", to_string(p.offload)},
               {"sequence_parallel", p.sequence_parallel && p.tp > 1},
               {"micro_batch", p.micro_batch},
@@ -215,7 +216,12 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                  : std::string();
   row("plan", fmt::format("tp {}{} pp {}{} dp {}{} zero {}{} recompute {} micro-batch {} x {} accum (global {})", p.tp,
                           p.cp > 1 ? fmt::format(" cp {}", p.cp) : "", p.pp, p.vp > 1 ? fmt::format(" (interleaved, vp {})", p.vp) : "", p.dp,
-                          p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, hybrid, to_string(p.recompute),
+                          p.ep > 1 ? fmt::format(" ep {}", p.ep) : "", p.zero, hybrid,
+                          std::string(to_string(p.recompute)) +
+                              (p.recompute == Recompute::kFull && p.recompute_layers > 0
+                                   ? fmt::format(" ({} of {} layers per stage)", p.recompute_layers,
+                                                 (in.model->total_layers() + p.pp - 1) / p.pp)
+                                   : ""),
                           p.micro_batch, p.grad_accum, p.global_batch()));
   const MemoryBreakdown& m = e.memory;
   row("memory / device", fmt::format("{} of {} ({}; typically within +/-{:.0f}%)", human_bytes(m.total()),
