@@ -11,6 +11,7 @@
 #   calibrate    core estimators io cuda
 #   recommend    core estimators io tco serve
 #   report       core estimators io tco serve recommend
+#   validate     core estimators io serve recommend     (no CLI: cases resolved by recommend's resolve_query, prepare_serve)
 #   cli          every layer above
 #   api          cli and every layer below it
 #   python       api, cli, core, io (the module is a thin front end)
@@ -20,7 +21,7 @@ if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layers.cmake: pass -DSOURCE_DIR=<repository root>")
 endif()
 
-set(layers core estimators tco serve io cuda calibrate recommend report cli api python)
+set(layers core estimators tco serve io cuda calibrate recommend report validate cli api python)
 set(allowed_core "")
 set(allowed_estimators core)
 set(allowed_tco core)
@@ -30,8 +31,9 @@ set(allowed_cuda core)
 set(allowed_calibrate core estimators io cuda)
 set(allowed_recommend core estimators io tco serve)
 set(allowed_report core estimators io tco serve recommend)
-set(allowed_cli core estimators tco serve io cuda calibrate recommend report)
-set(allowed_api core estimators tco serve io cuda calibrate recommend report cli)
+set(allowed_validate core estimators io serve recommend)
+set(allowed_cli core estimators tco serve io cuda calibrate recommend report validate)
+set(allowed_api core estimators tco serve io cuda calibrate recommend report validate cli)
 set(allowed_python api cli core io)
 
 set(errors "")

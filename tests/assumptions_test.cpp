@@ -8,11 +8,11 @@
 #include <fstream>
 #include <set>
 
-#include "cli/validation.hpp"
 #include "core/assumptions.hpp"
 #include "core/error.hpp"
 #include "estimators/estimate.hpp"
 #include "io/assumptions_io.hpp"
+#include "validate/validation.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;
@@ -120,7 +120,7 @@ TEST_CASE("hwplan assumptions lists the active values, which --assumptions overr
 TEST_CASE("validate --sensitivity: which assumption each regime's residuals point at, and nothing left changed") {
   const std::vector<std::string> files = {test::source_path("data/measurements/published-throughput.yaml")};
   const double before = assumptions().bandwidth_efficiency;
-  auto s = cli::assumption_sensitivity(test::registry(), files);
+  auto s = validate::assumption_sensitivity(test::registry(), files);
   CHECK(assumptions().bandwidth_efficiency == before);
   CHECK(assumptions_note().empty());
   REQUIRE_FALSE(s.empty());

@@ -12,11 +12,11 @@
 #include "core/error.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/inference.hpp"
-#include "cli/validation.hpp"
 #include "io/serving_io.hpp"
 #include "io/trace_io.hpp"
 #include "recommend/query.hpp"
 #include "serve/plan.hpp"
+#include "validate/validation.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;
@@ -317,7 +317,7 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
   io::ServingSet set = io::load_serving_measurements(file);
   REQUIRE(set.cases.size() >= 5);
   // The rows `hwplan validate --measurements data/measurements/serving.yaml` prints.
-  auto rows = cli::validate_serving_file(test::registry(), file);
+  auto rows = validate::validate_serving_file(test::registry(), file);
   std::vector<double> throughput_errors, low_load_ttft_errors;
   std::map<std::string, const io::ServingCase*> cases;
   for (const auto& c : set.cases) cases[c.name] = &c;

@@ -7,17 +7,17 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli/validation.hpp"
 #include "estimators/uncertainty.hpp"
 #include "io/measurements_io.hpp"
+#include "validate/validation.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;
 
 namespace {
-cli::ValidationSummary check_set(const std::string& file) {
-  auto rows = cli::validate_measurement_file(test::registry(), test::source_path(file));
-  auto s = cli::summarize(rows);
+validate::ValidationSummary check_set(const std::string& file) {
+  auto rows = validate::validate_measurement_file(test::registry(), test::source_path(file));
+  auto s = validate::summarize(rows);
   std::printf("%s: %d comparisons, median |error| %.1f%%, mean %.1f%%, worst %.1f%% (%s), %d within 10%%, %d within 35%%\n",
               file.c_str(), s.count, 100 * s.median_abs, 100 * s.mean_abs, 100 * s.worst_abs, s.worst_name.c_str(),
               s.within_10, s.within_35);
@@ -55,8 +55,8 @@ TEST_CASE("image networks: ResNet-50 and ViT-B/16 images per second across stack
   // Tolerance: median |error| <= 20% (16.4% when last measured). The spread is mostly the stack: on one A100 the same
   // ResNet-50 trains at 1,582 (Lambda, NCHW) to 2,470 images/s (NVIDIA, channels-last), which one estimate cannot hit.
   CHECK(s.median_abs <= 0.20);
-  auto rows = cli::validate_measurement_file(test::registry(), test::source_path("data/measurements/cnn-throughput.yaml"));
-  std::vector<cli::ValidationRow> image;
+  auto rows = validate::validate_measurement_file(test::registry(), test::source_path("data/measurements/cnn-throughput.yaml"));
+  std::vector<validate::ValidationRow> image;
   for (const auto& r : rows) {
     CAPTURE(r.name);
     CHECK(r.unit == "samples/s");
@@ -69,7 +69,7 @@ TEST_CASE("image networks: ResNet-50 and ViT-B/16 images per second across stack
     }
   }
   // The band every CNN estimate prints (estimators/uncertainty.cpp) is this set's p80 (1.5 points).
-  auto groups = cli::group_errors(image, &cli::ValidationRow::regime);
+  auto groups = validate::group_errors(image, &validate::ValidationRow::regime);
   REQUIRE(groups.size() == 1);
   INFO("p80 " << groups[0].p80_abs);
   CHECK(std::fabs(groups[0].p80_abs - band(Regime::kImage).p80_relative_error) <= 0.015);
@@ -108,10 +108,10 @@ TEST_CASE("fine-tuning recipes: hwplan validate runs every case and reports it")
 }
 
 TEST_CASE("fine-tuning recipes: memory and speed within stated tolerances") {
-  auto rows = cli::validate_measurement_file(test::registry(), test::source_path("data/measurements/finetune.yaml"));
-  std::vector<cli::ValidationRow> memory, speed;
+  auto rows = validate::validate_measurement_file(test::registry(), test::source_path("data/measurements/finetune.yaml"));
+  std::vector<validate::ValidationRow> memory, speed;
   for (const auto& r : rows) (r.regime == "memory" ? memory : speed).push_back(r);
-  auto m = cli::summarize(memory), s = cli::summarize(speed);
+  auto m = validate::summarize(memory), s = validate::summarize(speed);
   std::printf("finetune.yaml memory: median |error| %.1f%%; tokens/s: median |error| %.1f%%\n", 100 * m.median_abs,
               100 * s.median_abs);
   // Tolerances: peak memory median <= 10% (the stack's pure bf16, paged and in-backward optimizers, activation
@@ -122,13 +122,13 @@ TEST_CASE("fine-tuning recipes: memory and speed within stated tolerances") {
 }
 
 TEST_CASE("the uncertainty bands are the ones the measurement sets give, and the leave-one-out checks run") {
-  std::vector<cli::ValidationRow> rows;
+  std::vector<validate::ValidationRow> rows;
   for (const char* f : {"data/measurements/step-latency-neusight.yaml", "data/measurements/published-throughput.yaml",
                         "data/measurements/finetune.yaml"}) {
-    auto r = cli::validate_measurement_file(test::registry(), test::source_path(f));
+    auto r = validate::validate_measurement_file(test::registry(), test::source_path(f));
     rows.insert(rows.end(), r.begin(), r.end());
   }
-  for (const auto& g : cli::group_errors(rows, &cli::ValidationRow::regime)) {
+  for (const auto& g : validate::group_errors(rows, &validate::ValidationRow::regime)) {
     CAPTURE(g.key);
     Regime r = g.key == "step" ? Regime::kStep : g.key == "decode" ? Regime::kDecode : g.key == "memory" ? Regime::kMemory : Regime::kThroughput;
     INFO("p80 " << g.p80_abs);
@@ -136,13 +136,13 @@ TEST_CASE("the uncertainty bands are the ones the measurement sets give, and the
     CHECK(std::fabs(g.p80_abs - band(r).p80_relative_error) <= 0.015);
     CHECK(g.count == band(r).rows);
   }
-  auto by_device = cli::cross_validate(rows, &cli::ValidationRow::device, "device");
+  auto by_device = validate::cross_validate(rows, &validate::ValidationRow::device, "device");
   CHECK(by_device.rows == static_cast<int>(rows.size()));
   CHECK(by_device.groups >= 10);
   // The band fitted without a device covers most of that device's rows (it is a p80 band: about 80% expected).
   CHECK(by_device.covered >= static_cast<int>(0.65 * by_device.rows));
   std::printf("leave-one-device-out: band coverage %d of %d; leave-one-source-out: %d of %d\n", by_device.covered,
-              by_device.rows, cli::cross_validate(rows, &cli::ValidationRow::source, "source").covered,
+              by_device.rows, validate::cross_validate(rows, &validate::ValidationRow::source, "source").covered,
               static_cast<int>(rows.size()));
 }
 
@@ -152,23 +152,23 @@ TEST_CASE("the fitted stack constant is refitted inside the leave-one-out loop")
                         "data/measurements/finetune.yaml"})
     files.push_back(test::source_path(f));
   // The factor changes only eager 16-bit training rows: fp32 step latencies do not move with it.
-  auto neusight_1 = cli::validate_measurement_file(test::registry(), files[0], 1.0);
-  auto neusight_3 = cli::validate_measurement_file(test::registry(), files[0], 3.0);
+  auto neusight_1 = validate::validate_measurement_file(test::registry(), files[0], 1.0);
+  auto neusight_3 = validate::validate_measurement_file(test::registry(), files[0], 3.0);
   REQUIRE(neusight_1.size() == neusight_3.size());
   for (std::size_t i = 0; i < neusight_1.size(); ++i) CHECK(neusight_1[i].predicted == neusight_3[i].predicted);
   // ...while an eager bf16 fine-tuning row slows down as the factor grows.
-  auto ft_1 = cli::validate_measurement_file(test::registry(), files[2], 1.0);
-  auto ft_3 = cli::validate_measurement_file(test::registry(), files[2], 3.0);
+  auto ft_1 = validate::validate_measurement_file(test::registry(), files[2], 1.0);
+  auto ft_3 = validate::validate_measurement_file(test::registry(), files[2], 3.0);
   bool some_slower = false;
   for (std::size_t i = 0; i < ft_1.size(); ++i)
     if (ft_1[i].quantity == "tokens_per_second_per_device" && ft_3[i].predicted < ft_1[i].predicted) some_slower = true;
   CHECK(some_slower);
-  const cli::FactorGrid grid = cli::eager_factor_grid(test::registry(), files);
-  for (auto [key, by] : {std::pair{&cli::ValidationRow::device, "device"}, std::pair{&cli::ValidationRow::source, "source"}}) {
+  const validate::FactorGrid grid = validate::eager_factor_grid(test::registry(), files);
+  for (auto [key, by] : {std::pair{&validate::ValidationRow::device, "device"}, std::pair{&validate::ValidationRow::source, "source"}}) {
     CAPTURE(by);
-    auto cv = cli::refit_cross_validate(grid, key, by);
+    auto cv = validate::refit_cross_validate(grid, key, by);
     CHECK(cv.rows == static_cast<int>(ft_1.size() + neusight_1.size() +
-                                      cli::validate_measurement_file(test::registry(), files[1]).size()));
+                                      validate::validate_measurement_file(test::registry(), files[1]).size()));
     CHECK(cv.factor_min >= 1.0);
     CHECK(cv.factor_max <= 3.0);
     CHECK(cv.factor_min <= cv.factor_max);

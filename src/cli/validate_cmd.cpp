@@ -5,19 +5,30 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <utility>
 #include <nlohmann/json.hpp>
 
+#include "calibrate/calibrate.hpp"
+#include "calibrate/local_validation.hpp"
 #include "cli/commands.hpp"
+#include "core/precision.hpp"
+#include "core/strings.hpp"
+#include "io/profile_io.hpp"
 #include "report/json.hpp"
-#include "cli/validation.hpp"
 #include "report/table.hpp"
+#include "validate/validation.hpp"
 
 namespace hwplan::cli {
 namespace {
 
 using nlohmann::json;
+using validate::AssumptionSensitivity;
+using validate::FactorGrid;
+using validate::RefitCrossValidation;
+using validate::ValidationRow;
+using validate::ValidationSummary;
 
 struct ValidateOptions {
   GlobalOptions* global = nullptr;
@@ -42,14 +53,15 @@ std::string render_groups(const std::vector<ValidationRow>& rows, const std::vec
     report::Table t;
     t.header = {title, "rows", "bias (mean error)", "median |error|", "p80 |error|"};
     t.right_align = {false, true, true, true, true};
-    for (const auto& g : group_errors(rows, key))
+    for (const auto& g : validate::group_errors(rows, key))
       t.rows.push_back({g.key, std::to_string(g.count), fmt::format("{:+.1f}%", 100 * g.bias),
                         fmt::format("{:.1f}%", 100 * g.median_abs), fmt::format("{:.1f}%", 100 * g.p80_abs)});
     out += "\n" + report::render(t, format);
   }
   out += "\n";
   std::size_t i = 0;
-  for (const auto& cv : {cross_validate(rows, &ValidationRow::device, "device"), cross_validate(rows, &ValidationRow::source, "source")}) {
+  for (const auto& cv : {validate::cross_validate(rows, &ValidationRow::device, "device"),
+                         validate::cross_validate(rows, &ValidationRow::source, "source")}) {
     const RefitCrossValidation& r = refits.at(i++);
     out += fmt::format(
         "leave-one-{}-out ({} groups): held-out median |error| {:.1f}%, p90 {:.1f}% with the eager 16-bit traffic factor "
@@ -65,16 +77,16 @@ int run_measurements(const ValidateOptions& o) {
   io::Registry registry = make_registry(*o.global);
   std::vector<ValidationRow> rows;
   for (const auto& file : o.measurements) {
-    auto set_rows = validate_any_file(registry, file);
+    auto set_rows = validate::validate_any_file(registry, file);
     rows.insert(rows.end(), set_rows.begin(), set_rows.end());
   }
-  ValidationSummary summary = summarize(rows);
-  const FactorGrid grid = eager_factor_grid(registry, o.measurements);
-  const std::vector<RefitCrossValidation> refits = {refit_cross_validate(grid, &ValidationRow::device, "device"),
-                                                    refit_cross_validate(grid, &ValidationRow::source, "source")};
+  ValidationSummary summary = validate::summarize(rows);
+  const FactorGrid grid = validate::eager_factor_grid(registry, o.measurements);
+  const std::vector<RefitCrossValidation> refits = {validate::refit_cross_validate(grid, &ValidationRow::device, "device"),
+                                                    validate::refit_cross_validate(grid, &ValidationRow::source, "source")};
   report::Format format = format_of(*o.global);
   std::vector<AssumptionSensitivity> sensitivity;
-  if (o.sensitivity) sensitivity = assumption_sensitivity(registry, o.measurements);
+  if (o.sensitivity) sensitivity = validate::assumption_sensitivity(registry, o.measurements);
   if (format == report::Format::kJson) {
     json j = {{"schema_version", report::kSchemaVersion}, {"cases", json::array()}};
     if (o.sensitivity) {
@@ -94,7 +106,7 @@ int run_measurements(const ValidateOptions& o) {
                             {"set", r.set}});
     auto groups = [&](std::string ValidationRow::*key) {
       json a = json::array();
-      for (const auto& g : group_errors(rows, key))
+      for (const auto& g : validate::group_errors(rows, key))
         a.push_back({{"key", g.key}, {"count", g.count}, {"bias", g.bias}, {"median_abs_error", g.median_abs},
                      {"p80_abs_error", g.p80_abs}});
       return a;
@@ -103,7 +115,8 @@ int run_measurements(const ValidateOptions& o) {
     j["by_device"] = groups(&ValidationRow::device);
     j["by_source"] = groups(&ValidationRow::source);
     std::size_t i = 0;
-    for (const auto& cv : {cross_validate(rows, &ValidationRow::device, "device"), cross_validate(rows, &ValidationRow::source, "source")}) {
+    for (const auto& cv : {validate::cross_validate(rows, &ValidationRow::device, "device"),
+                           validate::cross_validate(rows, &ValidationRow::source, "source")}) {
       const RefitCrossValidation& r = refits.at(i++);
       j["cross_validation"].push_back({{"leave_one_out_by", cv.by}, {"groups", cv.groups}, {"rows", cv.rows},
                                        {"held_out_median_abs_error", r.median_abs}, {"held_out_p90_abs_error", r.p90_abs},
@@ -148,6 +161,85 @@ int run_measurements(const ValidateOptions& o) {
   return 0;
 }
 
+// Microbenchmark mode: the kernels of one layer run here (src/calibrate), against the catalog's and the profile's
+// predictions.
+int run_local_validation(const ValidateOptions& o) {
+  const GlobalOptions& g = *o.global;
+  io::Registry registry = make_registry(g);
+  Model model = registry.model(o.model);
+  if (!model.is_transformer()) throw InputError({}, "--model", model.id + " is not a transformer: pick one with layer shapes");
+  if (o.batch < 1) throw InputError({}, "--batch", "must be at least 1");
+  if (o.seq < 1) throw InputError({}, "--seq", "must be at least 1");
+  // The profile to predict with: given, or measured now (quick).
+  std::vector<calibrate::CalibrationRun> runs;
+  Profile profile;
+  if (o.profile) {
+    profile = io::load_profile(*o.profile);
+  } else {
+    calibrate::CalibrateOptions co;
+    co.backend = o.backend;
+    co.device_index = o.device_index;
+    co.quick = true;
+    co.progress = [](const std::string& line) { std::fprintf(stderr, "hwplan: %s\n", line.c_str()); };
+    runs = calibrate::run_calibration(registry, co);
+    if (runs.empty()) throw InputError({}, "--backend", "no device to validate");
+    profile = runs.front().profile;
+  }
+  const Device* catalog_device = profile.catalog_id.empty() ? registry.find_device(profile.device_name)
+                                                            : registry.find_device(profile.catalog_id);
+  std::vector<ValidationRow> rows;
+  report::Table t;
+  t.header = {"kernel", "shape", "measured", "predicted (catalog)", "error", "predicted (profile)", "error"};
+  t.right_align = {false, false, true, true, true, true, true};
+  auto add = [&](const std::string& kernel, const std::string& shape, double measured, std::optional<double> catalog, double prof) {
+    t.rows.push_back({kernel, shape, human_seconds(measured), catalog ? human_seconds(*catalog) : "-",
+                      catalog ? fmt::format("{:+.0f}%", 100 * (*catalog / measured - 1)) : "-", human_seconds(prof),
+                      fmt::format("{:+.0f}%", 100 * (prof / measured - 1))});
+    ValidationRow r;
+    r.name = kernel;
+    r.quantity = "seconds (profile)";
+    r.measured = measured;
+    r.predicted = prof;
+    r.error = prof / measured - 1;
+    rows.push_back(r);
+  };
+  if (profile.backend == "cpu") {
+    auto v = calibrate::validate_cpu_layer(model, static_cast<long>(o.batch), static_cast<long>(o.seq), profile, catalog_device, o.quick);
+    for (const auto& c : v.checks) add(c.kernel, c.shape, c.measured_seconds, c.catalog_seconds, c.profile_seconds);
+  } else {
+    // CUDA: the measured GEMM and bandwidth points of the profile against the catalog-only prediction, and the
+    // profile's own curves (which the estimator interpolates) against each point.
+    if (!catalog_device) throw InputError({}, "--profile", "'" + profile.device_name + "' is not in the catalog: nothing to compare with");
+    Device d = *catalog_device;
+    for (const auto& x : profile.measurements) {
+      if (x.kernel.rfind("gemm_", 0) == 0) {
+        auto prec = parse_precision(x.kernel.substr(5));
+        if (!prec) continue;
+        double measured = x.size / x.median;
+        long mm = 0, nn = 0, kk = 0;
+        std::sscanf(x.shape.c_str(), "M=%ld N=%ld K=%ld", &mm, &nn, &kk);
+        if (mm <= 0 || nn <= 0 || kk <= 0) continue;
+        add(x.kernel, x.shape, measured, calibrate::predict_gemm_seconds(d, nullptr, *prec, mm, nn, kk),
+            calibrate::predict_gemm_seconds(d, &profile, *prec, mm, nn, kk));
+      } else if (x.kernel == "triad" || x.kernel == "copy") {
+        double measured = x.size / x.median;
+        add(x.kernel, x.shape, measured, calibrate::predict_memory_seconds(d, nullptr, x.size),
+            calibrate::predict_memory_seconds(d, &profile, x.size));
+      }
+    }
+  }
+  ValidationSummary s = validate::summarize(rows);
+  std::string out = fmt::format("{} ({}), one layer of {} at batch {} x seq {}\n\n", profile.device_name,
+                                catalog_device ? "catalog " + catalog_device->id : std::string("not in the catalog"), model.id,
+                                o.batch, o.seq);
+  out += report::render(t, format_of(g) == report::Format::kJson ? report::Format::kTable : format_of(g));
+  out += fmt::format("\nprofile predictions: median |error| {:.1f}%, worst {:.1f}% ({})\n", 100 * s.median_abs, 100 * s.worst_abs,
+                     s.worst_name);
+  if (!catalog_device) out += "catalog predictions: n/a (this device is not in the catalog)\n";
+  emit(g, out);
+  return 0;
+}
+
 }  // namespace
 
 Command validate_command() {
@@ -175,7 +267,7 @@ Command validate_command() {
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] {
     if (!o->measurements.empty()) return run_measurements(*o);
-    return run_local_validation(*o->global, o->backend, o->device_index, o->model, o->batch, o->seq, o->profile, o->quick);
+    return run_local_validation(*o);
   };
   return c;
 }

@@ -1,4 +1,4 @@
-#include "cli/validation.hpp"
+#include "validate/validation.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,19 +6,16 @@
 #include <limits>
 #include <map>
 
-#include "core/units.hpp"
-#include "cli/serve_setup.hpp"
 #include "core/assumptions.hpp"
+#include "core/units.hpp"
+#include "estimators/estimate_types.hpp"
 #include "io/measurements_io.hpp"
 #include "io/serving_io.hpp"
-#include "io/profile_io.hpp"
-#include "calibrate/calibrate.hpp"
-#include "calibrate/local_validation.hpp"
-#include "core/strings.hpp"
-#include <fmt/format.h>
-#include <cstdio>
+#include "recommend/query.hpp"
+#include "recommend/serve_setup.hpp"
+#include "serve/plan.hpp"
 
-namespace hwplan::cli {
+namespace hwplan::validate {
 
 namespace {
 
@@ -197,7 +194,7 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
   const std::string set_name = std::filesystem::path(path).stem().string();
   std::vector<ValidationRow> rows;
   for (const auto& c : set.cases) {
-    ServeOptions o;
+    ServeSpec o;
     o.workload.task = "infer";
     o.workload.model = c.model;
     o.workload.device = c.device;
@@ -326,91 +323,6 @@ ValidationSummary summarize(const std::vector<ValidationRow>& rows) {
   return s;
 }
 
-}  // namespace hwplan::cli
-
-namespace hwplan::cli {
-
-int run_local_validation(const GlobalOptions& g, const std::string& backend, int device_index, const std::string& model_name,
-                         long long batch, long long seq, const std::optional<std::string>& profile_path, bool quick) {
-  io::Registry registry = make_registry(g);
-  Model model = registry.model(model_name);
-  if (!model.is_transformer()) throw InputError({}, "--model", model.id + " is not a transformer: pick one with layer shapes");
-  if (batch < 1) throw InputError({}, "--batch", "must be at least 1");
-  if (seq < 1) throw InputError({}, "--seq", "must be at least 1");
-  // The profile to predict with: given, or measured now (quick).
-  std::vector<calibrate::CalibrationRun> runs;
-  Profile profile;
-  if (profile_path) {
-    profile = io::load_profile(*profile_path);
-  } else {
-    calibrate::CalibrateOptions co;
-    co.backend = backend;
-    co.device_index = device_index;
-    co.quick = true;
-    co.progress = [](const std::string& line) { std::fprintf(stderr, "hwplan: %s\n", line.c_str()); };
-    runs = calibrate::run_calibration(registry, co);
-    if (runs.empty()) throw InputError({}, "--backend", "no device to validate");
-    profile = runs.front().profile;
-  }
-  const Device* catalog_device = profile.catalog_id.empty() ? registry.find_device(profile.device_name)
-                                                            : registry.find_device(profile.catalog_id);
-  std::vector<ValidationRow> rows;
-  report::Table t;
-  t.header = {"kernel", "shape", "measured", "predicted (catalog)", "error", "predicted (profile)", "error"};
-  t.right_align = {false, false, true, true, true, true, true};
-  auto add = [&](const std::string& kernel, const std::string& shape, double measured, std::optional<double> catalog, double prof) {
-    t.rows.push_back({kernel, shape, human_seconds(measured), catalog ? human_seconds(*catalog) : "-",
-                      catalog ? fmt::format("{:+.0f}%", 100 * (*catalog / measured - 1)) : "-", human_seconds(prof),
-                      fmt::format("{:+.0f}%", 100 * (prof / measured - 1))});
-    ValidationRow r;
-    r.name = kernel;
-    r.quantity = "seconds (profile)";
-    r.measured = measured;
-    r.predicted = prof;
-    r.error = prof / measured - 1;
-    rows.push_back(r);
-  };
-  if (profile.backend == "cpu") {
-    auto v = calibrate::validate_cpu_layer(model, static_cast<long>(batch), static_cast<long>(seq), profile, catalog_device, quick);
-    for (const auto& c : v.checks) add(c.kernel, c.shape, c.measured_seconds, c.catalog_seconds, c.profile_seconds);
-  } else {
-    // CUDA: the measured GEMM and bandwidth points of the profile against the catalog-only prediction, and the
-    // profile's own curves (which the estimator interpolates) against each point.
-    if (!catalog_device) throw InputError({}, "--profile", "'" + profile.device_name + "' is not in the catalog: nothing to compare with");
-    Device d = *catalog_device;
-    for (const auto& x : profile.measurements) {
-      if (x.kernel.rfind("gemm_", 0) == 0) {
-        auto prec = parse_precision(x.kernel.substr(5));
-        if (!prec) continue;
-        double measured = x.size / x.median;
-        long mm = 0, nn = 0, kk = 0;
-        std::sscanf(x.shape.c_str(), "M=%ld N=%ld K=%ld", &mm, &nn, &kk);
-        if (mm <= 0 || nn <= 0 || kk <= 0) continue;
-        add(x.kernel, x.shape, measured, calibrate::predict_gemm_seconds(d, nullptr, *prec, mm, nn, kk),
-            calibrate::predict_gemm_seconds(d, &profile, *prec, mm, nn, kk));
-      } else if (x.kernel == "triad" || x.kernel == "copy") {
-        double measured = x.size / x.median;
-        add(x.kernel, x.shape, measured, calibrate::predict_memory_seconds(d, nullptr, x.size),
-            calibrate::predict_memory_seconds(d, &profile, x.size));
-      }
-    }
-  }
-  ValidationSummary s = summarize(rows);
-  std::string out = fmt::format("{} ({}), one layer of {} at batch {} x seq {}\n\n", profile.device_name,
-                                catalog_device ? "catalog " + catalog_device->id : std::string("not in the catalog"), model.id,
-                                batch, seq);
-  out += report::render(t, format_of(g) == report::Format::kJson ? report::Format::kTable : format_of(g));
-  out += fmt::format("\nprofile predictions: median |error| {:.1f}%, worst {:.1f}% ({})\n", 100 * s.median_abs, 100 * s.worst_abs,
-                     s.worst_name);
-  if (!catalog_device) out += "catalog predictions: n/a (this device is not in the catalog)\n";
-  emit(g, out);
-  return 0;
-}
-
-}  // namespace hwplan::cli
-
-namespace hwplan::cli {
-
 FactorGrid eager_factor_grid(const io::Registry& registry, const std::vector<std::string>& files) {
   // The grid spans "the pass counts are right" (1) to three times them; rows come back in the same order for
   // every factor, so row i is the same comparison in each set.
@@ -475,4 +387,4 @@ RefitCrossValidation refit_cross_validate(const FactorGrid& grid, std::string Va
   return cv;
 }
 
-}  // namespace hwplan::cli
+}  // namespace hwplan::validate

@@ -1,13 +1,14 @@
-// Predicted-vs-measured comparisons shared by `hwplan validate` and the test suite.
+// Predicted-vs-measured comparisons of the recorded measurement sets (data/measurements), shared by `hwplan validate`
+// and the test suite: rows, their error distribution, cross-validation and sensitivity to the assumptions.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "cli/common.hpp"
+#include "io/registry.hpp"
 
-namespace hwplan::cli {
+namespace hwplan::validate {
 
 struct ValidationRow {
   std::string name;
@@ -103,8 +104,4 @@ struct AssumptionSensitivity {
 std::vector<AssumptionSensitivity> assumption_sensitivity(const io::Registry& registry, const std::vector<std::string>& files,
                                                           double step = 1.1);
 
-// Microbenchmark mode of `hwplan validate` (src/calibrate runs the kernels).
-int run_local_validation(const GlobalOptions& g, const std::string& backend, int device_index, const std::string& model,
-                         long long batch, long long seq, const std::optional<std::string>& profile, bool quick);
-
-}  // namespace hwplan::cli
+}  // namespace hwplan::validate

@@ -1,0 +1,220 @@
+#include "recommend/serve_setup.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "estimators/stack.hpp"
+#include "io/trace_io.hpp"
+
+namespace hwplan {
+namespace {
+
+constexpr long long kDefaultRequests = 2000;
+constexpr long long kMaxDefaultTraceRequests = 20000;
+
+[[noreturn]] void bad(const std::string& flag, const std::string& message) { throw InputError({}, flag, message); }
+
+void positive(const std::string& flag, const std::optional<double>& v, double hi) {
+  if (v && (!std::isfinite(*v) || *v <= 0 || *v > hi)) bad(flag, fmt::format("must be a positive number up to {:g}", hi));
+}
+
+serve::LengthDist length_dist(const std::string& flag, const std::optional<std::string>& spec, long long fixed) {
+  serve::LengthDist d;
+  if (!spec) {
+    d.fixed = fixed;
+    return d;
+  }
+  if (spec->rfind("file:", 0) == 0) {
+    d.kind = serve::LengthKind::kEmpirical;
+    d.values = io::load_lengths(spec->substr(5));
+    return d;
+  }
+  return serve::parse_length_dist(flag, *spec);
+}
+
+serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Device& device) {
+  serve::EngineConfig e = serve::engine_config(engine, device.memory_bytes);
+  if (o.block_size) {
+    if (*o.block_size < 1 || *o.block_size > 4096) bad("--block-size", "must be 1 to 4096 tokens");
+    e.block_tokens = static_cast<int>(*o.block_size);
+  }
+  if (o.kv_memory_fraction) {
+    if (!(*o.kv_memory_fraction > 0 && *o.kv_memory_fraction <= 1)) bad("--kv-memory-fraction", "must be in (0, 1]");
+    e.kv_memory_fraction = *o.kv_memory_fraction;
+  }
+  if (o.max_batched_tokens) {
+    if (*o.max_batched_tokens < 1 || *o.max_batched_tokens > 10'000'000) bad("--max-batched-tokens", "must be 1 to 10,000,000");
+    e.max_batched_tokens = *o.max_batched_tokens;
+  }
+  if (o.max_sequences) {
+    if (*o.max_sequences < 1 || *o.max_sequences > 1'000'000) bad("--max-sequences", "must be 1 to 1,000,000");
+    e.max_sequences = *o.max_sequences;
+  }
+  if (o.chunked_prefill) {
+    if (*o.chunked_prefill != "on" && *o.chunked_prefill != "off") bad("--chunked-prefill", "'" + *o.chunked_prefill + "' is not one of: on, off");
+    e.chunked_prefill = *o.chunked_prefill == "on";
+  }
+  return e;
+}
+
+// Layouts to try, (tp, pp): the ones given, or tensor-parallel powers of two within a node that divide the heads
+// (and the given device count when there are no targets to search with); then pipelines of 2, 4 and 8 stages of
+// the largest of them, for models that need more than a node (vLLM's pipeline parallelism across nodes).
+std::vector<std::pair<int, int>> layout_candidates(const ServeSpec& o, const Model& m, const Device& d, bool search) {
+  if (o.workload.tp && o.workload.pp) return {{static_cast<int>(*o.workload.tp), static_cast<int>(*o.workload.pp)}};
+  if (d.host_link.type == "soc" || d.host_link.type == "usb3") return {{1, 1}};
+  std::vector<int> tps;
+  if (o.workload.tp) {
+    tps.push_back(static_cast<int>(*o.workload.tp));
+  } else {
+    for (int tp = 1; tp <= std::min<long long>(o.workload.devices_per_node, 64); tp *= 2) {
+      if (m.is_transformer() && m.attention_heads % tp != 0) break;
+      if (!search && o.workload.count % tp != 0) continue;
+      tps.push_back(tp);
+    }
+  }
+  std::vector<std::pair<int, int>> out;
+  if (o.workload.pp) {
+    for (int tp : tps) out.push_back({tp, static_cast<int>(*o.workload.pp)});
+    return out;
+  }
+  for (int tp : tps) out.push_back({tp, 1});
+  if (!tps.empty() && m.is_transformer()) {
+    const int tp = tps.back();
+    for (int pp = 2; pp <= 8 && pp <= m.total_layers(); pp *= 2)
+      if (search || o.workload.count % (static_cast<long long>(tp) * pp) == 0) out.push_back({tp, pp});
+  }
+  return out;
+}
+
+}  // namespace
+
+ServeSetup prepare_serve(const io::Registry& registry, ServeSpec& o, const Device* device_override) {
+  ServeSetup out;
+  WorkloadSpec& w = o.workload;
+  if (w.task != "infer") bad("--task", "serve is inference: leave --task out (or give infer)");
+  if (w.pp && (*w.pp < 1 || *w.pp > 64)) bad("--pp", "must be 1 to 64 pipeline stages");
+  if (w.dp) bad("--dp", "serve finds the replicas itself; give --tp for the layout of one replica");
+  if (w.batch) bad("--batch", "serve batches continuously; use --max-sequences to cap the batch");
+  if (w.prompt < 1 && !o.prompt_dist && !o.trace) bad("--prompt", "must be at least 1 token for serving");
+  if (w.generate < 1 && !o.generate_dist && !o.trace) bad("--generate", "must be at least 1 token for serving");
+  out.model = registry.model(w.model);
+  const Model& model = out.model;
+  out.device = device_override ? device_override : &registry.device(w.device);
+  const Device& device = *out.device;
+  if (!model.is_transformer()) bad("--model", model.id + " is not a transformer language model: nothing to serve token by token");
+
+  // Traffic.
+  serve::ServeQuestion& q = out.question;
+  if (!(o.own_years > 0 && o.own_years <= 20)) bad("--own-years", "must be in (0, 20]");
+  q.own_years = o.own_years;
+  serve::Traffic& t = q.traffic;
+  std::string& traffic_words = out.traffic;
+  if (o.rate && o.concurrency) bad("--concurrency", "give --rate (open loop) or --concurrency (closed loop), not both");
+  positive("--rate", o.rate, 1e7);
+  if (o.concurrency && (*o.concurrency < 1 || *o.concurrency > 1'000'000)) bad("--concurrency", "must be 1 to 1,000,000");
+  if (o.arrival != "poisson" && o.arrival != "gamma") bad("--arrival", "'" + o.arrival + "' is not one of: poisson, gamma");
+  if (o.burstiness && (!std::isfinite(*o.burstiness) || *o.burstiness <= 0.05 || *o.burstiness > 20))
+    bad("--burstiness", "must be a coefficient of variation between 0.05 and 20");
+  if (!std::isfinite(o.prefix_cache_hit) || o.prefix_cache_hit < 0 || o.prefix_cache_hit > 1) bad("--prefix-cache-hit", "must be in [0, 1]");
+  if (o.seed < 0) bad("--seed", "must be a non-negative integer");
+  t.prefix_cache_hit = o.prefix_cache_hit;
+  t.seed = static_cast<std::uint64_t>(o.seed);
+  t.prompt = length_dist("--prompt-dist", o.prompt_dist, w.prompt);
+  t.output = length_dist("--generate-dist", o.generate_dist, w.generate);
+  if (o.trace) {
+    if (o.prompt_dist || o.generate_dist) bad("--trace", "the trace gives the lengths: leave --prompt-dist / --generate-dist out");
+    t.arrival = serve::ArrivalKind::kTrace;
+    t.trace = io::load_trace(*o.trace);
+    t.prompt.kind = t.output.kind = serve::LengthKind::kEmpirical;
+    for (const auto& r : t.trace) {
+      t.prompt.values.push_back(r.prompt_tokens);
+      t.output.values.push_back(r.output_tokens);
+    }
+    if (!o.rate && !o.concurrency && !(t.trace_rate() > 0))
+      bad("--trace", *o.trace + " has no arrival times: give --rate or --concurrency");
+    if (!o.rate && !o.concurrency) o.rate = t.trace_rate();
+  } else {
+    if (!o.rate && !o.concurrency) bad("--rate", "give the traffic: --rate R (requests/s), --concurrency C or --trace FILE");
+    t.arrival = o.burstiness || o.arrival == "gamma" ? serve::ArrivalKind::kGamma : serve::ArrivalKind::kPoisson;
+    t.burstiness_cv = o.burstiness.value_or(1);
+  }
+  if (o.concurrency && (o.burstiness || o.arrival == "gamma")) bad("--burstiness", "applies to open-loop --rate traffic");
+  // A trace's rows, up to 20,000 (a week of Azure traffic has millions: give --requests to simulate more).
+  long long requests = o.requests.value_or(o.trace ? std::min<long long>(static_cast<long long>(t.trace.size()), kMaxDefaultTraceRequests)
+                                                   : kDefaultRequests);
+  // Each simulated request holds about 150 bytes: a million is the most one run may ask for.
+  if (requests < 10 || requests > 1'000'000) bad("--requests", "must be 10 to 1,000,000");
+  t.requests = requests;
+  q.load = o.concurrency ? serve::Load{true, static_cast<double>(*o.concurrency)} : serve::Load{false, *o.rate};
+  if (o.trace) traffic_words = "trace " + *o.trace + (o.concurrency ? "" : ",");
+  if (o.concurrency) traffic_words += fmt::format("{}closed loop of {} client(s)", o.trace ? ", " : "", *o.concurrency);
+  else traffic_words += fmt::format(" {} {:.4g} requests/s", t.arrival == serve::ArrivalKind::kGamma ? fmt::format("gamma (CV {:g})", t.burstiness_cv) : o.trace ? "at" : "Poisson", *o.rate);
+  if (!o.trace) traffic_words += fmt::format(", prompt {} / output {} tokens", o.prompt_dist.value_or(std::to_string(w.prompt)),
+                                             o.generate_dist.value_or(std::to_string(w.generate)));
+  if (traffic_words.front() == ' ') traffic_words.erase(0, 1);
+
+  // Targets.
+  positive("--ttft-p95", o.targets.ttft_p95, 1e6);
+  positive("--ttft-p99", o.targets.ttft_p99, 1e6);
+  positive("--tpot-p95", o.targets.tpot_p95, 1e6);
+  positive("--tpot-p99", o.targets.tpot_p99, 1e6);
+  positive("--e2e-p95", o.targets.e2e_p95, 1e6);
+  positive("--e2e-p99", o.targets.e2e_p99, 1e6);
+  q.targets = o.targets;
+  const bool search = q.targets.any();
+  std::vector<std::string>& warnings = out.warnings;
+  if (search && w.count != 1) warnings.push_back("--count is not used with latency targets: the devices needed are what is searched");
+  if (!search) q.devices = w.count;
+
+  // Engine.
+  Engine engine = default_engine(model);
+  if (w.engine) {
+    auto e = parse_engine(*w.engine);
+    if (!e || !serve::engine_served(*e)) bad("--engine", "'" + *w.engine + "' is not one of: vllm, sglang, trtllm, llamacpp");
+    engine = *e;
+  } else {
+    warnings.push_back("no --engine given: vLLM's scheduler defaults assumed");
+  }
+  q.engine = engine_config(o, engine, device);
+  if (o.step_overhead_ms) {
+    if (!std::isfinite(*o.step_overhead_ms) || *o.step_overhead_ms < 0 || *o.step_overhead_ms > 10000)
+      bad("--step-overhead-ms", "must be 0 to 10000 ms");
+    q.overhead_seconds = *o.step_overhead_ms / 1000;
+  }
+
+  // Layouts: one query per tensor-parallel size (each validated the way estimate validates it).
+  std::deque<Query>& queries = out.queries;
+  std::vector<const EstimateInput*>& layouts = out.layouts;
+  for (auto [tp, pp] : layout_candidates(o, model, device, search)) {
+    WorkloadSpec s = w;
+    s.task = "infer";
+    s.count = static_cast<long long>(tp) * pp;
+    s.tp = tp;
+    s.pp = pp;
+    s.dp = 1;
+    s.batch = 1;
+    s.engine = to_string(engine);
+    s.prompt = std::max(1LL, w.prompt);
+    s.generate = std::max(1LL, w.generate);
+    try {
+      queries.push_back(resolve_query(registry, s, &device));
+    } catch (const InputError&) {
+      if (w.tp && w.pp) throw;  // the layout the user asked for is invalid: say why
+      if (w.tp && !w.pp && pp == 1) throw;
+      continue;
+    }
+    Query& qq = queries.back();
+    qq.input.model = &qq.model;
+    qq.input.profile = qq.profile.get();
+    layouts.push_back(&qq.input);
+  }
+  if (layouts.empty()) bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));
+  if (q.overhead_seconds < 0) q.overhead_seconds = layouts.front()->workload.stack.decode_step_overhead_seconds;
+  return out;
+}
+
+}  // namespace hwplan
