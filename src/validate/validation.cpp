@@ -111,8 +111,8 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
     if (c.kind == "train_throughput" || (c.kind == "training" && spec.count > 1 && !spec.batch)) {
       if (!spec.global_batch) {
         // Not reported (NeMo table): assume enough micro-batches per replica to amortise the pipeline bubble.
-        long long tp = spec.tp.value_or(1), pp = spec.pp.value_or(1);
-        spec.global_batch = std::max<long long>(1, spec.count / (tp * pp)) * 8 * pp;
+        long long tp = spec.tp.value_or(1), cp = spec.cp.value_or(1), pp = spec.pp.value_or(1);
+        spec.global_batch = std::max<long long>(1, spec.count / (tp * cp * pp)) * 8 * pp;
       }
       // dp follows from tp and pp; left free so that what the source does not state is searched.
     }
