@@ -124,6 +124,10 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
       return transformer && w.stack.context_parallel && w.attention == Attention::kFlash && w.seq % (2 * cp) == 0 &&
              w.seq / cp >= kMinContextChunk;
     };
+    // One input whose plan each candidate overwrites field by field (every field the loops vary is set below), and
+    // reused lists: the search allocates nothing per layout.
+    EstimateInput in = base;
+    std::vector<int> vps, recompute_layers;
     for (int tp : divisors(n)) {
       if (space.tp ? tp != *space.tp : (tp > node)) continue;
       if (transformer ? m.attention_heads % tp != 0 : tp > 1) continue;
@@ -164,7 +168,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                   }
                   // Pipeline interleaving depths: the user's; else, with a stack that interleaves, every vp
                   // dividing the stage's layers, when the micro-batches fill whole rounds of pp (Megatron's rule).
-                  std::vector<int> vps{space.vp.value_or(base.plan.vp)};
+                  vps.assign(1, space.vp.value_or(base.plan.vp));
                   if (!space.vp && transformer && pp > 1 && base.workload.stack.interleaved_pipeline && accum % pp == 0) {
                     // A stage of ceil(layers / pp) layers (uneven stages shed a layer at the ends, as Llama 3's did),
                     // each chunk at least one layer (interleaving_fits, as validate_plan checks).
@@ -172,7 +176,6 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                     for (int vp : divisors(static_cast<int>((m.total_layers() + pp - 1) / pp)))
                       if (interleaving_fits(m, pp, vp)) vps.push_back(vp);
                   }
-                  EstimateInput in = base;
                   in.plan.tp = tp;
                   in.plan.cp = cp;
                   in.plan.pp = pp;
@@ -187,7 +190,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                   // the stack can (a given --recompute full means every layer): fewer recomputed layers are faster and
                   // hold more memory, so the first count that fits is the one to time (all layers, 0, comes last: the
                   // least memory, kept as the nearest miss when nothing fits).
-                  std::vector<int> recompute_layers{space.recompute_layers.value_or(0)};
+                  recompute_layers.assign(1, space.recompute_layers.value_or(0));
                   if (rc == Recompute::kFull && !space.recompute && !space.recompute_layers &&
                       base.workload.stack.partial_recompute) {
                     recompute_layers.clear();
@@ -238,7 +241,6 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
     }
     result.found = std::isfinite(best.step);
     if (result.found || std::isfinite(nearest.memory)) {
-      EstimateInput in = base;
       in.plan = result.found ? best.plan : nearest.plan;
       result.best = in.plan;
       result.estimate = estimate(in);

@@ -58,28 +58,126 @@ struct DeviceResult {
   long long layouts = 0;
 };
 
-DeviceResult evaluate_device(const io::Registry& registry, const Device& d, const WorkloadSpec& w,
-                             const RecommendSpec& spec, const Model& model, double job_tokens,
-                             std::optional<double> deadline_s, const std::vector<int>& counts) {
-  DeviceResult out;
-  const bool inference = w.task == "infer";
+// What every device of a recommend run is asked: the workload, the constraints and the job.
+struct DeviceQuestion {
+  const io::Registry& registry;
+  const WorkloadSpec& workload;
+  const RecommendSpec& spec;
+  const Model& model;
+  double job_tokens = 0;
+  std::optional<double> deadline_s;
+  const std::vector<int>& counts;
+};
+
+// Why a device is not ranked at all, before any count is tried: its role, or a budget its price cannot be
+// checked against.
+std::optional<Rejection> device_precheck(const Device& d, const DeviceQuestion& q, bool inference,
+                                         const std::optional<double>& unit_price) {
   if (!inference && !d.training) {
     // The catalog's training flag says what the part is sold and supported for, not what its stack can run:
     // PyTorch for Jetson and CANN on an inference SKU train small models.
-    out.rejection = Rejection{d.id, "inference-oriented part (catalog training: false; its notes say why), not ranked for training", ""};
-    return out;
+    return Rejection{d.id, "inference-oriented part (catalog training: false; its notes say why), not ranked for training", ""};
   }
-  if (model.is_transformer() && d.device_class == DeviceClass::kEdge && !inference) {
-    out.rejection = Rejection{d.id, "edge device: inference only", ""};
-    return out;
-  }
+  if (q.model.is_transformer() && d.device_class == DeviceClass::kEdge && !inference)
+    return Rejection{d.id, "edge device: inference only", ""};
   // One basis for the whole list (choose_cost_basis). Without a price on it the device is still ranked on time
   // and energy, unless a budget has to be checked.
-  const std::string& basis = spec.cost_basis;
-  const std::optional<double> unit_price = price_on_basis(d, basis);
-  if (!unit_price && spec.budget_usd) {
-    out.rejection = Rejection{d.id, fmt::format("no {} price in the catalog: the budget cannot be checked", basis_price_noun(basis)),
-                              price_fix(d, basis)};
+  if (!unit_price && q.spec.budget_usd)
+    return Rejection{d.id, fmt::format("no {} price in the catalog: the budget cannot be checked", basis_price_noun(q.spec.cost_basis)),
+                     price_fix(d, q.spec.cost_basis)};
+  return std::nullopt;
+}
+
+// A configuration that fits, as a candidate: its speed, the job's wall-clock time, energy and cost on the list's
+// basis (-1 when the device has no price on it: never counted as free).
+Candidate measure(const Device& d, int count, const Query& query, const Estimate& e, const DeviceQuestion& q,
+                  bool inference, const std::optional<double>& unit_price) {
+  const WorkloadSpec& w = q.workload;
+  const std::string& basis = q.spec.cost_basis;
+  Candidate c;
+  c.device = &d;
+  c.count = count;
+  c.estimate = e;
+  c.cost_basis = basis;
+  c.power_w = count * d.tdp_w;
+  if (inference) {
+    double replicas = std::max(1, query.input.plan.dp);
+    c.step_seconds = e.infer.time_per_output_token_seconds;
+    c.tokens_per_second = e.infer.total_decode_tokens_per_second();
+    if (w.generate == 0)
+      c.tokens_per_second = static_cast<double>(query.input.plan.micro_batch * w.prompt) / e.infer.prefill_seconds * replicas;
+    c.total_seconds = q.job_tokens / std::max(1e-9, c.tokens_per_second);
+  } else {
+    c.step_seconds = e.train.step_seconds;
+    c.tokens_per_second = e.train.tokens_per_second;
+    // Wall-clock, as estimate --tokens gives it: interruptions and checkpoints included.
+    const double training = q.job_tokens / std::max(1e-9, c.tokens_per_second);
+    c.total_seconds = training / training_goodput(count, training).fraction;
+  }
+  double hours = c.total_seconds / 3600;
+  c.energy_kwh = c.power_w * (inference ? kInferencePowerFraction : kTrainingPowerFraction) * hours / 1000;
+  c.cost_usd = !unit_price       ? -1
+               : basis == "rent" ? count * *unit_price * hours
+               : basis == "buy"  ? count * *unit_price
+                                 : own_cost_usd(d, count, hours, q.spec.own_years);
+  if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += q.spec.porting_cost_usd;
+  return c;
+}
+
+// The candidate's reasons, in words.
+void explain(Candidate& c, const Device& d, const RecommendSpec& spec, bool inference, const std::optional<double>& unit_price) {
+  const Estimate& e = c.estimate;
+  const MemoryBreakdown& m = e.memory;
+  c.reasons.push_back(fmt::format("fits with {} free per device", human_bytes(e.capacity_bytes - m.total())));
+  if (inference) {
+    c.reasons.push_back(fmt::format("decode is {}-bound: {:.1f} tokens/s per stream", e.infer.decode_memory_bound ? "memory" : "compute",
+                                    e.infer.time_per_output_token_seconds > 0 ? 1.0 / e.infer.time_per_output_token_seconds : 0.0));
+  } else {
+    c.reasons.push_back(fmt::format("step is {}-bound, MFU {:.0f}%", e.bound, 100 * e.train.mfu));
+  }
+  const Plan& p = e.plan;
+  if (c.count > 1) {
+    std::string layout = fmt::format("tp {}{} pp {} dp {}", p.tp, p.cp > 1 ? fmt::format(" cp {}", p.cp) : "", p.pp, p.dp);
+    if (!d.interconnect.pools_memory() && (p.tp > 1 || p.pp > 1))
+      c.reasons.push_back("no NVLink-class link: " + layout + " over PCIe" + (p.pp > 1 ? " (layers split across cards)" : ""));
+    else
+      c.reasons.push_back("layout " + layout + (d.interconnect.pools_memory() ? " over " + d.interconnect.type : ""));
+  }
+  if (p.recompute != Recompute::kNone)
+    c.reasons.push_back(std::string("uses ") + to_string(p.recompute) + " activation recomputation" +
+                        (p.recompute == Recompute::kFull && p.recompute_layers > 0
+                             ? fmt::format(" of {} layers per stage", p.recompute_layers)
+                             : ""));
+  if (p.zero > 0 && p.dp > 1)
+    c.reasons.push_back(p.shard_replicas() > 1 ? fmt::format("uses ZeRO-{} sharding in groups of {} ranks, replicated {} times",
+                                                             p.zero, p.zero_ranks(), p.shard_replicas())
+                                              : fmt::format("uses ZeRO-{} sharding", p.zero));
+  if (needs_port(d))
+    c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],
+                                    spec.porting_cost_usd));
+  if (d.device_class == DeviceClass::kConsumer)
+    c.reasons.push_back("consumer card: no datacenter cooling needed");  // the link is named with the layout
+  if (d.device_class == DeviceClass::kEdge && inference)
+    c.reasons.push_back(fmt::format("{:.2f} tokens/s per watt", c.tokens_per_second / std::max(1.0, c.power_w)));
+  if (d.confidence == "low") c.reasons.push_back("catalog figures are low-confidence for this device");
+  if (!unit_price)
+    c.reasons.push_back(fmt::format("no {} price in the catalog: ranked on {} only ({})", basis_price_noun(spec.cost_basis),
+                                    spec.optimize == "cost"       ? "nothing: listed after the priced devices"
+                                    : spec.optimize == "balanced" ? "time and energy, after the priced devices"
+                                                                  : "time and energy",
+                                    price_fix(d, spec.cost_basis)));
+}
+
+// Every count of one device: the configurations that do the job within the limits, or why none does (the nearest
+// miss, the cheapest configuration over the budget).
+DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
+  DeviceResult out;
+  const WorkloadSpec& w = q.workload;
+  const RecommendSpec& spec = q.spec;
+  const bool inference = w.task == "infer";
+  const std::optional<double> unit_price = price_on_basis(d, spec.cost_basis);
+  if (auto rejected = device_precheck(d, q, inference, unit_price)) {
+    out.rejection = rejected;
     return out;
   }
   std::string last_reason;
@@ -88,7 +186,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
   std::optional<OverBudget> cheapest_over;  // the cheapest configuration that does the work, over the budget
   const bool standalone = d.host_link.type == "soc" || d.host_link.type == "usb3";
   auto cost_cache = std::make_shared<CostCache>();  // same workload, same device: shared across counts
-  for (int count : counts) {
+  for (int count : q.counts) {
     if (count > 1 && standalone) break;  // phones, laptops, USB sticks: no link to split a model over
     if (count > 1 && spec.require_interconnect && !d.interconnect.pools_memory()) {
       last_reason = "no scale-up interconnect (" + d.interconnect.type + ") for multi-device use";
@@ -99,15 +197,15 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
       break;
     }
     ++out.configurations;
-    Query q;
+    Query query;
     try {
-      q = resolve_query(registry, w, &d, count, &model);
+      query = resolve_query(q.registry, w, &d, count, &q.model);
     } catch (const InputError& e) {
       last_reason = e.detail();
       continue;
     }
-    q.space.cost_cache = cost_cache;
-    Outcome o = run_query(q);
+    query.space.cost_cache = cost_cache;
+    Outcome o = run_query(query);
     if (o.search) out.layouts += o.search->layouts_evaluated;
     const Estimate& e = o.estimate;
     if (!e.fits) {
@@ -120,39 +218,14 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
       }
       continue;
     }
-    Candidate c;
-    c.device = &d;
-    c.count = count;
-    c.estimate = e;
-    c.cost_basis = basis;
-    c.power_w = count * d.tdp_w;
-    if (inference) {
-      double replicas = std::max(1, q.input.plan.dp);
-      c.step_seconds = e.infer.time_per_output_token_seconds;
-      c.tokens_per_second = e.infer.total_decode_tokens_per_second();
-      if (w.generate == 0) c.tokens_per_second = static_cast<double>(q.input.plan.micro_batch * w.prompt) / e.infer.prefill_seconds * replicas;
-      c.total_seconds = job_tokens / std::max(1e-9, c.tokens_per_second);
-      if (spec.min_decode_tokens_per_second && e.infer.time_per_output_token_seconds > 0 &&
-          1.0 / e.infer.time_per_output_token_seconds < *spec.min_decode_tokens_per_second) {
-        last_reason = fmt::format("decodes {:.1f} tokens/s per stream, below the {:.1f} asked", 1.0 / e.infer.time_per_output_token_seconds,
-                                  *spec.min_decode_tokens_per_second);
-        continue;
-      }
-    } else {
-      c.step_seconds = e.train.step_seconds;
-      c.tokens_per_second = e.train.tokens_per_second;
-      // Wall-clock, as estimate --tokens gives it: interruptions and checkpoints included.
-      const double training = job_tokens / std::max(1e-9, c.tokens_per_second);
-      c.total_seconds = training / training_goodput(count, training).fraction;
+    Candidate c = measure(d, count, query, e, q, inference, unit_price);
+    if (inference && spec.min_decode_tokens_per_second && e.infer.time_per_output_token_seconds > 0 &&
+        1.0 / e.infer.time_per_output_token_seconds < *spec.min_decode_tokens_per_second) {
+      last_reason = fmt::format("decodes {:.1f} tokens/s per stream, below the {:.1f} asked", 1.0 / e.infer.time_per_output_token_seconds,
+                                *spec.min_decode_tokens_per_second);
+      continue;
     }
-    double hours = c.total_seconds / 3600;
-    c.energy_kwh = c.power_w * (inference ? kInferencePowerFraction : kTrainingPowerFraction) * hours / 1000;
-    c.cost_usd = !unit_price       ? -1  // unpriced on this basis: never counted as free
-                 : basis == "rent" ? count * *unit_price * hours
-                 : basis == "buy"  ? count * *unit_price
-                                   : own_cost_usd(d, count, hours, spec.own_years);
-    if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += spec.porting_cost_usd;
-    if (deadline_s && c.total_seconds > *deadline_s) {
+    if (q.deadline_s && c.total_seconds > *q.deadline_s) {
       last_reason = fmt::format("misses the deadline: {} with {} devices", human_seconds(c.total_seconds), count);
       last_fix = "more devices";
       continue;
@@ -161,46 +234,7 @@ DeviceResult evaluate_device(const io::Registry& registry, const Device& d, cons
       if (!cheapest_over || c.cost_usd < cheapest_over->cost_usd) cheapest_over = OverBudget{count, c.cost_usd, *spec.budget_usd};
       continue;
     }
-    // Reasons in words.
-    const MemoryBreakdown& m = e.memory;
-    c.reasons.push_back(fmt::format("fits with {} free per device", human_bytes(e.capacity_bytes - m.total())));
-    if (inference) {
-      c.reasons.push_back(fmt::format("decode is {}-bound: {:.1f} tokens/s per stream", e.infer.decode_memory_bound ? "memory" : "compute",
-                                      e.infer.time_per_output_token_seconds > 0 ? 1.0 / e.infer.time_per_output_token_seconds : 0.0));
-    } else {
-      c.reasons.push_back(fmt::format("step is {}-bound, MFU {:.0f}%", e.bound, 100 * e.train.mfu));
-    }
-    const Plan& p = e.plan;
-    if (count > 1) {
-      std::string layout = fmt::format("tp {}{} pp {} dp {}", p.tp, p.cp > 1 ? fmt::format(" cp {}", p.cp) : "", p.pp, p.dp);
-      if (!d.interconnect.pools_memory() && (p.tp > 1 || p.pp > 1))
-        c.reasons.push_back("no NVLink-class link: " + layout + " over PCIe" + (p.pp > 1 ? " (layers split across cards)" : ""));
-      else
-        c.reasons.push_back("layout " + layout + (d.interconnect.pools_memory() ? " over " + d.interconnect.type : ""));
-    }
-    if (p.recompute != Recompute::kNone)
-      c.reasons.push_back(std::string("uses ") + to_string(p.recompute) + " activation recomputation" +
-                          (p.recompute == Recompute::kFull && p.recompute_layers > 0
-                               ? fmt::format(" of {} layers per stage", p.recompute_layers)
-                               : ""));
-    if (p.zero > 0 && p.dp > 1)
-      c.reasons.push_back(p.shard_replicas() > 1 ? fmt::format("uses ZeRO-{} sharding in groups of {} ranks, replicated {} times",
-                                                               p.zero, p.zero_ranks(), p.shard_replicas())
-                                                : fmt::format("uses ZeRO-{} sharding", p.zero));
-    if (needs_port(d))
-      c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],
-                                      spec.porting_cost_usd));
-    if (d.device_class == DeviceClass::kConsumer)
-      c.reasons.push_back("consumer card: no datacenter cooling needed");  // the link is named with the layout
-    if (d.device_class == DeviceClass::kEdge && inference)
-      c.reasons.push_back(fmt::format("{:.2f} tokens/s per watt", c.tokens_per_second / std::max(1.0, c.power_w)));
-    if (d.confidence == "low") c.reasons.push_back("catalog figures are low-confidence for this device");
-    if (!unit_price)
-      c.reasons.push_back(fmt::format("no {} price in the catalog: ranked on {} only ({})", basis_price_noun(basis),
-                                      spec.optimize == "cost"       ? "nothing: listed after the priced devices"
-                                      : spec.optimize == "balanced" ? "time and energy, after the priced devices"
-                                                                    : "time and energy",
-                                      price_fix(d, basis)));
+    explain(c, d, spec, inference, unit_price);
     out.feasible.push_back(std::move(c));
   }
   if (out.feasible.empty() && cheapest_over) {
@@ -371,12 +405,13 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   r.cost_basis = choose_cost_basis(devices, spec.cost_basis);
   RecommendSpec priced = spec;  // every device is costed on the one basis
   priced.cost_basis = r.cost_basis.basis;
+  const DeviceQuestion question{registry, w, priced, model, r.job_tokens, deadline, counts};
   // Devices are independent: evaluate them on `threads` workers, then merge in catalog order (results are
   // identical whatever the thread count).
   std::vector<DeviceResult> results(devices.size());
   auto work = [&](std::size_t begin, std::size_t step) {
     for (std::size_t i = begin; i < devices.size(); i += step)
-      results[i] = evaluate_device(registry, *devices[i], w, priced, model, r.job_tokens, deadline, counts);
+      results[i] = evaluate_device(*devices[i], question);
   };
   threads = std::max(1, threads);
   std::vector<std::future<void>> workers;
