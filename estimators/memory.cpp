@@ -176,9 +176,9 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     double stage_layers = std::ceil(layers / pp);
     double per_layer = layer_activation_bytes(model, w, plan, mb);
     // With some layers recomputed (--recompute-layers), those keep only their input and the others everything.
-    Plan kept = plan;
-    kept.recompute = Recompute::kNone;
-    const double full_layer = layer_activation_bytes(model, w, kept, mb);
+    Plan without_recompute = plan;
+    without_recompute.recompute = Recompute::kNone;
+    const double full_layer = layer_activation_bytes(model, w, without_recompute, mb);
     const bool partial = plan.recompute == Recompute::kFull && plan.recompute_layers > 0;
     auto stage_bytes = [&](double n) {
       if (!partial) return n * per_layer;
