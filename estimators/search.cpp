@@ -145,7 +145,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
         if (space.ep) eps = {*space.ep};
         for (int ep : eps) {
           for (int zero = 0; zero <= 3; ++zero) {
-            if (space.zero ? zero != *space.zero : (dp == 1 && zero > 0)) continue;
+            if (space.zero ? zero != *space.zero : (dp * cp == 1 && zero > 0)) continue;
             if (space.shard_group && zero == 0) continue;
             // Shard sizes: the user's; else all of dp, and one node's worth of ranks when dp spans nodes.
             std::vector<int> shard_groups{0};

@@ -2,6 +2,8 @@
 // cp ranks, attention's keys and values passed around a ring, gradients reduced over dp x cp.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/operators.hpp"
@@ -140,4 +142,29 @@ TEST_CASE("the layout search uses context parallelism when a sequence does not f
   SearchResult s = search_layouts(short_seq, free_space);
   REQUIRE(s.found);
   CHECK(s.best.cp == 1);
+}
+
+TEST_CASE("fit offers context parallelism for a long sequence on several devices, switching to a stack that has it") {
+  auto r = test::run_hwplan("fit --model llama-3-8b --device h100-sxm --count 8 --seq 131072 --global-batch 8 --format json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json fit = nlohmann::json::parse(r.out);
+  bool offered = false;
+  for (const auto& c : fit["changes"]) {
+    const std::string flags = c["flags"].get<std::string>();
+    if (flags.find("--cp 8") == std::string::npos) continue;
+    offered = true;
+    CHECK(flags.find("--framework torchtitan") != std::string::npos);  // the default fsdp stack has none
+    CHECK(c["fits"].get<bool>());
+  }
+  CHECK(offered);
+  // A stack that has it is kept; one device has nothing to split over.
+  auto megatron = test::run_hwplan("fit --model llama-3-8b --device h100-sxm --count 8 --seq 131072 --global-batch 8 "
+                                   "--framework megatron --format json");
+  REQUIRE(megatron.exit_code == 0);
+  for (const auto& c : nlohmann::json::parse(megatron.out)["changes"])
+    CHECK(c["flags"].get<std::string>().find("--framework torchtitan") == std::string::npos);
+  auto single = test::run_hwplan("fit --model llama-3-8b --device h100-sxm --seq 16384 --format json");
+  REQUIRE(single.exit_code == 0);
+  for (const auto& c : nlohmann::json::parse(single.out)["changes"])
+    CHECK(c["flags"].get<std::string>().find("--cp") == std::string::npos);
 }

@@ -98,6 +98,23 @@ std::vector<Change> training_changes(const Device& device, long long count) {
                          w.zero = z;
                          return true;
                        }});
+  // Long sequences: split each one over the devices, its activations with it. Megatron and torchtitan have
+  // context parallelism; from another stack the change is to torchtitan, the PyTorch-native one that has it.
+  auto context_parallel = [count](bool switch_stack) {
+    return [count, switch_stack](WorkloadSpec& w) {
+      const bool has_it = w.framework && (*w.framework == "megatron" || *w.framework == "torchtitan");
+      if (count < 2 || w.count < 2 || w.task == "infer" || w.cp.value_or(1) > 1 || has_it == switch_stack) return false;
+      if (switch_stack) w.framework = "torchtitan";
+      w.cp = count;
+      w.tp.reset();
+      w.dp.reset();
+      return true;
+    };
+  };
+  const std::string cp_words = "context parallelism: each sequence split over the " + std::to_string(count) + " devices";
+  changes.push_back({cp_words, "--cp " + std::to_string(count), false, context_parallel(false)});
+  changes.push_back({cp_words + " (torchtitan)", "--framework torchtitan --cp " + std::to_string(count), false,
+                     context_parallel(true)});
   changes.push_back({"LoRA fine-tuning instead of full training", "--task lora", true, [](WorkloadSpec& w) {
                        if (w.task == "lora" || w.task == "qlora") return false;
                        w.task = "lora";

@@ -148,7 +148,7 @@ void explain(Candidate& c, const Device& d, const RecommendSpec& spec, bool infe
                         (p.recompute == Recompute::kFull && p.recompute_layers > 0
                              ? fmt::format(" of {} layers per stage", p.recompute_layers)
                              : ""));
-  if (p.zero > 0 && p.dp > 1)
+  if (p.zero > 0 && p.replica_ranks() > 1)
     c.reasons.push_back(p.shard_replicas() > 1 ? fmt::format("uses ZeRO-{} sharding in groups of {} ranks, replicated {} times",
                                                              p.zero, p.zero_ranks(), p.shard_replicas())
                                               : fmt::format("uses ZeRO-{} sharding", p.zero));
