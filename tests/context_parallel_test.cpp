@@ -161,10 +161,12 @@ TEST_CASE("fit offers context parallelism for a long sequence on several devices
   auto megatron = test::run_hwplan("fit --model llama-3-8b --device h100-sxm --count 8 --seq 131072 --global-batch 8 "
                                    "--framework megatron --format json");
   REQUIRE(megatron.exit_code == 0);
-  for (const auto& c : nlohmann::json::parse(megatron.out)["changes"])
+  const nlohmann::json megatron_fit = nlohmann::json::parse(megatron.out);  // kept alive: the loop walks into it
+  for (const auto& c : megatron_fit["changes"])
     CHECK(c["flags"].get<std::string>().find("--framework torchtitan") == std::string::npos);
   auto single = test::run_hwplan("fit --model llama-3-8b --device h100-sxm --seq 16384 --format json");
   REQUIRE(single.exit_code == 0);
-  for (const auto& c : nlohmann::json::parse(single.out)["changes"])
+  const nlohmann::json single_fit = nlohmann::json::parse(single.out);
+  for (const auto& c : single_fit["changes"])
     CHECK(c["flags"].get<std::string>().find("--cp") == std::string::npos);
 }
