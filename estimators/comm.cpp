@@ -23,6 +23,10 @@ namespace {
 bool some_group_straddles(long long size, long long stride, long long block, long long count) {
   if (size <= 1) return false;
   const long long group_span = size * stride;
+  // The two layouts a layout search meets most, in closed form: groups that tile a block never leave it; members a
+  // whole number of blocks apart are always in different blocks (whenever one complete group exists).
+  if (block % group_span == 0) return false;
+  if (stride % block == 0) return (size - 1) * stride < count;
   const long long period = std::lcm(group_span, block);
   const long long limit = std::min(count, period);
   for (long long start = 0; start < limit; start += group_span)

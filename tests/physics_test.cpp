@@ -61,6 +61,37 @@ TEST_CASE("collectives run on the link the group's placement implies") {
   CHECK(pcie.bytes_per_s == doctest::Approx(rtx.host_link.bytes_per_s() * assumptions().pcie_efficiency));
 }
 
+TEST_CASE("a group crosses nodes exactly when some complete group of its ranks sits on two nodes") {
+  // Brute force over every group (ranks base + i x stride, groups tiling the ranks in Megatron's order) against
+  // group_link's placement check, which takes shortcuts for the common layouts.
+  const auto& reg = test::registry();
+  const Device& h100 = reg.device("h100-sxm");
+  for (int node : {4, 8}) {
+    for (int count : {8, 16, 24, 64, 96}) {
+      System sys;
+      sys.count = count;
+      sys.devices_per_node = node;
+      for (int size = 1; size <= count; ++size) {
+        for (int stride = 1; static_cast<long long>(size) * stride <= count; ++stride) {
+          CAPTURE(node);
+          CAPTURE(count);
+          CAPTURE(size);
+          CAPTURE(stride);
+          bool straddles = false;
+          const int span = size * stride;
+          for (int start = 0; start < count && !straddles; start += span)
+            for (int o = 0; o < stride; ++o) {
+              const int first = start + o, last = first + (size - 1) * stride;
+              if (last >= count) continue;
+              if (first / node != last / node) straddles = true;
+            }
+          CHECK(group_link(h100, sys, size, stride).crosses_nodes == straddles);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("one transformer layer's FLOPs: linear layers plus causal attention, forward and backward") {
   const auto& reg = test::registry();
   Model m = reg.model("llama-2-7b");
