@@ -175,10 +175,14 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     const double micro_batches = static_cast<double>(plan.grad_accum);
     double stage_layers = std::ceil(layers / pp);
     double per_layer = layer_activation_bytes(model, w, plan, mb);
-    // With some layers recomputed (--recompute-layers), those keep only their input and the others everything.
-    Plan without_recompute = plan;
-    without_recompute.recompute = Recompute::kNone;
-    const double full_layer = layer_activation_bytes(model, w, without_recompute, mb);
+    // A layer's activations without recomputation: what the layer being recomputed holds during its backward, and
+    // what the layers that keep theirs hold when only some recompute (--recompute-layers).
+    double full_layer = per_layer;
+    if (plan.recompute != Recompute::kNone) {
+      Plan without_recompute = plan;
+      without_recompute.recompute = Recompute::kNone;
+      full_layer = layer_activation_bytes(model, w, without_recompute, mb);
+    }
     const bool partial = plan.recompute == Recompute::kFull && plan.recompute_layers > 0;
     auto stage_bytes = [&](double n) {
       if (!partial) return n * per_layer;

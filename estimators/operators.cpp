@@ -65,8 +65,8 @@ class OpBuilder {
   // With context parallelism (cp > 1) the rank's s queries meet the s x cp keys of the whole sequence, one chunk
   // of s keys per ring step: cp kernels of s x s blocks forward, twice that backward. Megatron's load balancing
   // (chunks i and 2cp-1-i per rank) gives every rank the same share of the causal scores: 1 / cp of them.
-  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal, double score_fraction = 1.0,
-             int cp = 1) {
+  void flash(double batch_heads, double s, double d, double kv_fraction, bool causal, double score_fraction = 1.0) {
+    const int cp = s_.cp;
     const double e = s_.activation_bytes;
     const DeviceRates& rates = s_.attention_rates ? *s_.attention_rates : r_;
     OpRecord op{"flash-attention", OpKind::kAttention};
@@ -235,7 +235,7 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
       const double local = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.total_layers());
       score_fraction = (1 - local) + local * (n * w - w * w / 2) / (n * n / 2);
     }
-    b.flash(batch_heads, s.seq, d, kv / q, causal, score_fraction, s.cp);
+    b.flash(batch_heads, s.seq, d, kv / q, causal, score_fraction);
   }
   b.linear("out-proj", tokens, h, m.mla ? heads * static_cast<double>(m.mla->v_head_dim) : q);
   b.memory("residual-1", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);

@@ -217,7 +217,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                       }
                       some_fits = true;
                       // The micro-batch cost (cached above) does not depend on vp or on how many layers recompute.
-                      auto key = std::tuple(tp, cp, mb, ep, rc == Recompute::kFull ? 1 : 0);
+                      auto key = std::tuple(tp, cp, mb, ep);
                       auto it = cache.find(key);
                       if (it == cache.end()) it = cache.emplace(key, micro_batch_cost(in, rates)).first;
                       // Time per sequence: the same order as step time when the global batch is fixed, and a fair

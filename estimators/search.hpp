@@ -12,9 +12,10 @@
 
 namespace hwplan {
 
-// Micro-batch costs by (tp, cp, micro-batch, ep, full recomputation): they depend on the model, device and
-// workload but not on the device count, so searches of one workload on one device at several counts can share them.
-using CostCache = std::map<std::tuple<int, int, std::int64_t, int, int>, MicroBatchCost>;
+// Micro-batch costs by (tp, cp, micro-batch, ep): they depend on the model, device and workload but not on the
+// device count or the recomputation (training_time prices what recomputation repeats), so searches of one workload
+// on one device at several counts can share them.
+using CostCache = std::map<std::tuple<int, int, std::int64_t, int>, MicroBatchCost>;
 
 // The shortest sequence chunk the search gives a context-parallel rank (tokens).
 inline constexpr std::int64_t kMinContextChunk = 1024;
