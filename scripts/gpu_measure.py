@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Measures real PyTorch workloads on the local GPU and writes them as hwplan measurement cases (YAML, one flow
+mapping per line, appended as each finishes so that a run cut short keeps what it measured).
+
+Run on a GPU machine with PyTorch and transformers (no download: every model is built from its configuration
+with random weights, which changes no timing):
+    python3 scripts/gpu_measure.py OUT.yaml [--quick]
+
+What it measures, each in the convention of a measurement file in data/measurements/:
+  * fp32 step latencies of Hugging Face models with eager attention (forward; forward and loss.backward() for
+    training, no optimizer step), as NeuSight measured them (step-latency-neusight.yaml): TF32 off, CUDA events,
+    median of the timed repetitions after warm-ups;
+  * batch-1 greedy decoding with Transformers' generate() in bf16 (SDPA attention, dynamic KV cache): tokens/s
+    over the generated tokens, the prefill's time taken out (a one-token generate is subtracted);
+  * bf16 training steps of Llama-shaped models in a plain PyTorch loop (autocast over fp32 weights, or pure bf16
+    weights), SDPA attention, fused AdamW: tokens/s per device and torch.cuda.max_memory_allocated.
+The shapes are the model zoo's (models/*.yaml); the ids written are the zoo's ids.
+"""
+import argparse
+import json
+import sys
+import time
+import traceback
+
+import torch
+
+QUICK = False
+
+
+def log(msg):
+    print(f"[gpu_measure {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def cuda_time(fn, warmup, reps):
+    """Median seconds of fn() over reps runs timed with CUDA events, after warmup untimed runs."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) / 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def hf_config(model_id, attn):
+    import transformers as tf
+    if model_id == "bert-large":
+        c = tf.BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096,
+                          vocab_size=30522, max_position_embeddings=512)
+        cls = tf.BertForMaskedLM
+    elif model_id in ("gpt2-large", "gpt3-xl", "gpt3-2.7b"):
+        layers, hidden, heads, ctx = {"gpt2-large": (36, 1280, 20, 1024), "gpt3-xl": (24, 3072, 24, 2048),
+                                      "gpt3-2.7b": (32, 2560, 32, 2048)}[model_id]
+        c = tf.GPT2Config(n_layer=layers, n_embd=hidden, n_head=heads, n_positions=ctx, vocab_size=50257)
+        cls = tf.GPT2LMHeadModel
+    elif model_id == "opt-1.3b":
+        c = tf.OPTConfig(hidden_size=2048, num_hidden_layers=24, num_attention_heads=32, ffn_dim=8192,
+                         vocab_size=50272, max_position_embeddings=2048, word_embed_proj_dim=2048)
+        cls = tf.OPTForCausalLM
+    elif model_id == "llama-2-7b":
+        c = tf.LlamaConfig(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32,
+                           intermediate_size=11008, vocab_size=32000, max_position_embeddings=4096)
+        cls = tf.LlamaForCausalLM
+    elif model_id == "llama-3.2-1b":
+        c = tf.LlamaConfig(hidden_size=2048, num_hidden_layers=16, num_attention_heads=32, num_key_value_heads=8,
+                           head_dim=64, intermediate_size=8192, vocab_size=128256, max_position_embeddings=131072,
+                           tie_word_embeddings=True)
+        cls = tf.LlamaForCausalLM
+    elif model_id == "llama-3.2-3b":
+        c = tf.LlamaConfig(hidden_size=3072, num_hidden_layers=28, num_attention_heads=24, num_key_value_heads=8,
+                           head_dim=128, intermediate_size=8192, vocab_size=128256, max_position_embeddings=131072,
+                           tie_word_embeddings=True)
+        cls = tf.LlamaForCausalLM
+    else:
+        raise ValueError(model_id)
+    c._attn_implementation = attn
+    return cls, c
+
+
+def build(model_id, attn, dtype):
+    cls, c = hf_config(model_id, attn)
+    torch.manual_seed(0)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device("cuda"):
+            m = cls(c)
+    finally:
+        torch.set_default_dtype(old)
+    return m, c
+
+
+class Writer:
+    def __init__(self, path, device_name):
+        self.path, self.device = path, device_name
+
+    def case(self, **kw):
+        kw = {"device": self.device, **kw}
+        line = "  - " + json.dumps(kw, separators=(", ", ": "))
+        with open(self.path, "a") as f:
+            f.write(line + "\n")
+        log(line)
+
+
+def fp32_step(w, model_id, task, batch, seq):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    m, c = build(model_id, "eager", torch.float32)
+    ids = torch.randint(0, c.vocab_size, (batch, seq), device="cuda")
+    warm, reps = (1, 3) if QUICK else (2, 6)
+    name = f"h200-{model_id}-{task}-b{batch}-s{seq}"
+    if task == "infer":
+        m.eval()
+        with torch.no_grad():
+            fwd = cuda_time(lambda: m(input_ids=ids), warm, reps)
+        w.case(name=name, model=model_id, task="infer", engine="hf", precision="fp32", attention="eager", batch=batch,
+               seq=seq, measured={"forward_ms": round(fwd * 1e3, 3)})
+    else:
+        m.train()
+        state = {}
+
+        def forward():
+            state["loss"] = m(input_ids=ids, labels=ids).loss
+
+        def backward():
+            state["loss"].backward()
+
+        # forward alone, then backward alone (each after its own forward), as NeuSight timed them
+        fwd = cuda_time(forward, warm, reps)
+        times = []
+        for i in range(warm + reps):
+            forward()
+            torch.cuda.synchronize()
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            backward()
+            stop.record()
+            stop.synchronize()
+            m.zero_grad(set_to_none=True)
+            if i >= warm:
+                times.append(start.elapsed_time(stop) / 1e3)
+        times.sort()
+        bwd = times[len(times) // 2]
+        w.case(name=name, model=model_id, task="train", framework="hf-trainer", precision="fp32", attention="eager",
+               batch=batch, seq=seq, measured={"forward_ms": round(fwd * 1e3, 3), "backward_ms": round(bwd * 1e3, 3)})
+    del m
+    torch.cuda.empty_cache()
+
+
+def hf_decode(w, model_id, prompt, generate):
+    m, c = build(model_id, "sdpa", torch.bfloat16)
+    m.eval()
+    ids = torch.randint(0, c.vocab_size, (1, prompt), device="cuda")
+    kw = dict(do_sample=False, eos_token_id=None, pad_token_id=0)
+
+    def gen(n):
+        with torch.no_grad():
+            m.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw)
+
+    t_one = cuda_time(lambda: gen(1), 1, 3)
+    t_all = cuda_time(lambda: gen(generate), 1, 3)
+    tps = (generate - 1) / (t_all - t_one)
+    w.case(name=f"h200-hf-generate-{model_id}-bf16-b1", kind="decode", engine="hf", model=model_id, count=1,
+           precision="bf16", seq=prompt + generate // 2, global_batch=1, tp=None, pp=None,
+           measured={"decode_tokens_per_second": round(tps, 1)}, confidence="measured",
+           source="measured on a lent H200 by scripts/gpu_measure.py (torch %s, transformers %s)"
+           % (torch.__version__, __import__("transformers").__version__),
+           note=f"Transformers generate(), greedy, batch 1, SDPA, dynamic cache, {prompt}-token prompt, {generate} "
+                f"new tokens; tokens/s = {generate - 1} / (t(generate {generate}) - t(generate 1)), medians of 3")
+    del m
+    torch.cuda.empty_cache()
+
+
+def bf16_train(w, model_id, batch, seq, master):
+    """One training step per repetition: forward, backward, fused AdamW step, zero_grad."""
+    dtype = torch.float32 if master == "fp32" else torch.bfloat16
+    m, c = build(model_id, "sdpa", dtype)
+    m.train()
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-5, fused=True)
+    ids = torch.randint(0, c.vocab_size, (batch, seq), device="cuda")
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=master == "fp32"):
+            loss = m(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    t = cuda_time(step, 1, 3 if QUICK else 5)
+    peak = torch.cuda.max_memory_allocated() / 2**30
+    w.case(name=f"h200-torch-{model_id}-bf16-{'amp' if master == 'fp32' else 'pure'}-b{batch}-s{seq}",
+           kind="training", model=model_id, count=1, task="finetune", precision="bf16", batch=batch, seq=seq,
+           grad_accum=1, recompute="none", attention="flash", optimizer="adamw", framework="hf-trainer",
+           master_weights=master, memory_metric="allocated",
+           measured={"peak_memory_gib": round(peak, 2), "tokens_per_second_per_device": round(batch * seq / t, 1)},
+           confidence="measured",
+           source="measured on a lent H200 by scripts/gpu_measure.py (torch %s, transformers %s)"
+           % (torch.__version__, __import__("transformers").__version__),
+           note=("plain PyTorch loop over LlamaForCausalLM, SDPA attention, fused torch AdamW, no activation "
+                 "checkpointing, loss over the whole vocabulary (unchunked); "
+                 + ("fp32 weights under bf16 autocast" if master == "fp32" else "pure bf16 weights and optimizer state")
+                 + "; step time median of the timed steps; peak = torch.cuda.max_memory_allocated over the timed steps"))
+    del m, opt
+    torch.cuda.empty_cache()
+
+
+def main():
+    global QUICK
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train")
+    a = ap.parse_args()
+    QUICK = a.quick
+    name = torch.cuda.get_device_name(0)
+    log(f"device {name}, torch {torch.__version__}")
+    w = Writer(a.out, name)
+    with open(a.out, "a") as f:
+        f.write(f"# {name}, torch {torch.__version__}, measured {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n")
+    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train"}
+    jobs = []
+    if "decode" in groups:
+        jobs += [(hf_decode, ("llama-3.2-1b", 128, 256)), (hf_decode, ("llama-2-7b", 128, 256)),
+                 (hf_decode, ("llama-3.2-3b", 128, 256))]
+    if "train" in groups:
+        jobs += [(bf16_train, ("llama-3.2-1b", 4, 2048, "fp32")), (bf16_train, ("llama-3.2-3b", 2, 2048, "none")),
+                 (bf16_train, ("llama-3.2-1b", 8, 1024, "none"))]
+    if "fp32" in groups:
+        jobs += [(fp32_step, ("bert-large", "infer", 8, 512)), (fp32_step, ("bert-large", "train", 8, 512)),
+                 (fp32_step, ("gpt2-large", "infer", 4, 1024)), (fp32_step, ("gpt2-large", "train", 1, 1024)),
+                 (fp32_step, ("opt-1.3b", "infer", 2, 2048)), (fp32_step, ("opt-1.3b", "train", 1, 2048)),
+                 (fp32_step, ("gpt3-xl", "infer", 2, 2048)), (fp32_step, ("gpt3-2.7b", "infer", 2, 2048)),
+                 (fp32_step, ("gpt3-2.7b", "train", 1, 2048)), (fp32_step, ("bert-large", "train", 2, 512)),
+                 (fp32_step, ("gpt2-large", "infer", 8, 1024)), (fp32_step, ("opt-1.3b", "infer", 8, 2048))]
+    failures = 0
+    for fn, args in jobs:
+        t0 = time.time()
+        try:
+            fn(w, *args)
+        except Exception:  # one failed case must not lose the others
+            failures += 1
+            log(f"FAILED {fn.__name__}{args}:\n{traceback.format_exc()}")
+            torch.cuda.empty_cache()
+        log(f"{fn.__name__}{args} took {time.time() - t0:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
