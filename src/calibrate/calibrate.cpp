@@ -118,7 +118,8 @@ CalibrationRun calibrate_gpu(const io::Registry& registry, const cuda::GpuInfo& 
   };
   auto stream = cuda::gpu_stream(index, o.quick, progress);
   auto sweep = cuda::gpu_bandwidth_sweep(index, o.quick, progress);
-  p.kernel_launch_seconds = cuda::gpu_launch_latency_seconds(index);
+  p.kernel_launch_seconds = cuda::gpu_launch_overhead_seconds(index);
+  p.sync_latency_seconds = cuda::gpu_launch_latency_seconds(index);
   std::vector<CurvePoint> bw;
   for (const auto& r : sweep) bw.push_back({r.size, r.best});
   std::sort(bw.begin(), bw.end(), [](const CurvePoint& a, const CurvePoint& b) { return a.size < b.size; });
@@ -147,7 +148,8 @@ CalibrationRun calibrate_gpu(const io::Registry& registry, const cuda::GpuInfo& 
     p.gemm[pr] = curve;
     run.summary.push_back({std::string(prec) + " GEMM", best, d ? d->peak(pr) : 0, "TFLOP/s"});
   }
-  run.summary.push_back({"kernel launch latency", p.kernel_launch_seconds, 0, "us"});
+  run.summary.push_back({"kernel in a stream (back to back)", p.kernel_launch_seconds, 0, "us"});
+  run.summary.push_back({"launch + synchronise round trip", p.sync_latency_seconds, 0, "us"});
   if (!d)
     run.catalog_stub = fmt::format(
         "# Catalog stub written by hwplan calibrate: '{}' is not in the catalog. Fill in the <fill in> fields from the\n"

@@ -32,7 +32,12 @@ struct Profile {
   std::string date;
   std::map<Precision, std::vector<CurvePoint>> gemm;  // sorted by size
   std::vector<CurvePoint> bandwidth;                  // sorted by size
+  // What one kernel costs in a stream of kernels (CUDA: empty kernels back to back; CPU: a parallel region's
+  // fork and join): the floor the estimators add per kernel. The curves above include it at each size (they are
+  // what a kernel of that size achieved); the estimators take it out of them before adding it back per kernel.
   double kernel_launch_seconds = 0;
+  // CUDA: launching one kernel and waiting for it (host clock): what a loop that synchronises every step pays.
+  double sync_latency_seconds = 0;
   std::vector<ProfileMeasurement> measurements;  // every kernel run, for the record
   std::string host_detail;                       // CPU model, cores, caches, memory; driver / runtime versions
   std::string origin;

@@ -28,6 +28,7 @@ extern "C" __attribute__((visibility("default"))) const hwplan::cuda::PluginApi*
     a.gpu_bandwidth_sweep = gpu_bandwidth_sweep;
     a.gpu_gemm = gpu_gemm;
     a.gpu_launch_latency_seconds = gpu_launch_latency_seconds;
+    a.gpu_launch_overhead_seconds = gpu_launch_overhead_seconds;
     a.last_error = last_error;
     return a;
   }();

@@ -668,6 +668,26 @@ double gpu_launch_latency_seconds(int device) {
   }
 }
 
+double gpu_launch_overhead_seconds(int device) {
+  g_last_error.clear();
+  try {
+    DeviceContext ctx(device);
+    Stream stream;
+    const cudaStream_t s = stream.get();
+    constexpr int kLaunches = 2000;
+    const auto burst = [&] {
+      for (int i = 0; i < kLaunches; ++i) empty_kernel<<<1, 1, 0, s>>>();
+    };
+    time_on_stream(s, 1, burst);  // loads the kernel, warms the launch path
+    std::vector<double> seconds = time_on_stream(s, 7, burst);
+    std::sort(seconds.begin(), seconds.end());
+    return seconds[seconds.size() / 2] / kLaunches;
+  } catch (const std::exception& e) {
+    g_last_error = e.what();
+    return 0;
+  }
+}
+
 std::string last_error() { return g_last_error; }
 
 }  // namespace hwplan::cuda

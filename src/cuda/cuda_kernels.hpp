@@ -62,6 +62,11 @@ std::vector<GpuKernelResult> gpu_gemm(int device, const std::string& precision, 
 // there is no GPU.
 double gpu_launch_latency_seconds(int device);
 
+// What one kernel costs in a stream of kernels: 2,000 empty kernels launched back to back, timed with events on
+// the device, per kernel (median of 7 bursts). The larger of the host's launch rate and the device's minimum gap
+// between kernels; the per-kernel floor the estimators add (kernel_overhead_seconds). 0 when there is no GPU.
+double gpu_launch_overhead_seconds(int device);
+
 // Why the last call on this thread returned less than asked for; empty when it did not.
 std::string last_error();
 

@@ -77,6 +77,7 @@ std::vector<GpuKernelResult> gpu_gemm(int device, const std::string& precision, 
   return plugin().api ? plugin().api->gpu_gemm(device, precision, quick, progress) : std::vector<GpuKernelResult>{};
 }
 double gpu_launch_latency_seconds(int device) { return plugin().api ? plugin().api->gpu_launch_latency_seconds(device) : 0; }
+double gpu_launch_overhead_seconds(int device) { return plugin().api ? plugin().api->gpu_launch_overhead_seconds(device) : 0; }
 std::string last_error() { return plugin().api ? plugin().api->last_error() : plugin().error; }
 
 }  // namespace hwplan::cuda

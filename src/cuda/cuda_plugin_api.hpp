@@ -9,7 +9,7 @@
 
 namespace hwplan::cuda {
 
-inline constexpr int kPluginApiVersion = 1;
+inline constexpr int kPluginApiVersion = 2;
 
 struct PluginApi {
   int version = kPluginApiVersion;
@@ -19,6 +19,7 @@ struct PluginApi {
   std::vector<GpuKernelResult> (*gpu_bandwidth_sweep)(int, bool, const Progress&) = nullptr;
   std::vector<GpuKernelResult> (*gpu_gemm)(int, const std::string&, bool, const Progress&) = nullptr;
   double (*gpu_launch_latency_seconds)(int) = nullptr;
+  double (*gpu_launch_overhead_seconds)(int) = nullptr;
   std::string (*last_error)() = nullptr;
 };
 

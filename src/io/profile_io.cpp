@@ -49,6 +49,7 @@ Profile parse_profile(const std::string& text, const std::string& file) {
   p.host = m.str("host", false).value_or("");
   p.date = m.str("date", false).value_or("");
   if (auto launch = m.number("kernel_launch_us", false, 0, 1e6)) p.kernel_launch_seconds = *launch * 1e-6;
+  if (auto sync = m.number("sync_latency_us", false, 0, 1e6)) p.sync_latency_seconds = *sync * 1e-6;
   if (m.has("bandwidth")) p.bandwidth = read_curve(m, "", "bandwidth", "bytes", "gb_per_s", 1e9);
   if (auto gemm = m.map("gemm", false)) {
     for (const auto& key : gemm->keys()) {
@@ -114,6 +115,7 @@ std::string profile_to_yaml(const Profile& p) {
   out << YAML::Key << "host" << YAML::Value << p.host;
   out << YAML::Key << "date" << YAML::Value << p.date;
   if (p.kernel_launch_seconds > 0) out << YAML::Key << "kernel_launch_us" << YAML::Value << p.kernel_launch_seconds * 1e6;
+  if (p.sync_latency_seconds > 0) out << YAML::Key << "sync_latency_us" << YAML::Value << p.sync_latency_seconds * 1e6;
   out << YAML::Key << "bandwidth" << YAML::Value << YAML::BeginSeq;
   for (const auto& c : p.bandwidth)
     out << YAML::Flow << YAML::BeginMap << YAML::Key << "bytes" << YAML::Value << c.size << YAML::Key << "gb_per_s"
@@ -138,7 +140,10 @@ std::string profile_to_yaml(const Profile& p) {
   out << YAML::EndSeq;
   out << YAML::EndMap;
   return "# hwplan calibration profile: measured on the machine named below. Rates: bandwidth gb_per_s (1e9 B/s),\n"
-         "# gemm tflops (1e12 FLOP/s); measurements: best and median over the timed repetitions, per second.\n" +
+         "# gemm tflops (1e12 FLOP/s); measurements: best and median over the timed repetitions, per second.\n"
+         "# The rates include each kernel's fixed cost; kernel_launch_us is that cost (a kernel in a stream of\n"
+         "# kernels), which the estimators take out of a rate and add back per kernel; sync_latency_us is a launch\n"
+         "# and the wait for it.\n" +
          std::string(out.c_str()) + "\n";
 }
 
