@@ -75,14 +75,39 @@ double layer_activation_bytes(const Model& m, const Workload& w, const Plan& pla
   const double s = static_cast<double>(w.seq);
   const double mask = m.dropout ? 1 : 0;
   const double routed = m.moe ? m.moe->experts_per_token + m.moe->shared_experts : 1;
-  // Replicated across tensor-parallel ranks unless sequence parallelism splits them: norm inputs, the
-  // residual stream, dropout masks (Korthikanti et al. 2022, eq. 2: 10 sbh of the 34 sbh).
   // Norm inputs and outputs feeding the projections, and dropout masks (Korthikanti et al. 2022, eq. 2:
-  // the 10 sbh of the 34 sbh): 4 e h + 2 mask h per token, or 2 e h + 2 mask h with parallel attention (one
-  // norm whose output feeds both branches). Replicated across tensor-parallel ranks unless sequence parallel.
-  double replicated = (m.parallel_attention ? 2 : 4) * e * h + 2 * mask * h;
+  // the 10 sbh of the 34 sbh): 2 e h per norm + 2 mask h per token (two norms, or one whose output feeds both
+  // branches with parallel attention). Replicated across tensor-parallel ranks unless sequence parallel.
+  // Eager stacks differ where their ops are written out in Python (each saves its own inputs), measured on an
+  // H200 by saving one layer more (scripts/gpu_measure.py, experiment layer_activations: Llama 3.2 1B and 3B,
+  // Llama 2 7B, GPT-2 Large, BERT-Large, OPT-1.3B shapes; each term below closes its gap to within 0.2%):
+  //  - an eager RMSNorm (Hugging Face's LlamaRMSNorm, torchtune's RMSNorm) upcasts its input to fp32 and keeps
+  //    that copy (4 h) beside the normalised tensor and the output (2 e h): 4 h more per norm than a fused one;
+  //  - under autocast over fp32 weights the residual stream is fp32, so the norm's input and its normalised
+  //    tensor are fp32 (8 h with an eager RMSNorm, 4 h + its fp32 output uncounted with LayerNorm), and every
+  //    projection reading the norm casts it to 16 bits itself and keeps its own copy (3 for Q, K and V; 2 for a
+  //    gated MLP's gate and up; models with fused QKV projections keep fewer, which this does not know).
+  const Stack& st = w.stack;
+  const bool eager = !st.fused_kernels;
+  const bool autocast = st.autocast && st.master_weights_fp32 && e < 4;
+  const bool eager_rmsnorm = eager && m.norm == NormKind::kRmsNorm;
+  auto norm_bytes = [&](double readers) {
+    if (autocast) return (eager_rmsnorm ? 8 : 4) * h + readers * e * h;
+    return (eager_rmsnorm ? 4 * h : 0) + 2 * e * h;
+  };
+  const double mlp_readers = m.gated() ? 2 : 1;
+  double replicated = (m.parallel_attention ? norm_bytes(3 + mlp_readers) : norm_bytes(3) + norm_bytes(mlp_readers)) +
+                      2 * mask * h;
   // Split by tensor parallelism: Q, K, V; attention output; MLP up output(s) and down input (the 24 sbh).
-  double split = e * (q + 2 * kv) + e * q + routed * (e * f * (m.gated() ? 2 : 1) + e * f);
+  // The activation's own saved tensors: ReLU's backward reads its output, which the down projection keeps, so
+  // the up projection's output is not kept; written-out (eager) activations keep their intermediates: SwiGLU /
+  // GeGLU the activated gate beside the product (e f), the GPT-2 family's tanh-approximated GELU (Hugging Face's
+  // gelu_new, six elementwise ops) the tanh, 0.5 x and 1 + tanh (3 e f).
+  double mlp = e * f * (m.gated() ? 2 : 1) + e * f;
+  if (m.ffn_activation == Activation::kRelu) mlp -= e * f;
+  if (eager && m.gated()) mlp += e * f;
+  if (eager && m.ffn_activation == Activation::kGeluTanh) mlp += 3 * e * f;
+  double split = e * (q + 2 * kv) + e * q + routed * mlp;
   // Eager attention keeps the s x s softmax output (+ dropout mask and output): the 5 a s / h term. Flash
   // attention keeps only a log-sum-exp per row (negligible); selective recomputation drops the scores.
   double scores = 0;
@@ -127,8 +152,9 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   const bool lora = w.task == Task::kLora || w.task == Task::kQlora;
   const double trainable = lora ? lora_parameters(model, w.lora_rank, w.lora_targets) / (tp * pp) : stage_params;
   const double weight_bytes = weight_bytes_per_param(w);
-  const double grad_bytes = mp ? 2 : 4;
   const Stack& st = w.stack;
+  // Gradients take their parameters' type: fp32 under autocast over fp32 weights, else the compute type.
+  const double grad_bytes = mp && !(st.autocast && st.master_weights_fp32) ? 2 : 4;
   const double opt_bytes = optimizer_bytes_per_param(w.optimizer, mp, adafactor_fraction(model), st.master_weights_fp32);
 
   const double shards = plan.zero_ranks();
@@ -224,8 +250,12 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     // Chunked cross-entropy upcasts one vocabulary chunk at a time (torchtune: 8 chunks).
     double tokens = mb * static_cast<double>(w.seq) / std::max(1, plan.cp);
     double e = activation_bytes(w.precision);
-    double fp32_copies = st.chunked_loss ? 8.0 / 8.0 : 4 + 4;
-    const double logits = tokens * static_cast<double>(model.vocab_size) / tp * (e + fp32_copies);
+    // Unchunked, the loss's backward holds three fp32 vocabulary-wide tensors per token at once in an eager
+    // stack (the saved log-softmax, the dense gradient nll_loss writes and the log-softmax gradient: 12 bytes,
+    // measured on an H200 with Llama 3.2 shapes, scripts/gpu_measure.py); a fused loss the logits in compute
+    // precision and two fp32 copies.
+    double per_logit = st.chunked_loss ? e + 8.0 / 8.0 : (!st.fused_kernels ? std::max(12.0, e + 8) : e + 8);
+    const double logits = tokens * static_cast<double>(model.vocab_size) / tp * per_logit;
     if (pp > 1) m.activations = std::max(m.activations, last_stage + logits);
     else m.activations += logits;
     // Ring attention keeps the chunk of keys and values being computed and the one arriving (backward: with their
@@ -237,6 +267,15 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   } else {
     m.activations = model.activation_bytes_per_sample * static_cast<double>(plan.micro_batch) *
                     (mp ? 0.5 : 1.0);
+  }
+  // Gradients freed between steps (one process, no accumulation, no persistent buffers): backward produces them
+  // as it frees the activations, so the peak holds all the activations and the first gradients produced (the
+  // output projection's, the tied embedding's), or all the gradients and what activations are left, whichever
+  // is more. Measured on an H200: Llama 3.2 3B pure bf16 predicted +13% with both held in full, +1.5% so.
+  if (!st.persistent_grads && !st.optimizer_in_backward && plan.grad_accum == 1 && plan.count() == 1 &&
+      plan.zero == 0 && plan.offload == Offload::kNone && model.is_transformer()) {
+    const double first = lora ? 0 : (model.tied_embeddings ? params.embedding : params.output) * grad_bytes;
+    m.gradients = std::max(std::min(m.gradients, first), m.gradients - m.activations);
   }
   add_runtime(m, device, plan.count() > 1);
   return m;

@@ -39,7 +39,10 @@ Stack framework_preset(Framework f) {
     case Framework::kDeepspeed:
       // transformers' eager modelling code (RMSNorm, RoPE and SwiGLU as separate ops), torch.amp with fp32
       // master weights, PEFT LoRA adapters as dropout + A + B + scale + add. DeepSpeed runs the same model code
-      // under ZeRO (with its fused Adam, which the optimizer's memory-bound pass already assumes).
+      // under ZeRO (with its fused Adam, which the optimizer's memory-bound pass already assumes) on 16-bit
+      // parameters (its bf16 / fp16 mode casts the model; the fp32 copy lives in the optimizer).
+      s.autocast = f == Framework::kHfTrainer;
+      s.persistent_grads = f == Framework::kDeepspeed;
       s.fused_kernels = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.adapter_kernels = 5;
@@ -74,6 +77,7 @@ Stack framework_preset(Framework f) {
       s.fused_kernels = true;
       s.interleaved_pipeline = true;
       s.native_attention = true;  // Transformer Engine's cuDNN fused attention
+      s.persistent_grads = true;   // the distributed optimizer's contiguous fp32 gradient buffer
       s.context_parallel = true;  // --context-parallel-size (Transformer Engine's ring attention)
       s.partial_recompute = true;  // --recompute-method block --recompute-num-layers N
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;

@@ -4,14 +4,15 @@ namespace hwplan {
 namespace {
 
 // From `hwplan validate --measurements data/measurements/step-latency-neusight.yaml --measurements
-// data/measurements/published-throughput.yaml --measurements data/measurements/finetune.yaml`, table "regime",
+// data/measurements/published-throughput.yaml --measurements data/measurements/finetune.yaml --measurements
+// data/measurements/measured-h200.yaml`, table "regime",
 // column p80 |error|. step: single-device forward/backward latencies; throughput: training tokens/s and
 // TFLOP/s per device; decode: batch-1 decode speed; memory: peak training memory as the stack reports it.
 constexpr Band kBands[] = {
-    {Regime::kStep, "step", 0.128, 43},
-    {Regime::kThroughput, "throughput", 0.241, 61},
-    {Regime::kDecode, "decode", 0.116, 16},
-    {Regime::kMemory, "memory", 0.233, 35},
+    {Regime::kStep, "step", 0.126, 60},
+    {Regime::kThroughput, "throughput", 0.239, 64},
+    {Regime::kDecode, "decode", 0.129, 19},
+    {Regime::kMemory, "memory", 0.174, 38},
     // From `hwplan validate --measurements data/measurements/cnn-throughput.yaml`, regime "image": training and
     // inference images/s of generic networks (ResNet-50) across stacks and GPUs; every CNN estimate prints it.
     {Regime::kImage, "image", 0.314, 31},

@@ -6,11 +6,12 @@
 # Everything lands in $OUT (default /tmp/hwplan-gpu): gpu-check.tar.gz (the hwplan outputs and the profile) and
 # measured.yaml + measure.log (the PyTorch cases, appended as they finish). Each step has its own time limit, so
 # that a slow one cannot cost the others.
-#   HWPLAN_CALIBRATE_QUICK=1 for the quick sweep; HWPLAN_MEASURE=0 to skip step 2.
+#   HWPLAN_CALIBRATE_QUICK=1 for the quick sweep; HWPLAN_MEASURE=0 to skip step 2; HWPLAN_MEASURE_ONLY=host,kernels
+#   (groups of gpu_measure.py --only) to run some of it.
 set -uo pipefail
 bin="${HWPLAN_BIN:-dist/hwplan/hwplan}"
 out="${OUT:-/tmp/hwplan-gpu}"
-work="$out/check"
+work="$(mktemp -d)/check"  # outside $OUT: only the archive of it comes back
 mkdir -p "$work"
 # cuBLAS from the machine: the CUDA toolkit's, or the one PyTorch's nvidia-cublas wheel installs.
 cublas_dir=$(python3 -c "import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], 'lib'))" 2>/dev/null || true)
@@ -31,11 +32,11 @@ step validate-json 30 "$bin" validate --backend cuda --profile "$work/profile.ya
 step estimate-profile 15 "$bin" estimate --model llama-2-7b --device h200-sxm --profile "$work/profile.yaml"
 step estimate-catalog 15 "$bin" estimate --model llama-2-7b --device h200-sxm
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv >>"$work/nvidia-smi.csv" 2>&1 || true
-tar -czf "$out/gpu-check.tar.gz" -C "$out" check
+tar -czf "$out/gpu-check.tar.gz" -C "$(dirname "$work")" check
 cat "$work/calibrate.txt" "$work/validate.txt" 2>/dev/null | head -150
 if [ "${HWPLAN_MEASURE:-1}" = 1 ]; then
   t0=$SECONDS
-  PYTHONUNBUFFERED=1 timeout "${HWPLAN_MEASURE_SECONDS:-270}" python3 scripts/gpu_measure.py "$out/measured.yaml" >"$out/measure.log" 2>&1
+  PYTHONUNBUFFERED=1 timeout "${HWPLAN_MEASURE_SECONDS:-270}" python3 scripts/gpu_measure.py "$out/measured.yaml" ${HWPLAN_MEASURE_ONLY:+--only "$HWPLAN_MEASURE_ONLY"} >"$out/measure.log" 2>&1
   echo "measure: rc=$? in $((SECONDS - t0)) s"
   grep -E "took|FAILED" "$out/measure.log" | head -40
 fi

@@ -13,7 +13,9 @@ What it measures, each in the convention of a measurement file in data/measureme
   * batch-1 greedy decoding with Transformers' generate() in bf16 (SDPA attention, dynamic KV cache): tokens/s
     over the generated tokens, the prefill's time taken out (a one-token generate is subtracted);
   * bf16 training steps of Llama-shaped models in a plain PyTorch loop (autocast over fp32 weights, or pure bf16
-    weights), SDPA attention, fused AdamW: tokens/s per device and torch.cuda.max_memory_allocated.
+    weights), SDPA attention, fused AdamW: tokens/s per device and torch.cuda.max_memory_allocated;
+  * experiments written as '# {json}' comment lines: the bytes one layer keeps for backward (two layers minus
+    one), the host's eager dispatch time per op and per module call, and the CUDA kernels per generated token.
 The shapes are the model zoo's (models/*.yaml); the ids written are the zoo's ids.
 """
 import argparse
@@ -25,6 +27,12 @@ import traceback
 import torch
 
 QUICK = False
+
+
+def SOURCE():
+    import transformers
+    return "hwplan's own measurements on a lent %s, scripts/gpu_measure.py (torch %s, transformers %s)" % (
+        torch.cuda.get_device_name(0), torch.__version__, transformers.__version__)
 
 
 def log(msg):
@@ -107,6 +115,12 @@ class Writer:
             f.write(line + "\n")
         log(line)
 
+    def raw(self, rec):
+        line = "# " + json.dumps({"device": self.device, **rec})
+        with open(self.path, "a") as f:
+            f.write(line + "\n")
+        log(line)
+
 
 def fp32_step(w, model_id, task, batch, seq):
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -169,8 +183,7 @@ def hf_decode(w, model_id, prompt, generate):
     w.case(name=f"h200-hf-generate-{model_id}-bf16-b1", kind="decode", engine="hf", model=model_id, count=1,
            precision="bf16", seq=prompt + generate // 2, global_batch=1, tp=None, pp=None,
            measured={"decode_tokens_per_second": round(tps, 1)}, confidence="measured",
-           source="measured on a lent H200 by scripts/gpu_measure.py (torch %s, transformers %s)"
-           % (torch.__version__, __import__("transformers").__version__),
+           source=SOURCE(),
            note=f"Transformers generate(), greedy, batch 1, SDPA, dynamic cache, {prompt}-token prompt, {generate} "
                 f"new tokens; tokens/s = {generate - 1} / (t(generate {generate}) - t(generate 1)), medians of 3")
     del m
@@ -203,8 +216,7 @@ def bf16_train(w, model_id, batch, seq, master):
            master_weights=master, memory_metric="allocated",
            measured={"peak_memory_gib": round(peak, 2), "tokens_per_second_per_device": round(batch * seq / t, 1)},
            confidence="measured",
-           source="measured on a lent H200 by scripts/gpu_measure.py (torch %s, transformers %s)"
-           % (torch.__version__, __import__("transformers").__version__),
+           source=SOURCE(),
            note=("plain PyTorch loop over LlamaForCausalLM, SDPA attention, fused torch AdamW, no activation "
                  "checkpointing, loss over the whole vocabulary (unchunked); "
                  + ("fp32 weights under bf16 autocast" if master == "fp32" else "pure bf16 weights and optimizer state")
@@ -213,12 +225,141 @@ def bf16_train(w, model_id, batch, seq, master):
     torch.cuda.empty_cache()
 
 
+def set_layers(c, n):
+    if hasattr(c, "n_layer"):
+        c.n_layer = n
+    else:
+        c.num_hidden_layers = n
+
+
+def layer_activations(w, model_id, mode, batch, seq):
+    """Bytes one layer keeps for backward: memory allocated after the forward (loss computed) with two layers
+    minus with one, per token; and the step's peak over the allocations before it, for both."""
+    attn = "eager" if mode == "fp32" else "sdpa"
+    saved, peak = {}, {}
+    for layers in (1, 2):
+        cls, c = hf_config(model_id, attn)
+        set_layers(c, layers)
+        dtype = torch.bfloat16 if mode == "pure" else torch.float32
+        torch.manual_seed(0)
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(dtype)
+        try:
+            with torch.device("cuda"):
+                m = cls(c)
+        finally:
+            torch.set_default_dtype(old)
+        m.train()
+        ids = torch.randint(0, c.vocab_size, (batch, seq), device="cuda")
+        for _ in range(2):  # the second pass is measured (allocator and autocast caches settled)
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=mode == "amp"):
+                loss = m(input_ids=ids, labels=ids).loss
+            after = torch.cuda.memory_allocated()
+            loss.backward()
+            torch.cuda.synchronize()
+            top = torch.cuda.max_memory_allocated()
+            m.zero_grad(set_to_none=True)
+            del loss
+        saved[layers], peak[layers] = after - base, top - base
+        params_per_layer = None
+        if layers == 2:
+            layer = next(mod for name, mod in m.named_modules() if name.endswith("layers.1") or name.endswith("h.1")
+                         or name.endswith("layer.1"))
+            params_per_layer = sum(p.numel() for p in layer.parameters())
+        del m
+        torch.cuda.empty_cache()
+    tokens = batch * seq
+    rec = {"experiment": "layer_activations", "model": model_id, "mode": mode, "batch": batch, "seq": seq,
+           "attention": attn, "layer_bytes_per_token": round((saved[2] - saved[1]) / tokens, 1),
+           "params_per_layer": params_per_layer,
+           "ends_bytes_per_token_after_forward": round((2 * saved[1] - saved[2]) / tokens, 1),
+           "peak_over_base_1_layer_gib": round(peak[1] / 2**30, 3), "peak_over_base_2_layers_gib": round(peak[2] / 2**30, 3),
+           "saved_after_forward_1_layer_gib": round(saved[1] / 2**30, 3)}
+    w.raw(rec)
+
+
+def host_dispatch(w):
+    """Host time of eager PyTorch per op and per module call, on tiny CUDA tensors (the GPU keeps up, so the loop
+    runs at the host's dispatch rate)."""
+    import platform
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    x = torch.zeros(64, device="cuda")
+    y = torch.ones(64, device="cuda")
+    z = torch.empty(64, device="cuda")
+    lin = torch.nn.Linear(64, 64, device="cuda")
+    import transformers as tf
+    norm = tf.models.llama.modeling_llama.LlamaRMSNorm(64).cuda()
+
+    def per_call(fn, n=20000):
+        for _ in range(500):
+            fn()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        return (t1 - t0) / n
+
+    with torch.no_grad():
+        rec = {"experiment": "host_dispatch", "cpu": cpu, "python": platform.python_version(), "torch": torch.__version__,
+               "add_out_us": round(per_call(lambda: torch.add(x, y, out=z)) * 1e6, 2),
+               "mul_us": round(per_call(lambda: x * y) * 1e6, 2),
+               "linear_module_us": round(per_call(lambda: lin(x)) * 1e6, 2),
+               "rmsnorm_module_us": round(per_call(lambda: norm(x[None])) * 1e6, 2)}
+    w.raw(rec)
+
+
+def decode_kernels(w, model_id, prompt):
+    """CUDA kernels per generated token in Transformers generate() (bf16, SDPA, batch 1), from the profiler."""
+    from torch.profiler import profile, ProfilerActivity
+    m, c = build(model_id, "sdpa", torch.bfloat16)
+    m.eval()
+    ids = torch.randint(0, c.vocab_size, (1, prompt), device="cuda")
+    kw = dict(do_sample=False, eos_token_id=None, pad_token_id=0)
+
+    def count(n):
+        with torch.no_grad():
+            m.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw)  # warm
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                m.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw)
+                torch.cuda.synchronize()
+        kernels = launches = 0
+        for e in prof.events():
+            if e.device_type == torch.autograd.DeviceType.CUDA:
+                kernels += 1
+            elif e.name in ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx"):
+                launches += 1
+        return kernels, launches
+
+    k1, l1 = count(1)
+    k2, l2 = count(17)
+    t1 = cuda_time(lambda: m.generate(ids, max_new_tokens=1, min_new_tokens=1, **kw), 1, 5)
+    t2 = cuda_time(lambda: m.generate(ids, max_new_tokens=65, min_new_tokens=65, **kw), 1, 5)
+    w.raw({"experiment": "decode_kernels", "model": model_id, "layers": c.num_hidden_layers,
+           "device_events_per_token": (k2 - k1) / 16, "launch_calls_per_token": (l2 - l1) / 16,
+           "ms_per_token": round((t2 - t1) / 64 * 1e3, 3)})
+    del m
+    torch.cuda.empty_cache()
+
+
 def main():
     global QUICK
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train")
+    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels")
     a = ap.parse_args()
     QUICK = a.quick
     name = torch.cuda.get_device_name(0)
@@ -226,7 +367,7 @@ def main():
     w = Writer(a.out, name)
     with open(a.out, "a") as f:
         f.write(f"# {name}, torch {torch.__version__}, measured {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n")
-    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train"}
+    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train", "activations", "host", "kernels"}
     jobs = []
     if "decode" in groups:
         jobs += [(hf_decode, ("llama-3.2-1b", 128, 256)), (hf_decode, ("llama-2-7b", 128, 256)),
@@ -241,6 +382,16 @@ def main():
                  (fp32_step, ("gpt3-xl", "infer", 2, 2048)), (fp32_step, ("gpt3-2.7b", "infer", 2, 2048)),
                  (fp32_step, ("gpt3-2.7b", "train", 1, 2048)), (fp32_step, ("bert-large", "train", 2, 512)),
                  (fp32_step, ("gpt2-large", "infer", 8, 1024)), (fp32_step, ("opt-1.3b", "infer", 8, 2048))]
+    if "host" in groups:
+        jobs += [(host_dispatch, ())]
+    if "kernels" in groups:
+        jobs += [(decode_kernels, ("llama-3.2-1b", 128)), (decode_kernels, ("llama-2-7b", 128)),
+                 (decode_kernels, ("llama-3.2-3b", 128))]
+    if "activations" in groups:
+        jobs += [(layer_activations, ("llama-3.2-1b", "pure", 2, 2048)), (layer_activations, ("llama-3.2-1b", "amp", 2, 2048)),
+                 (layer_activations, ("llama-3.2-3b", "pure", 2, 2048)), (layer_activations, ("llama-2-7b", "pure", 2, 2048)),
+                 (layer_activations, ("llama-2-7b", "amp", 2, 2048)), (layer_activations, ("gpt2-large", "fp32", 2, 1024)),
+                 (layer_activations, ("bert-large", "fp32", 8, 512)), (layer_activations, ("opt-1.3b", "fp32", 1, 2048))]
     failures = 0
     for fn, args in jobs:
         t0 = time.time()

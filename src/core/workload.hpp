@@ -45,6 +45,15 @@ struct Stack {
   bool preset_assumed = true;           // the user named no framework / engine: the default was used
   std::vector<std::string> overridden;  // parts the user set by their own flags
   bool master_weights_fp32 = true;      // mixed precision keeps an fp32 copy of the trainable weights
+  // With fp32 master weights, mixed precision is torch.amp autocast over fp32 parameters (Hugging Face Trainer):
+  // gradients are fp32, the residual stream and the norms run in fp32, and each projection casts its input to
+  // 16 bits separately. Otherwise the model holds 16-bit parameters and the optimizer an fp32 copy (Megatron,
+  // DeepSpeed, FSDP mixed precision, torchtitan).
+  bool autocast = false;
+  // Gradients live in buffers kept across steps (Megatron's contiguous gradient buffer, DeepSpeed's partitions).
+  // Otherwise a single-process eager loop frees them between steps (PyTorch's zero_grad(set_to_none=True), the
+  // default since 2.0): in backward they appear as the activations they replace are freed.
+  bool persistent_grads = false;
   bool fused_kernels = true;            // norm / activation / RoPE / loss fused (Megatron, torch.compile)
   bool cuda_graphs = false;             // decode replayed as a CUDA graph
   bool chunked_loss = false;            // the fp32 logits of the whole batch never exist at once
