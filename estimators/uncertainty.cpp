@@ -10,9 +10,9 @@ namespace {
 // TFLOP/s per device; decode: batch-1 decode speed; memory: peak training memory as the stack reports it.
 constexpr Band kBands[] = {
     {Regime::kStep, "step", 0.126, 60},
-    {Regime::kThroughput, "throughput", 0.239, 64},
-    {Regime::kDecode, "decode", 0.129, 19},
-    {Regime::kMemory, "memory", 0.174, 38},
+    {Regime::kThroughput, "throughput", 0.238, 66},
+    {Regime::kDecode, "decode", 0.123, 20},
+    {Regime::kMemory, "memory", 0.170, 40},
     // From `hwplan validate --measurements data/measurements/cnn-throughput.yaml`, regime "image": training and
     // inference images/s of generic networks (ResNet-50) across stacks and GPUs; every CNN estimate prints it.
     {Regime::kImage, "image", 0.314, 31},

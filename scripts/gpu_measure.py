@@ -354,12 +354,49 @@ def decode_kernels(w, model_id, prompt):
     torch.cuda.empty_cache()
 
 
+def gemv_chain(w, model_id):
+    """A decode step's weight reads alone: every linear layer of the model (fused QKV and gate+up, as vLLM and
+    TensorRT-LLM lay them out) applied to a batch of 1, 8 and 32 rows, captured in a CUDA graph and replayed;
+    the time per step and the bandwidth it achieves over the weight bytes."""
+    import torch.nn.functional as F
+    shapes = {"llama-2-7b": (32, 4096, 4096, 4096, 11008, 32000), "llama-3.1-8b": (32, 4096, 4096, 1024, 14336, 128256)}
+    layers, h, q, kv, f, vocab = shapes[model_id]
+    per_layer = [(q + 2 * kv, h), (h, q), (2 * f, h), (h, f)]
+    torch.manual_seed(0)
+    weights = [torch.randn(o, i, dtype=torch.bfloat16, device="cuda") * 0.02 for _ in range(layers) for o, i in per_layer]
+    weights.append(torch.randn(vocab, h, dtype=torch.bfloat16, device="cuda") * 0.02)
+    weight_bytes = sum(x.numel() * 2 for x in weights)
+    for batch in (1, 8, 32):
+        inputs = {i: torch.randn(batch, i, dtype=torch.bfloat16, device="cuda") for i in {h, q, f}}
+
+        def step():
+            for W in weights:
+                F.linear(inputs[W.shape[1]], W)
+
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(2):
+                step()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            step()
+        t = cuda_time(graph.replay, 3, 20)
+        eager = cuda_time(step, 2, 5)
+        w.raw({"experiment": "gemv_chain", "model": model_id, "batch": batch, "linear_layers": len(weights),
+               "weight_gib": round(weight_bytes / 2**30, 3), "graph_ms": round(t * 1e3, 3),
+               "graph_tb_per_s": round(weight_bytes / t / 1e12, 3), "eager_loop_ms": round(eager * 1e3, 3)})
+    del weights
+    torch.cuda.empty_cache()
+
+
 def main():
     global QUICK
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels")
+    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels, gemv (and train7b, decode7b)")
     a = ap.parse_args()
     QUICK = a.quick
     name = torch.cuda.get_device_name(0)
@@ -367,7 +404,7 @@ def main():
     w = Writer(a.out, name)
     with open(a.out, "a") as f:
         f.write(f"# {name}, torch {torch.__version__}, measured {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n")
-    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train", "activations", "host", "kernels"}
+    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train", "activations", "host", "kernels", "gemv"}
     jobs = []
     if "decode" in groups:
         jobs += [(hf_decode, ("llama-3.2-1b", 128, 256)), (hf_decode, ("llama-2-7b", 128, 256)),
@@ -382,6 +419,12 @@ def main():
                  (fp32_step, ("gpt3-xl", "infer", 2, 2048)), (fp32_step, ("gpt3-2.7b", "infer", 2, 2048)),
                  (fp32_step, ("gpt3-2.7b", "train", 1, 2048)), (fp32_step, ("bert-large", "train", 2, 512)),
                  (fp32_step, ("gpt2-large", "infer", 8, 1024)), (fp32_step, ("opt-1.3b", "infer", 8, 2048))]
+    if "gemv" in groups:
+        jobs += [(gemv_chain, ("llama-2-7b",)), (gemv_chain, ("llama-3.1-8b",))]
+    if "train7b" in groups:
+        jobs += [(bf16_train, ("llama-2-7b", 1, 4096, "none")), (bf16_train, ("llama-2-7b", 4, 1024, "none"))]
+    if "decode7b" in groups:
+        jobs += [(hf_decode, ("llama-2-7b", 128, 256))]
     if "host" in groups:
         jobs += [(host_dispatch, ())]
     if "kernels" in groups:

@@ -51,7 +51,7 @@ TEST_CASE("published training throughput and decode speeds") {
 
 TEST_CASE("hwplan's own measurements on a lent H200 (scripts/gpu_measure.py)") {
   auto rows = validate::validate_measurement_file(test::registry(), test::source_path("data/measurements/measured-h200.yaml"));
-  REQUIRE(rows.size() == 26);
+  REQUIRE(rows.size() == 31);
   std::vector<validate::ValidationRow> step, memory;
   for (const auto& r : rows) {
     if (r.regime == "step") step.push_back(r);
@@ -63,9 +63,10 @@ TEST_CASE("hwplan's own measurements on a lent H200 (scripts/gpu_measure.py)") {
   CHECK(s.count == 17);
   CHECK(s.median_abs <= 0.08);
   CHECK(s.worst_abs <= 0.20);
-  // Peak allocated memory of three bf16 training loops, after the eager-stack terms they were measured to check
-  // (estimators/memory.cpp): each within 5% (1.3-2.0% when last measured).
-  REQUIRE(memory.size() == 3);
+  // Peak allocated memory of five bf16 training loops, after the eager-stack terms three of them were measured to
+  // check (estimators/memory.cpp; the two Llama 2 7B rows came after): each within 5% (-0.1..+2.0% when last
+  // measured).
+  REQUIRE(memory.size() == 5);
   for (const auto& r : memory) {
     CAPTURE(r.name);
     CHECK(std::fabs(r.error) <= 0.05);
