@@ -157,7 +157,8 @@ Estimate estimate(const EstimateInput& in) {
         r.portable_attention_fraction < 1 && (e.training || w.prompt > 0))
       attention_note = "attention runs as FlashAttention-2-class kernels (" + w.stack.preset + "), at " +
                          std::to_string(static_cast<int>(100 * r.portable_attention_fraction + 0.5)) + "% of the rate of " +
-                         d.architecture + "'s native kernels (cuDNN, FlashAttention-3): --native-attention on if the stack uses them";
+                         d.architecture + "'s native kernels (cuDNN, FlashAttention-3): --native-attention on if the stack uses them "
+                         "(PyTorch's SDPA picks cuDNN first on sm90 / sm100 in recent releases: 2.11 did on an H200)";
   }
 
   if (e.training) {

@@ -107,7 +107,7 @@ class OpBuilder {
     emit(op, attention_core);
   }
 
-  // Multiplies the bytes of memory-bound ops (eager 16-bit training: Stack::eager_traffic_factor).
+  // Multiplies the bytes of memory-bound ops (eager 16-bit training and forward passes: Stack::eager_traffic_factor).
   double traffic_scale = 1.0;
 
  private:
@@ -180,7 +180,7 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
   // Fused norm: read x, write y (backward: read x and dy, write dx). Eager RMSNorm (Hugging Face, torchtune
   // without compile) is seven ops in fp32: upcast, square, mean, rsqrt, scale, downcast, weight multiply.
   const bool fused = !s.stack || s.stack->fused_kernels;
-  if (!fused && s.training && s.activation_bytes < 4) b.traffic_scale = s.stack->eager_traffic_factor;
+  if (!fused && s.activation_bytes < 4) b.traffic_scale = s.stack->eager_traffic_factor;
   const bool eager_rms = !fused && m.norm == NormKind::kRmsNorm;
   const double norm_fwd = eager_rms ? rep_tokens * h * (28 + 4 * e) : 2 * rep_tokens * h * e;
   const double norm_bwd = eager_rms ? 2 * norm_fwd : 3 * rep_tokens * h * e;

@@ -354,6 +354,19 @@ def decode_kernels(w, model_id, prompt):
     torch.cuda.empty_cache()
 
 
+def bf16_forward(w, model_id, batch, seq):
+    """One forward pass in bf16 over batch x seq tokens (Transformers, SDPA, no KV cache kept): a prefill."""
+    m, c = build(model_id, "sdpa", torch.bfloat16)
+    m.eval()
+    ids = torch.randint(0, c.vocab_size, (batch, seq), device="cuda")
+    with torch.no_grad():
+        t = cuda_time(lambda: m(input_ids=ids, use_cache=False), 2, 6)
+    w.case(name=f"h200-{model_id}-bf16-forward-b{batch}-s{seq}", model=model_id, task="infer", engine="hf",
+           precision="bf16", attention="flash", batch=batch, seq=seq, measured={"forward_ms": round(t * 1e3, 3)})
+    del m
+    torch.cuda.empty_cache()
+
+
 def gemv_chain(w, model_id):
     """A decode step's weight reads alone: every linear layer of the model (fused QKV and gate+up, as vLLM and
     TensorRT-LLM lay them out) applied to a batch of 1, 8 and 32 rows, captured in a CUDA graph and replayed;
@@ -396,7 +409,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels, gemv (and train7b, decode7b)")
+    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels, gemv, prefill (and train7b, decode7b, fp32small)")
     a = ap.parse_args()
     QUICK = a.quick
     name = torch.cuda.get_device_name(0)
@@ -404,7 +417,7 @@ def main():
     w = Writer(a.out, name)
     with open(a.out, "a") as f:
         f.write(f"# {name}, torch {torch.__version__}, measured {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n")
-    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train", "activations", "host", "kernels", "gemv"}
+    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train", "activations", "host", "kernels", "gemv", "prefill"}
     jobs = []
     if "decode" in groups:
         jobs += [(hf_decode, ("llama-3.2-1b", 128, 256)), (hf_decode, ("llama-2-7b", 128, 256)),
@@ -419,6 +432,14 @@ def main():
                  (fp32_step, ("gpt3-xl", "infer", 2, 2048)), (fp32_step, ("gpt3-2.7b", "infer", 2, 2048)),
                  (fp32_step, ("gpt3-2.7b", "train", 1, 2048)), (fp32_step, ("bert-large", "train", 2, 512)),
                  (fp32_step, ("gpt2-large", "infer", 8, 1024)), (fp32_step, ("opt-1.3b", "infer", 8, 2048))]
+    if "prefill" in groups:
+        jobs += [(bf16_forward, ("llama-2-7b", 1, 512)), (bf16_forward, ("llama-2-7b", 1, 2048)),
+                 (bf16_forward, ("llama-2-7b", 1, 8192)), (bf16_forward, ("llama-2-7b", 8, 512)),
+                 (bf16_forward, ("llama-3.2-1b", 1, 2048)), (bf16_forward, ("llama-3.2-3b", 4, 2048))]
+    if "fp32small" in groups:
+        jobs += [(fp32_step, ("bert-large", "train", 1, 512)), (fp32_step, ("bert-large", "train", 4, 512)),
+                 (fp32_step, ("gpt2-large", "train", 2, 1024)), (fp32_step, ("gpt2-large", "infer", 1, 1024)),
+                 (fp32_step, ("opt-1.3b", "train", 2, 2048)), (fp32_step, ("bert-large", "infer", 1, 512))]
     if "gemv" in groups:
         jobs += [(gemv_chain, ("llama-2-7b",)), (gemv_chain, ("llama-3.1-8b",))]
     if "train7b" in groups:
