@@ -281,6 +281,44 @@ def layer_activations(w, model_id, mode, batch, seq):
     w.raw(rec)
 
 
+def lora_activations(w, model_id, targets, rank, batch, seq):
+    """Bytes one layer keeps for backward under LoRA (PEFT defaults: adapters in fp32, frozen base in bf16, the
+    step under bf16 autocast as the Hugging Face Trainer runs it with bf16=True): two layers minus one, per token."""
+    import peft
+    modules = {"qv": ["q_proj", "v_proj"], "all": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}[targets]
+    saved = {}
+    for layers in (1, 2):
+        cls, c = hf_config(model_id, "sdpa")
+        set_layers(c, layers)
+        torch.manual_seed(0)
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(torch.bfloat16)
+        try:
+            with torch.device("cuda"):
+                base = cls(c)
+        finally:
+            torch.set_default_dtype(old)
+        m = peft.get_peft_model(base, peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=modules, lora_dropout=0.0))
+        m.train()
+        ids = torch.randint(0, c.vocab_size, (batch, seq), device="cuda")
+        for _ in range(2):
+            torch.cuda.synchronize()
+            start = torch.cuda.memory_allocated()
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = m(input_ids=ids, labels=ids).loss
+            after = torch.cuda.memory_allocated()
+            loss.backward()
+            m.zero_grad(set_to_none=True)
+            del loss
+        saved[layers] = after - start
+        del m, base
+        torch.cuda.empty_cache()
+    tokens = batch * seq
+    w.raw({"experiment": "lora_activations", "model": model_id, "targets": targets, "rank": rank, "batch": batch,
+           "seq": seq, "peft": peft.__version__, "layer_bytes_per_token": round((saved[2] - saved[1]) / tokens, 1),
+           "ends_bytes_per_token_after_forward": round((2 * saved[1] - saved[2]) / tokens, 1)})
+
+
 def host_dispatch(w):
     """Host time of eager PyTorch per op and per module call, on tiny CUDA tensors (the GPU keeps up, so the loop
     runs at the host's dispatch rate)."""
@@ -409,7 +447,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels, gemv, prefill (and train7b, decode7b, fp32small)")
+    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels, gemv, prefill, lora (and train7b, decode7b, fp32small)")
     a = ap.parse_args()
     QUICK = a.quick
     name = torch.cuda.get_device_name(0)
@@ -417,7 +455,7 @@ def main():
     w = Writer(a.out, name)
     with open(a.out, "a") as f:
         f.write(f"# {name}, torch {torch.__version__}, measured {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}\n")
-    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train", "activations", "host", "kernels", "gemv", "prefill"}
+    groups = set(a.only.split(",")) if a.only else {"fp32", "decode", "train", "activations", "host", "kernels", "gemv", "prefill", "lora"}
     jobs = []
     if "decode" in groups:
         jobs += [(hf_decode, ("llama-3.2-1b", 128, 256)), (hf_decode, ("llama-2-7b", 128, 256)),
@@ -448,6 +486,9 @@ def main():
         jobs += [(hf_decode, ("llama-2-7b", 128, 256))]
     if "host" in groups:
         jobs += [(host_dispatch, ())]
+    if "lora" in groups:
+        jobs += [(lora_activations, ("llama-2-7b", "qv", 8, 2, 2048)), (lora_activations, ("llama-2-7b", "all", 16, 2, 2048)),
+                 (lora_activations, ("llama-3.2-1b", "qv", 8, 2, 2048)), (lora_activations, ("llama-3.2-1b", "all", 16, 2, 2048))]
     if "kernels" in groups:
         jobs += [(decode_kernels, ("llama-3.2-1b", 128)), (decode_kernels, ("llama-2-7b", 128)),
                  (decode_kernels, ("llama-3.2-3b", 128))]
