@@ -22,7 +22,8 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--master-weights", "master_weights"}, {"--fused-kernels", "fused_kernels"}, {"--cuda-graphs", "cuda_graphs"},
       {"--chunked-loss", "chunked_loss"}, {"--optimizer-in-backward", "optimizer_in_backward"},
       {"--activation-offload", "activation_offload"}, {"--paged-optimizer", "paged_optimizer"},
-      {"--native-attention", "native_attention"},
+      {"--native-attention", "native_attention"}, {"--autocast", "autocast"},
+      {"--persistent-grads", "persistent_grads"}, {"--host-kernel-us", "host_kernel_us"},
       {"--memory-metric", "memory_metric"}};
   return names;
 }

@@ -48,6 +48,9 @@ struct WorkloadSpec {
   std::optional<bool> activation_offload;      // activations kept in host memory between forward and backward
   std::optional<bool> paged_optimizer;         // optimizer state in CUDA managed memory (outside PyTorch's counters)
   std::optional<bool> native_attention;        // the architecture's own attention kernels (cuDNN, FA3), not FA2-class
+  std::optional<bool> autocast;                // mixed precision as torch.amp autocast over fp32 parameters
+  std::optional<bool> persistent_grads;        // gradient buffers kept across steps (else freed between steps)
+  std::optional<double> host_kernel_us;        // host time to issue one kernel (eager dispatch), microseconds
   std::optional<std::string> memory_metric;    // allocated | reserved | device: which peak the stack reports
   // On one device, also search recomputation (recommend does: it looks for the best way to run, not a given one).
   bool search_single_device = false;

@@ -19,6 +19,9 @@ void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   flag("activation_offload", w.activation_offload);
   flag("paged_optimizer", w.paged_optimizer);
   flag("native_attention", w.native_attention);
+  flag("autocast", w.autocast);
+  flag("persistent_grads", w.persistent_grads);
+  if (auto v = m.number("host_kernel_us", false, 0, 1e4)) w.host_kernel_us = *v;
   text("memory_metric", w.memory_metric);
 }
 

@@ -65,6 +65,15 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
   flag(o.activation_offload, s.activation_offload, "activation-offload");
   flag(o.paged_optimizer, s.paged_optimizer, "paged-optimizer");
   flag(o.native_attention, s.native_attention, "native-attention");
+  flag(o.autocast, s.autocast, "autocast");
+  flag(o.persistent_grads, s.persistent_grads, "persistent-grads");
+  if (o.host_kernel_us) {
+    if (!(*o.host_kernel_us >= 0) || *o.host_kernel_us > 1e4) bad("--host-kernel-us", "must be between 0 and 10,000 (microseconds)");
+    // The preset's per-step host work (sampling, stop checks) is in the same host's time: it scales along.
+    if (s.host_seconds_per_kernel > 0) s.decode_step_overhead_seconds *= *o.host_kernel_us * 1e-6 / s.host_seconds_per_kernel;
+    s.host_seconds_per_kernel = *o.host_kernel_us * 1e-6;
+    s.overridden.push_back(fmt::format("host-kernel-us {:g}", *o.host_kernel_us));
+  }
   if (o.memory_metric) {
     s.memory_metric = parse_choice<MemoryMetric>("--memory-metric", *o.memory_metric, parse_memory_metric, "allocated, reserved, device");
     s.overridden.push_back("memory-metric " + *o.memory_metric);

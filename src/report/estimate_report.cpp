@@ -147,6 +147,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"activation_offload", st.activation_offload},
                 {"paged_optimizer", st.paged_optimizer},
                 {"native_attention", st.native_attention},
+                {"autocast", st.autocast},
+                {"persistent_grads", st.persistent_grads},
                 {"memory_metric", to_string(st.memory_metric)},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
                 {"decode_step_overhead_seconds", st.decode_step_overhead_seconds},
@@ -179,7 +181,8 @@ std::string stack_summary(const Workload& w) {
   if (w.task == Task::kInfer) {
     out += st.cuda_graphs ? ", CUDA graphs" : fmt::format(", {:.0f} us host time per kernel", st.host_seconds_per_kernel * 1e6);
   } else {
-    out += st.master_weights_fp32 ? ", fp32 master weights" : ", pure 16-bit (no master copy)";
+    out += st.master_weights_fp32 ? (st.autocast ? ", autocast over fp32 weights" : ", fp32 master weights")
+                                  : ", pure 16-bit (no master copy)";
     if (st.chunked_loss) out += ", chunked loss";
     if (st.optimizer_in_backward) out += ", optimizer in backward";
     if (st.activation_offload) out += ", activation offload";
