@@ -319,6 +319,49 @@ def lora_activations(w, model_id, targets, rank, batch, seq):
            "ends_bytes_per_token_after_forward": round((2 * saved[1] - saved[2]) / tokens, 1)})
 
 
+def step_kernels(w, model_id, mode, batch, seq, task):
+    """CUDA kernels of one forward and of one backward (torch.profiler), and their wall time without the profiler:
+    what a host-bound eager step issues."""
+    from torch.profiler import profile, ProfilerActivity
+    attn = "eager" if mode == "fp32" else "sdpa"
+    dtype = torch.float32 if mode == "fp32" else torch.bfloat16
+    m, c = build(model_id, attn, dtype)
+    ids = torch.randint(0, c.vocab_size, (batch, seq), device="cuda")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    if task == "train":
+        m.train()
+    else:
+        m.eval()
+
+    def fwd():
+        if task == "train":
+            return m(input_ids=ids, labels=ids).loss
+        with torch.no_grad():
+            return m(input_ids=ids).logits
+
+    def count(fn):
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            out = fn()
+            torch.cuda.synchronize()
+        return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA), out
+
+    for _ in range(2):  # warm
+        loss = fwd()
+        if task == "train":
+            loss.backward()
+            m.zero_grad(set_to_none=True)
+    f_kernels, loss = count(fwd)
+    b_kernels = 0
+    if task == "train":
+        b_kernels, _ = count(lambda: loss.backward())
+        m.zero_grad(set_to_none=True)
+    w.raw({"experiment": "step_kernels", "model": model_id, "mode": mode, "task": task, "batch": batch, "seq": seq,
+           "forward_kernels": f_kernels, "backward_kernels": b_kernels})
+    del m
+    torch.cuda.empty_cache()
+
+
 def host_dispatch(w):
     """Host time of eager PyTorch per op and per module call, on tiny CUDA tensors (the GPU keeps up, so the loop
     runs at the host's dispatch rate)."""
@@ -447,7 +490,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels, gemv, prefill, lora (and train7b, decode7b, fp32small)")
+    ap.add_argument("--only", default="", help="comma-separated groups: fp32, decode, train, activations, host, kernels, gemv, prefill, lora (and train7b, decode7b, fp32small, stepkernels)")
     a = ap.parse_args()
     QUICK = a.quick
     name = torch.cuda.get_device_name(0)
@@ -486,6 +529,10 @@ def main():
         jobs += [(hf_decode, ("llama-2-7b", 128, 256))]
     if "host" in groups:
         jobs += [(host_dispatch, ())]
+    if "stepkernels" in groups:
+        jobs += [(step_kernels, ("bert-large", "fp32", 1, 512, "train")), (step_kernels, ("gpt2-large", "fp32", 1, 1024, "train")),
+                 (step_kernels, ("llama-3.2-1b", "bf16", 1, 2048, "infer")), (step_kernels, ("llama-2-7b", "bf16", 1, 512, "infer")),
+                 (step_kernels, ("opt-1.3b", "fp32", 1, 2048, "train"))]
     if "lora" in groups:
         jobs += [(lora_activations, ("llama-2-7b", "qv", 8, 2, 2048)), (lora_activations, ("llama-2-7b", "all", 16, 2, 2048)),
                  (lora_activations, ("llama-3.2-1b", "qv", 8, 2, 2048)), (lora_activations, ("llama-3.2-1b", "all", 16, 2, 2048))]
