@@ -60,7 +60,7 @@ TEST_CASE("hwplan's own measurements on a lent H200 (scripts/gpu_measure.py)") {
   // Step latencies on a GPU the model had never seen: the first 17 fp32 Hugging Face rows, and 16 measured after
   // the changes they led to (bf16 forward passes, smaller fp32 batches). Median |error| <= 8% (5.5% when last
   // measured); the worst are host-bound eager loops, both ways on the same machine: BERT-Large at batch 1
-  // (-23..-44%) and the bf16 forward passes of Llama 2 7B at 512 tokens and Llama 3.2 1B (+18..+21%).
+  // (-23..-41%) and the bf16 forward passes of Llama 2 7B at 512 tokens and Llama 3.2 1B (+18..+21%).
   auto s = validate::summarize(step);
   CHECK(s.count == 33);
   CHECK(s.median_abs <= 0.08);
