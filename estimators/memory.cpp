@@ -48,6 +48,11 @@ double adafactor_fraction(const Model& m) {
 
 double activation_bytes(Precision p) { return p == Precision::kFp32 || p == Precision::kTf32 ? 4 : 2; }
 
+bool autocast_model(const Workload& w) {
+  return w.stack.autocast && w.stack.master_weights_fp32 && activation_bytes(w.precision) < 4 &&
+         w.task != Task::kLora && w.task != Task::kQlora;
+}
+
 double weight_bytes_per_param(const Workload& w) {
   if (w.task == Task::kQlora) return bytes_per_param(WeightFormat::kNf4);
   if (w.task == Task::kInfer && w.checkpoint_bytes_per_param) return *w.checkpoint_bytes_per_param;
@@ -89,9 +94,8 @@ double layer_activation_bytes(const Model& m, const Workload& w, const Plan& pla
   //    gated MLP's gate and up; models with fused QKV projections keep fewer, which this does not know).
   const Stack& st = w.stack;
   const bool eager = !st.fused_kernels;
-  // (LoRA and QLoRA keep the frozen model in 16 bits or less: its residual stream is 16-bit whatever the adapters.)
   const bool adapters = w.task == Task::kLora || w.task == Task::kQlora;
-  const bool autocast = st.autocast && st.master_weights_fp32 && e < 4 && !adapters;
+  const bool autocast = autocast_model(w);
   const bool eager_rmsnorm = eager && m.norm == NormKind::kRmsNorm;
   auto norm_bytes = [&](double readers) {
     if (autocast) return (eager_rmsnorm ? 8 : 4) * h + readers * e * h;

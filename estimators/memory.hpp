@@ -44,6 +44,11 @@ struct MemoryBreakdown {
 // Bytes per element of stored activations for a compute precision.
 double activation_bytes(Precision p);
 
+// The model's weights are fp32 and run in 16 bits under autocast (Stack::autocast with fp32 master weights and a
+// 16-bit compute precision): fp32 residual stream, per-projection casts. LoRA's and QLoRA's frozen model is already
+// 16-bit or less, whatever the adapters.
+bool autocast_model(const Workload& w);
+
 // Share of a stage's layers whose forward is recomputed in backward: 1 with full recomputation of every layer,
 // recompute_layers / stage_layers when only some are (0 without full recomputation).
 double recompute_share(const Plan& plan, double stage_layers);

@@ -115,8 +115,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // element; 3 for Q, K, V and 1-2 for the MLP) and its input gradient back. One kernel per cast. LoRA's frozen
   // model is already 16-bit and casts nothing but its (small) adapters. Llama 3.2 1B under autocast on an H200:
   // +14.4% with no cast counted, +8.5% with them.
-  if (w.stack.autocast && w.stack.master_weights_fp32 && activation_bytes(w.precision) < 4 && w.task != Task::kLora &&
-      w.task != Task::kQlora && m.is_transformer()) {
+  if (autocast_model(w) && m.is_transformer()) {
     const double stage_weights = params.total / (plan.tp * plan.pp);
     const double tokens = static_cast<double>(plan.micro_batch) * static_cast<double>(w.seq) / plan.cp;
     const double readers = 3 + (m.gated() ? 2 : 1);

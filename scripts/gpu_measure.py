@@ -91,8 +91,11 @@ def hf_config(model_id, attn):
     return cls, c
 
 
-def build(model_id, attn, dtype):
+def build(model_id, attn, dtype, layers=None):
+    """The model on the GPU with random weights in dtype; layers overrides the configuration's layer count."""
     cls, c = hf_config(model_id, attn)
+    if layers is not None:
+        set_layers(c, layers)
     torch.manual_seed(0)
     old = torch.get_default_dtype()
     torch.set_default_dtype(dtype)
@@ -238,17 +241,7 @@ def layer_activations(w, model_id, mode, batch, seq):
     attn = "eager" if mode == "fp32" else "sdpa"
     saved, peak = {}, {}
     for layers in (1, 2):
-        cls, c = hf_config(model_id, attn)
-        set_layers(c, layers)
-        dtype = torch.bfloat16 if mode == "pure" else torch.float32
-        torch.manual_seed(0)
-        old = torch.get_default_dtype()
-        torch.set_default_dtype(dtype)
-        try:
-            with torch.device("cuda"):
-                m = cls(c)
-        finally:
-            torch.set_default_dtype(old)
+        m, c = build(model_id, attn, torch.bfloat16 if mode == "pure" else torch.float32, layers)
         m.train()
         ids = torch.randint(0, c.vocab_size, (batch, seq), device="cuda")
         for _ in range(2):  # the second pass is measured (allocator and autocast caches settled)
@@ -288,16 +281,7 @@ def lora_activations(w, model_id, targets, rank, batch, seq):
     modules = {"qv": ["q_proj", "v_proj"], "all": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]}[targets]
     saved = {}
     for layers in (1, 2):
-        cls, c = hf_config(model_id, "sdpa")
-        set_layers(c, layers)
-        torch.manual_seed(0)
-        old = torch.get_default_dtype()
-        torch.set_default_dtype(torch.bfloat16)
-        try:
-            with torch.device("cuda"):
-                base = cls(c)
-        finally:
-            torch.set_default_dtype(old)
+        base, c = build(model_id, "sdpa", torch.bfloat16, layers)
         m = peft.get_peft_model(base, peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=modules, lora_dropout=0.0))
         m.train()
         ids = torch.randint(0, c.vocab_size, (batch, seq), device="cuda")
@@ -319,10 +303,24 @@ def lora_activations(w, model_id, targets, rank, batch, seq):
            "ends_bytes_per_token_after_forward": round((2 * saved[1] - saved[2]) / tokens, 1)})
 
 
-def step_kernels(w, model_id, mode, batch, seq, task):
-    """CUDA kernels of one forward and of one backward (torch.profiler), and their wall time without the profiler:
-    what a host-bound eager step issues."""
+LAUNCH_CALLS = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx")
+
+
+def profiled(fn):
+    """Runs fn() under torch.profiler: (CUDA kernels run, kernel launch calls made, fn's result)."""
     from torch.profiler import profile, ProfilerActivity
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        out = fn()
+        torch.cuda.synchronize()
+    events = prof.events()
+    kernels = sum(1 for e in events if e.device_type == torch.autograd.DeviceType.CUDA)
+    launches = sum(1 for e in events if e.name in LAUNCH_CALLS)
+    return kernels, launches, out
+
+
+def step_kernels(w, model_id, mode, batch, seq, task):
+    """CUDA kernels of one forward and of one backward (torch.profiler): what a host-bound eager step issues."""
     attn = "eager" if mode == "fp32" else "sdpa"
     dtype = torch.float32 if mode == "fp32" else torch.bfloat16
     m, c = build(model_id, attn, dtype)
@@ -339,22 +337,15 @@ def step_kernels(w, model_id, mode, batch, seq, task):
         with torch.no_grad():
             return m(input_ids=ids).logits
 
-    def count(fn):
-        torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            out = fn()
-            torch.cuda.synchronize()
-        return sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA), out
-
     for _ in range(2):  # warm
         loss = fwd()
         if task == "train":
             loss.backward()
             m.zero_grad(set_to_none=True)
-    f_kernels, loss = count(fwd)
+    f_kernels, _, loss = profiled(fwd)
     b_kernels = 0
     if task == "train":
-        b_kernels, _ = count(lambda: loss.backward())
+        b_kernels, _, _ = profiled(lambda: loss.backward())
         m.zero_grad(set_to_none=True)
     w.raw({"experiment": "step_kernels", "model": model_id, "mode": mode, "task": task, "batch": batch, "seq": seq,
            "forward_kernels": f_kernels, "backward_kernels": b_kernels})
@@ -403,7 +394,6 @@ def host_dispatch(w):
 
 def decode_kernels(w, model_id, prompt):
     """CUDA kernels per generated token in Transformers generate() (bf16, SDPA, batch 1), from the profiler."""
-    from torch.profiler import profile, ProfilerActivity
     m, c = build(model_id, "sdpa", torch.bfloat16)
     m.eval()
     ids = torch.randint(0, c.vocab_size, (1, prompt), device="cuda")
@@ -412,16 +402,7 @@ def decode_kernels(w, model_id, prompt):
     def count(n):
         with torch.no_grad():
             m.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw)  # warm
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
-                m.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw)
-                torch.cuda.synchronize()
-        kernels = launches = 0
-        for e in prof.events():
-            if e.device_type == torch.autograd.DeviceType.CUDA:
-                kernels += 1
-            elif e.name in ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx"):
-                launches += 1
+            kernels, launches, _ = profiled(lambda: m.generate(ids, max_new_tokens=n, min_new_tokens=n, **kw))
         return kernels, launches
 
     k1, l1 = count(1)

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/local_validation.hpp"
 #include "estimators/efficiency.hpp"
 #include "io/profile_io.hpp"
 #include "test_util.hpp"
@@ -135,13 +136,13 @@ TEST_CASE("the H200 profile measured on a lent GPU reproduces its own measuremen
     CAPTURE(x.shape);
     double predicted = 0;
     if (x.kernel == "triad") {
-      predicted = memory_seconds(device_rates(h200, Precision::kFp32, &p), x.size);
+      predicted = calibrate::predict_memory_seconds(h200, &p, x.size);
     } else if (x.kernel.rfind("gemm_", 0) == 0) {
       long m = 0, n = 0, k = 0;
       std::sscanf(x.shape.c_str(), "M=%ld N=%ld K=%ld", &m, &n, &k);
       auto prec = parse_precision(x.kernel.substr(5));
       if (!prec || m < 256) continue;  // decode-shaped GEMMs are not on the compute curve
-      predicted = gemm_seconds(device_rates(h200, *prec, &p), m, n, k, 1, bytes_per_element(*prec));
+      predicted = calibrate::predict_gemm_seconds(h200, &p, *prec, m, n, k);
     } else {
       continue;
     }
