@@ -163,6 +163,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     s.sequence_parallel = plan.sequence_parallel;
     s.attention = w.attention;
     s.training = false;
+    s.lm_head = w.lm_head;
     s.activation_bytes = activation_bytes(w.precision);
     s.weight_bytes = weight_bytes;
     s.stack = &w.stack;

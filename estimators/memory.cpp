@@ -271,7 +271,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     // measured on an H200 with Llama 3.2 shapes, scripts/gpu_measure.py); a fused loss the logits in compute
     // precision and two fp32 copies.
     double per_logit = st.chunked_loss ? e + 8.0 / 8.0 : (!st.fused_kernels ? std::max(12.0, e + 8) : e + 8);
-    const double logits = tokens * static_cast<double>(model.vocab_size) / tp * per_logit;
+    const double logits = w.lm_head ? tokens * static_cast<double>(model.vocab_size) / tp * per_logit : 0.0;
     if (pp > 1) m.activations = std::max(m.activations, last_stage + logits);
     else m.activations += logits;
     // Ring attention keeps the chunk of keys and values being computed and the one arriving (backward: with their
@@ -328,7 +328,7 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
       transient += batch * static_cast<double>(model.attention_heads) / tp * static_cast<double>(w.prompt) *
                    static_cast<double>(w.prompt) * e * 2;
     // Logits of the last position (prefill keeps only the last row) in fp32.
-    transient += batch * static_cast<double>(model.vocab_size) * 4;
+    if (w.lm_head) transient += batch * static_cast<double>(model.vocab_size) * 4;
     m.activations = transient;
   } else {
     m.activations = model.activation_bytes_per_sample * batch * 0.25;

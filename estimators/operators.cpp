@@ -307,7 +307,7 @@ Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>*
   const double vocab = static_cast<double>(m.vocab_size) / t;
   b.memory("embedding", 2 * tokens * h * e, 3 * tokens * h * e);
   b.memory("final-norm", 2 * tokens * h * e, 3 * tokens * h * e);
-  if (m.vocab_size > 0) {
+  if (m.vocab_size > 0 && s.lm_head) {
     b.linear("logits", tokens, vocab, h);
     if (s.training) {
       // Cross-entropy in fp32: upcast, log-softmax, gather; backward the same passes in reverse.

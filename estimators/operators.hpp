@@ -26,6 +26,7 @@ struct LayerShape {
   bool sequence_parallel = true;
   Attention attention = Attention::kFlash;
   bool training = true;          // dropout active, loss computed
+  bool lm_head = true;           // the vocabulary projection (and its loss); off: a negligible task head
   bool frozen_weights = false;   // LoRA/QLoRA: no weight gradients for the base model
   bool dequantize = false;       // QLoRA: NF4 weights dequantised before each GEMM
   int lora_targets = 0;          // adapters per layer (0 = none)

@@ -103,6 +103,26 @@ double kv_cache_elements(const Model& m, double context) {
   return per_token * ((layers - local) * context + local * window);
 }
 
+double parameter_tensors(const Model& m) {
+  if (!m.is_transformer()) return 0;
+  const bool bias = m.linear_bias == LinearBias::kAll;
+  const double norm = m.norm == NormKind::kLayerNorm ? 2 : 1;  // weight (and bias)
+  const double attention = (m.mla ? 5 : 4) * (bias ? 2 : 1);   // q, k, v, o (MLA: q, kv-a, kv-b, o + its norm)
+  const double mlp_matrices = m.gated() ? 3 : 2;
+  const double expert_count = m.moe ? static_cast<double>(m.moe->experts + m.moe->shared_experts) : 1;
+  const double mlp = mlp_matrices * (bias ? 2 : 1) * expert_count + (m.moe ? 1 : 0);  // + router
+  const double norms = (m.parallel_attention ? 1 : 2) * norm;
+  const double per_layer = attention + mlp + norms;
+  double embeddings = 1 + (m.position_embedding == PositionEmbedding::kLearned ? 1 : 0);
+  return per_layer * static_cast<double>(m.total_layers()) + embeddings + norm + (m.tied_embeddings ? 0 : 1);
+}
+
+double lora_tensors(const Model& m, const std::string& targets) {
+  if (!m.is_transformer()) return 0;
+  const double projections = targets == "qv" ? 2 : 4 + (m.gated() ? 3 : 2);
+  return 2 * projections * static_cast<double>(m.total_layers());
+}
+
 double lora_parameters(const Model& m, int rank, const std::string& targets) {
   if (!m.is_transformer()) return 0;
   const double h = static_cast<double>(m.hidden_size);

@@ -36,5 +36,10 @@ double kv_elements_per_token_per_layer(const Model& model);
 // LoRA trainable parameters for rank r on the attention projections ("qv": q and v only; "all-linear":
 // q, k, v, o and the MLP matrices).
 double lora_parameters(const Model& model, int rank, const std::string& targets);
+// How many parameter tensors the model has (what an optimizer that loops over tensors iterates over): per layer the
+// attention and MLP matrices, their biases and the norms' weights and biases; the embeddings, the final norm and
+// an untied head. LoRA: two adapter matrices per targeted projection.
+double parameter_tensors(const Model& model);
+double lora_tensors(const Model& model, const std::string& targets);
 
 }  // namespace hwplan

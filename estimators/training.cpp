@@ -22,6 +22,20 @@ int lora_target_count(const Workload& w, const Model& m) {
   return 4 + (m.gated() ? 3 : 2);
 }
 
+// Kernels a for-loop (single-tensor) optimizer step issues per parameter tensor. PyTorch's _single_tensor_adamw:
+// the decoupled weight decay (mul_), the first moment (lerp_), the second (mul_, addcmul_), the denominator (sqrt,
+// div, add_) and the update (addcdiv_): 8. SGD with momentum: the buffer (mul_, add_) and the update (add_): 3.
+// bitsandbytes' 8-bit Adam runs one fused kernel per tensor from its Python loop. Adafactor (Hugging Face's, a loop
+// only): the factored row and column statistics, their update and the RMS clipping, about 14.
+double loop_optimizer_kernels(Optimizer o) {
+  switch (o) {
+    case Optimizer::kSgd: return 3;
+    case Optimizer::kAdam8bit: return 1;
+    case Optimizer::kAdafactor: return 14;
+    default: return 8;
+  }
+}
+
 }  // namespace
 
 LayerShape training_shape(const EstimateInput& in) {
@@ -36,6 +50,7 @@ LayerShape training_shape(const EstimateInput& in) {
   s.sequence_parallel = in.plan.sequence_parallel;
   s.attention = w.attention;
   s.training = true;
+  s.lm_head = w.lm_head;
   s.frozen_weights = w.task == Task::kLora || w.task == Task::kQlora;
   s.dequantize = w.task == Task::kQlora;
   s.lora_targets = lora_target_count(w, *in.model);
@@ -263,6 +278,14 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   const DeviceRates& mem_rates = c.memory_rates;
   if (plan.offload == Offload::kNone) {
     t.optimizer_seconds = memory_seconds(mem_rates, updated * opt_bytes_per_param) + 20 * mem_rates.kernel_overhead_seconds;
+    if (!w.stack.foreach_optimizer) {
+      // A Python loop over the parameter tensors issues each update op for each tensor: its kernels' floors on the
+      // device and their dispatch on the host, which the device cannot hide (nothing else is queued).
+      const double tensors = (lora ? lora_tensors(m, w.lora_targets) : parameter_tensors(m)) / plan.pp;
+      const double kernels = tensors * loop_optimizer_kernels(w.optimizer);
+      const double device = memory_seconds(mem_rates, updated * opt_bytes_per_param) + kernels * mem_rates.kernel_overhead_seconds;
+      t.optimizer_seconds = std::max(device, kernels * w.stack.host_seconds_per_kernel);
+    }
   } else {
     // ZeRO-Offload: gradients go down and updated weights come back over PCIe; CPU Adam updates about
     // 1e9 parameters/s on a many-core host (Ren et al. 2021, ZeRO-Offload, Sec. 5).
@@ -287,7 +310,11 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // for attention; LoRA does no weight-gradient GEMMs for the frozen base (4 N). Hardware FLOPs add recompute.
   double tokens = t.tokens_per_step;
   if (m.is_transformer()) {
-    double n = params.active - params.embedding + (m.tied_embeddings ? static_cast<double>(m.vocab_size * m.hidden_size) : 0);
+    // The head's weights count once (shared with the input embedding when tied); without the language-model head
+    // the vocabulary projection is not computed (a task head's few outputs are negligible).
+    const double head = static_cast<double>(m.vocab_size * m.hidden_size);
+    const double body = params.active - params.embedding - (m.tied_embeddings ? 0 : head);
+    double n = body + (w.lm_head ? head : 0);
     double attn = 12.0 * static_cast<double>(m.total_layers() * m.hidden_size) * static_cast<double>(w.seq);
     double factor = lora ? 4.0 / 6.0 : 1.0;
     t.model_flops_per_step = tokens * (6 * n * factor + attn * factor);

@@ -5,6 +5,7 @@
 #include "core/assumptions.hpp"
 #include "estimators/efficiency.hpp"
 #include "estimators/estimate.hpp"
+#include "estimators/params.hpp"
 #include "estimators/stack.hpp"
 #include "test_util.hpp"
 
@@ -212,4 +213,51 @@ TEST_CASE("FP32 convolutions on the vector units use the Winograd-aware efficien
   set_assumptions(Assumptions{});
   CHECK(fp32_fast < 0.75 * fp32);
   CHECK(fp16_same == doctest::Approx(fp16));
+}
+
+TEST_CASE("without the language-model head a fine-tuning step skips the vocabulary projection and its loss") {
+  const auto& reg = test::registry();
+  Model m = reg.model("bert-base");
+  const Device& d = reg.device("a100-80gb-sxm");
+  EstimateInput with = input(m, d, Task::kTrain, framework_preset(Framework::kFsdp));
+  with.workload.seq = 384;
+  EstimateInput without = with;
+  without.workload.lm_head = false;
+  Estimate a = estimate(with), b = estimate(without);
+  // BERT-Base: the 768 x 30,522 projection is about a fifth of the layers' 85M parameters, so the step loses
+  // several percent even at two sequences a step; the logits and the fp32 loss leave the activation memory.
+  CHECK(b.train.step_seconds < 0.95 * a.train.step_seconds);
+  CHECK(b.train.step_seconds > 0.6 * a.train.step_seconds);
+  CHECK(b.memory.activations < a.memory.activations);
+  // Model FLOPs drop by exactly the head's 6 x vocab x hidden per token.
+  const double tokens = a.train.tokens_per_step;
+  CHECK(a.train.model_flops_per_step - b.train.model_flops_per_step ==
+        doctest::Approx(tokens * 6 * static_cast<double>(m.vocab_size * m.hidden_size)).epsilon(1e-9));
+  // Generation needs the head: the CLI says so.
+  auto r = test::run_hwplan("estimate --model bert-base --device a100-80gb-sxm --task infer --lm-head off");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--lm-head") != std::string::npos);
+  CHECK(test::run_hwplan("estimate --model bert-base --device a100-80gb-sxm --task infer --generate 0 --lm-head off").exit_code == 0);
+}
+
+TEST_CASE("an optimizer that loops over the parameter tensors pays each tensor's kernels on the host") {
+  const auto& reg = test::registry();
+  // The tensors a loop visits: BERT-Large 24 x 16 (q, k, v, o, up, down with biases, two LayerNorms) + word and
+  // position embeddings + the embedding LayerNorm = 388; Llama 2 7B 32 x 9 + embedding + final norm + head = 291.
+  CHECK(parameter_tensors(reg.model("bert-large")) == 388);
+  CHECK(parameter_tensors(reg.model("llama-2-7b")) == 291);
+  CHECK(lora_tensors(reg.model("llama-2-7b"), "qv") == 128);
+  Model m = reg.model("bert-large");
+  const Device& d = reg.device("a100-80gb-sxm");
+  EstimateInput foreach_in = input(m, d, Task::kTrain, framework_preset(Framework::kFsdp));
+  foreach_in.workload.seq = 384;
+  EstimateInput loop_in = foreach_in;
+  loop_in.workload.stack.foreach_optimizer = false;
+  Estimate a = estimate(foreach_in), b = estimate(loop_in);
+  // 388 tensors x 8 kernels (PyTorch's single-tensor AdamW) x the eager host's 27 us: about 84 ms, far above the
+  // device's few milliseconds of memory traffic.
+  const double host = 388 * 8 * loop_in.workload.stack.host_seconds_per_kernel;
+  CHECK(b.train.optimizer_seconds == doctest::Approx(host).epsilon(1e-9));
+  CHECK(a.train.optimizer_seconds < 0.2 * host);
+  CHECK(b.train.step_seconds - a.train.step_seconds == doctest::Approx(host - a.train.optimizer_seconds).epsilon(1e-6));
 }

@@ -84,7 +84,8 @@ void emit(const GlobalOptions& g, const std::string& text) {
 namespace {
 
 // --fused-kernels on|off style switches (a plain flag could not say "off" to a preset that turns it on).
-void add_switch(CLI::App& app, const std::string& name, std::optional<bool>& into, const std::string& help) {
+void add_switch(CLI::App& app, const std::string& name, std::optional<bool>& into, const std::string& help,
+                const std::string& default_text = "the preset's") {
   app.add_option_function<std::string>(
          name,
          [&into, name](const std::string& v) {
@@ -92,7 +93,7 @@ void add_switch(CLI::App& app, const std::string& name, std::optional<bool>& int
            else if (v == "off" || v == "false" || v == "no" || v == "0") into = false;
            else throw InputError({}, name, "'" + v + "' is not one of: on, off");
          },
-         help + " (on | off; default: the preset's)")
+         help + " (on | off; default: " + default_text + ")")
       ->type_name("on|off");
 }
 
@@ -113,6 +114,8 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Mixed precision as torch.amp autocast over fp32 parameters (fp32 gradients, residual stream and norms)");
   add_switch(app, "--persistent-grads", w.persistent_grads,
              "Gradient buffers kept across steps (Megatron, DeepSpeed); off: freed between steps (zero_grad set_to_none)");
+  add_switch(app, "--foreach-optimizer", w.foreach_optimizer,
+             "Optimizer step as multi-tensor kernels (torch.optim foreach, fused Adam); off: a loop over the parameter tensors");
   app.add_option("--host-kernel-us", w.host_kernel_us,
                  "Host time to issue one kernel, us (eager PyTorch: 27 by default; 15-25 measured on H200 hosts)");
   app.add_option("--memory-metric", w.memory_metric, "Which peak to report: allocated | reserved | device (nvidia-smi)");
@@ -154,6 +157,9 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--optimizer", w.optimizer, "adamw | sgd | adafactor | adam8bit")->capture_default_str();
   app.add_option("--lora-rank", w.lora_rank, "LoRA rank")->capture_default_str();
   app.add_option("--lora-targets", w.lora_targets, "all-linear | qv")->capture_default_str();
+  add_switch(app, "--lm-head", w.lm_head,
+             "The vocabulary projection and its loss; off: a task head of a few outputs (SQuAD spans, classification)",
+             "on");
   app.add_option("--prompt", w.prompt, "Inference prompt length")->capture_default_str();
   app.add_option("--generate", w.generate, "Inference output tokens")->capture_default_str();
   app.add_option("--kv-cache", w.kv_cache, "KV cache format: fp16 | bf16 | fp8 | int8");
@@ -171,7 +177,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   // The model, the system and the execution plan are separate inputs (STYLE.md); --help shows them apart.
   group_options(app, "Model and workload",
                 {"--model", "--task", "--precision", "--weights", "--batch", "--seq", "--grad-accum", "--global-batch",
-                 "--tokens", "--optimizer", "--lora-rank", "--lora-targets", "--prompt", "--generate", "--kv-cache"});
+                 "--tokens", "--optimizer", "--lora-rank", "--lora-targets", "--lm-head", "--prompt", "--generate", "--kv-cache"});
   group_options(app, "System", {"--device", "--count", "--devices-per-node", "--network-gbps", "--profile", "--headroom"});
   group_options(app, "Parallelism and memory savings",
                 {"--tp", "--cp", "--pp", "--dp", "--ep", "--vp", "--zero", "--recompute", "--recompute-layers", "--offload", "--no-sequence-parallel",
@@ -179,7 +185,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
                  "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
-                 "--autocast", "--persistent-grads", "--host-kernel-us", "--memory-metric"});
+                 "--autocast", "--persistent-grads", "--foreach-optimizer", "--host-kernel-us", "--memory-metric"});
 }
 
 }  // namespace hwplan::cli

@@ -54,6 +54,10 @@ struct Stack {
   // Otherwise a single-process eager loop frees them between steps (PyTorch's zero_grad(set_to_none=True), the
   // default since 2.0): in backward they appear as the activations they replace are freed.
   bool persistent_grads = false;
+  // The optimizer updates all tensors in a few multi-tensor kernels (torch.optim's foreach default since PyTorch
+  // 2.0, fused Adam in DeepSpeed, Megatron, apex). Off: a Python loop over the parameter tensors issuing a handful
+  // of kernels for each (torch.optim with foreach=False, older library optimizers such as BERT's BertAdam).
+  bool foreach_optimizer = true;
   bool fused_kernels = true;            // norm / activation / RoPE / loss fused (Megatron, torch.compile)
   bool cuda_graphs = false;             // decode replayed as a CUDA graph
   bool chunked_loss = false;            // the fp32 logits of the whole batch never exist at once
@@ -151,6 +155,10 @@ struct Workload {
   Optimizer optimizer = Optimizer::kAdamW;
   int lora_rank = 16;
   std::string lora_targets = "all-linear";      // or "qv"
+  // The language-model head: the vocabulary projection (logits) and, in training, its cross-entropy. Off: the
+  // model runs with a task head of a handful of outputs (SQuAD span extraction, sequence classification, an
+  // embedding model), whose cost is negligible against the layers.
+  bool lm_head = true;
   Stack stack;
   // Inference.
   std::int64_t prompt = 512;

@@ -8,7 +8,7 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--model", "model"}, {"--task", "task"}, {"--precision", "precision"}, {"--weights", "weights"},
       {"--batch", "batch"}, {"--seq", "seq"}, {"--grad-accum", "grad_accum"}, {"--global-batch", "global_batch"},
       {"--tokens", "tokens"}, {"--optimizer", "optimizer"}, {"--lora-rank", "lora_rank"},
-      {"--lora-targets", "lora_targets"}, {"--prompt", "prompt"}, {"--generate", "generate"}, {"--kv-cache", "kv_cache"},
+      {"--lora-targets", "lora_targets"}, {"--lm-head", "lm_head"}, {"--prompt", "prompt"}, {"--generate", "generate"}, {"--kv-cache", "kv_cache"},
       // System.
       {"--device", "device"}, {"--count", "count"}, {"--devices-per-node", "devices_per_node"},
       {"--network-gbps", "network_gbps"}, {"--profile", "profile"}, {"--headroom", "headroom"},
@@ -23,7 +23,8 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--chunked-loss", "chunked_loss"}, {"--optimizer-in-backward", "optimizer_in_backward"},
       {"--activation-offload", "activation_offload"}, {"--paged-optimizer", "paged_optimizer"},
       {"--native-attention", "native_attention"}, {"--autocast", "autocast"},
-      {"--persistent-grads", "persistent_grads"}, {"--host-kernel-us", "host_kernel_us"},
+      {"--persistent-grads", "persistent_grads"}, {"--foreach-optimizer", "foreach_optimizer"},
+      {"--host-kernel-us", "host_kernel_us"},
       {"--memory-metric", "memory_metric"}};
   return names;
 }

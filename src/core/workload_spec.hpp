@@ -28,6 +28,7 @@ struct WorkloadSpec {
   std::string optimizer = "adamw";
   long long lora_rank = 16;
   std::string lora_targets = "all-linear";
+  std::optional<bool> lm_head;  // the vocabulary projection and its loss (default on; off: a task head)
   long long prompt = 512;
   long long generate = 256;
   std::optional<std::string> kv_cache;
@@ -50,6 +51,7 @@ struct WorkloadSpec {
   std::optional<bool> native_attention;        // the architecture's own attention kernels (cuDNN, FA3), not FA2-class
   std::optional<bool> autocast;                // mixed precision as torch.amp autocast over fp32 parameters
   std::optional<bool> persistent_grads;        // gradient buffers kept across steps (else freed between steps)
+  std::optional<bool> foreach_optimizer;       // multi-tensor optimizer kernels (else a loop over the tensors)
   std::optional<double> host_kernel_us;        // host time to issue one kernel (eager dispatch), microseconds
   std::optional<std::string> memory_metric;    // allocated | reserved | device: which peak the stack reports
   // On one device, also search recomputation (recommend does: it looks for the best way to run, not a given one).

@@ -67,6 +67,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
   flag(o.native_attention, s.native_attention, "native-attention");
   flag(o.autocast, s.autocast, "autocast");
   flag(o.persistent_grads, s.persistent_grads, "persistent-grads");
+  flag(o.foreach_optimizer, s.foreach_optimizer, "foreach-optimizer");
   if (o.host_kernel_us) {
     if (!(*o.host_kernel_us >= 0) || *o.host_kernel_us > 1e4) bad("--host-kernel-us", "must be between 0 and 10,000 (microseconds)");
     // The preset's per-step host work (sampling, stop checks) is in the same host's time: it scales along.
@@ -142,11 +143,14 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   w.lora_rank = static_cast<int>(o.lora_rank);
   if (o.lora_targets != "all-linear" && o.lora_targets != "qv") bad("--lora-targets", "must be all-linear or qv");
   w.lora_targets = o.lora_targets;
+  w.lm_head = o.lm_head.value_or(true);
   check_range("--prompt", o.prompt, 0, 100'000'000);
   check_range("--generate", o.generate, 0, 100'000'000);
   w.prompt = o.prompt;
   w.generate = o.generate;
   if (w.task == Task::kInfer && w.prompt + w.generate == 0) bad("--prompt", "prompt and generate cannot both be 0");
+  if (!w.lm_head && w.task == Task::kInfer && w.generate > 0)
+    bad("--lm-head", "off leaves nothing to generate tokens with: give --generate 0 (a forward pass over the prompt)");
 }
 
 // The system: devices, nodes, network (the device's reference system unless given), headroom.

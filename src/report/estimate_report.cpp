@@ -49,7 +49,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                    {"precision", to_string(w.precision)},
                    {"seq", w.seq},
                    {"attention", to_string(w.attention)},
-                   {"optimizer", to_string(w.optimizer)}};
+                   {"optimizer", to_string(w.optimizer)},
+                   {"lm_head", w.lm_head}};
   if (w.task == Task::kInfer) {
     j["workload"]["prompt"] = w.prompt;
     j["workload"]["generate"] = w.generate;
@@ -149,6 +150,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"native_attention", st.native_attention},
                 {"autocast", st.autocast},
                 {"persistent_grads", st.persistent_grads},
+                {"foreach_optimizer", st.foreach_optimizer},
                 {"memory_metric", to_string(st.memory_metric)},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
                 {"decode_step_overhead_seconds", st.decode_step_overhead_seconds},
@@ -212,6 +214,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   if (e.effective_precision != e.requested_precision || e.precision_passes > 1)
     task += fmt::format(" (GEMMs run in {}{})", to_string(e.effective_precision),
                         e.precision_passes > 1 ? fmt::format(", {:.0f} passes", e.precision_passes) : "");
+  if (!generic && !w.lm_head) task += ", no LM head (task head)";
   row("task", task);
   row("stack", stack_summary(in.workload));
   const std::string hybrid = p.shard_replicas() > 1
