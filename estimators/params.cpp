@@ -117,10 +117,13 @@ double parameter_tensors(const Model& m) {
   return per_layer * static_cast<double>(m.total_layers()) + embeddings + norm + (m.tied_embeddings ? 0 : 1);
 }
 
+int lora_projections_per_layer(const Model& m, const std::string& targets) {
+  return targets == "qv" ? 2 : 4 + (m.gated() ? 3 : 2);
+}
+
 double lora_tensors(const Model& m, const std::string& targets) {
   if (!m.is_transformer()) return 0;
-  const double projections = targets == "qv" ? 2 : 4 + (m.gated() ? 3 : 2);
-  return 2 * projections * static_cast<double>(m.total_layers());
+  return 2.0 * lora_projections_per_layer(m, targets) * static_cast<double>(m.total_layers());
 }
 
 double lora_parameters(const Model& m, int rank, const std::string& targets) {

@@ -41,5 +41,7 @@ double lora_parameters(const Model& model, int rank, const std::string& targets)
 // an untied head. LoRA: two adapter matrices per targeted projection.
 double parameter_tensors(const Model& model);
 double lora_tensors(const Model& model, const std::string& targets);
+// Projections per layer that carry a LoRA adapter: q and v ("qv"), or q, k, v, o and the MLP matrices.
+int lora_projections_per_layer(const Model& model, const std::string& targets);
 
 }  // namespace hwplan

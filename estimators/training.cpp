@@ -18,8 +18,7 @@ double host_link_rate(const Device& d) { return std::max(1e9, d.host_link.bytes_
 
 int lora_target_count(const Workload& w, const Model& m) {
   if (w.task != Task::kLora && w.task != Task::kQlora) return 0;
-  if (w.lora_targets == "qv") return 2;
-  return 4 + (m.gated() ? 3 : 2);
+  return lora_projections_per_layer(m, w.lora_targets);
 }
 
 // Kernels a for-loop (single-tensor) optimizer step issues per parameter tensor. PyTorch's _single_tensor_adamw:
@@ -277,15 +276,16 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   double opt_bytes_per_param = w.optimizer == Optimizer::kSgd ? 20 : w.optimizer == Optimizer::kAdam8bit ? 16 : 28;
   const DeviceRates& mem_rates = c.memory_rates;
   if (plan.offload == Offload::kNone) {
-    t.optimizer_seconds = memory_seconds(mem_rates, updated * opt_bytes_per_param) + 20 * mem_rates.kernel_overhead_seconds;
-    if (!w.stack.foreach_optimizer) {
-      // A Python loop over the parameter tensors issues each update op for each tensor: its kernels' floors on the
-      // device and their dispatch on the host, which the device cannot hide (nothing else is queued).
-      const double tensors = (lora ? lora_tensors(m, w.lora_targets) : parameter_tensors(m)) / plan.pp;
-      const double kernels = tensors * loop_optimizer_kernels(w.optimizer);
-      const double device = memory_seconds(mem_rates, updated * opt_bytes_per_param) + kernels * mem_rates.kernel_overhead_seconds;
-      t.optimizer_seconds = std::max(device, kernels * w.stack.host_seconds_per_kernel);
-    }
+    // A multi-tensor step is a few kernels. A Python loop over the parameter tensors issues each update op for
+    // each tensor: its kernels' floors on the device and their dispatch on the host, which the device cannot hide
+    // (nothing else is queued).
+    const double kernels = w.stack.foreach_optimizer
+                               ? 20.0
+                               : (lora ? lora_tensors(m, w.lora_targets) : parameter_tensors(m)) / plan.pp *
+                                     loop_optimizer_kernels(w.optimizer);
+    const double host = w.stack.foreach_optimizer ? 0.0 : kernels * w.stack.host_seconds_per_kernel;
+    t.optimizer_seconds =
+        std::max(memory_seconds(mem_rates, updated * opt_bytes_per_param) + kernels * mem_rates.kernel_overhead_seconds, host);
   } else {
     // ZeRO-Offload: gradients go down and updated weights come back over PCIe; CPU Adam updates about
     // 1e9 parameters/s on a many-core host (Ren et al. 2021, ZeRO-Offload, Sec. 5).
