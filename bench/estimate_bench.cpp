@@ -12,6 +12,7 @@
 #include "io/registry.hpp"
 #include "recommend/query.hpp"
 #include "recommend/recommend.hpp"
+#include "recommend/front_end.hpp"
 
 using namespace hwplan;
 

@@ -3,6 +3,7 @@
 
 #include "io/registry.hpp"
 #include "recommend/query.hpp"
+#include "recommend/front_end.hpp"
 #include "serve/plan.hpp"
 
 using namespace hwplan;

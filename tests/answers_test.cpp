@@ -12,6 +12,7 @@
 #include "estimators/efficiency.hpp"
 #include "estimators/estimate.hpp"
 #include "recommend/query.hpp"
+#include "recommend/front_end.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;

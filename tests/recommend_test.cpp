@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "recommend/recommend.hpp"
+#include "recommend/front_end.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;

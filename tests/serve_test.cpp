@@ -15,6 +15,7 @@
 #include "io/serving_io.hpp"
 #include "io/trace_io.hpp"
 #include "recommend/query.hpp"
+#include "recommend/front_end.hpp"
 #include "serve/plan.hpp"
 #include "validate/validation.hpp"
 #include "test_util.hpp"

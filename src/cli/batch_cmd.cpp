@@ -11,6 +11,7 @@
 #include "core/strings.hpp"
 #include "io/batch_io.hpp"
 #include "report/estimate_report.hpp"
+#include "recommend/front_end.hpp"
 
 namespace hwplan::cli {
 namespace {

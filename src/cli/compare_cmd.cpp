@@ -4,6 +4,7 @@
 
 #include "cli/commands.hpp"
 #include "report/compare_report.hpp"
+#include "recommend/front_end.hpp"
 
 namespace hwplan::cli {
 namespace {

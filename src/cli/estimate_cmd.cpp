@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "core/strings.hpp"
 #include "recommend/recommend.hpp"
+#include "recommend/front_end.hpp"
 #include "report/estimate_report.hpp"
 #include "report/html_report.hpp"
 

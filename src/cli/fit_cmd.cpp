@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "report/recommend_report.hpp"
+#include "recommend/front_end.hpp"
 
 namespace hwplan::cli {
 namespace {

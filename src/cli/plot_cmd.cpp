@@ -15,6 +15,7 @@
 #include "estimators/operators.hpp"
 #include "estimators/training.hpp"
 #include "recommend/recommend.hpp"
+#include "recommend/front_end.hpp"
 #include "report/plots.hpp"
 #include "report/svg.hpp"
 
@@ -65,9 +66,12 @@ int run_memory(const PlotOptions& o) {
     for (std::size_t i = 0; i < r.candidates.size() && i < 6; ++i)
       chart.bars.push_back(report::memory_bar(fmt::format("{} x{}", r.candidates[i].device->id, r.candidates[i].count), r.candidates[i].estimate));
   }
+  const Model model = registry.model(o.workload.model);
+  const Device* named = o.workload.device.empty() ? nullptr : registry.find_device(o.workload.device);
   for (const auto& id : ids) {
     const Device& d = registry.device(id);
-    Query q = resolve_query(registry, o.workload, &d);
+    Query q = resolve_query(model, d, o.workload, o.workload.count,
+                            named == &d ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
     Outcome out = run_query(q);
     chart.bars.push_back(report::memory_bar(fmt::format("{} x{}", d.id, q.input.system.count), out.estimate));
   }

@@ -9,6 +9,7 @@
 #include "cli/serve_setup.hpp"
 #include "report/recommend_report.hpp"
 #include "core/strings.hpp"
+#include "recommend/front_end.hpp"
 
 namespace hwplan::cli {
 namespace {

@@ -9,6 +9,7 @@
 #include "report/html_report.hpp"
 #include "report/plots.hpp"
 #include "report/serve_report.hpp"
+#include "recommend/front_end.hpp"
 
 namespace hwplan::cli {
 namespace {

@@ -17,6 +17,7 @@
 #include "report/table.hpp"
 #include "report/tco_report.hpp"
 #include "tco/tco.hpp"
+#include "recommend/front_end.hpp"
 
 namespace hwplan::cli {
 namespace {

@@ -9,6 +9,12 @@
 namespace hwplan {
 namespace {
 
+// What every change is tried on: the model and device the user named, resolved once.
+struct Target {
+  const Model& model;
+  const Device& device;
+};
+
 struct Tried {
   bool ok = false;  // the combination is valid at all
   Estimate estimate;
@@ -21,10 +27,10 @@ double compared_seconds(const Estimate& e, long long generate) {
                     : (generate > 0 ? e.infer.time_per_output_token_seconds : e.infer.prefill_seconds);
 }
 
-Tried try_spec(const io::Registry& registry, const WorkloadSpec& w) {
+Tried try_spec(const Target& target, const WorkloadSpec& w) {
   Tried t;
   try {
-    Query q = resolve_query(registry, w);
+    Query q = resolve_query(target.model, target.device, w, w.count);
     Outcome o = run_query(q);
     t.ok = true;
     t.estimate = o.estimate;
@@ -163,12 +169,12 @@ std::vector<Change> inference_changes() {
 
 // Each change alone; a change that neither saves memory nor time is no advice (selective recomputation under
 // flash attention, which already recomputes the attention scores).
-void add_single_changes(const io::Registry& registry, const WorkloadSpec& base, const std::vector<Change>& changes,
+void add_single_changes(const Target& target, const WorkloadSpec& base, const std::vector<Change>& changes,
                         FitReport& report) {
   for (const auto& c : changes) {
     WorkloadSpec w = base;
     if (!c.apply(w)) continue;
-    Tried t = try_spec(registry, w);
+    Tried t = try_spec(target, w);
     if (!t.ok) continue;
     if (t.estimate.memory.total() > 0.99 * report.baseline.memory.total() && t.seconds >= report.baseline_seconds * 0.999 &&
         t.estimate.fits == report.baseline.fits)
@@ -180,13 +186,13 @@ void add_single_changes(const io::Registry& registry, const WorkloadSpec& base, 
 }
 
 // Smaller micro-batch with gradient accumulation keeps the global batch (training), smaller batch (inference).
-void add_batch_change(const io::Registry& registry, const WorkloadSpec& base, bool inference, FitReport& report) {
+void add_batch_change(const Target& target, const WorkloadSpec& base, bool inference, FitReport& report) {
   const long long batch = base.batch.value_or(1);
   auto fits_with_batch = [&](long long b) {
     WorkloadSpec w = base;
     w.batch = b;
     if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / b);
-    Tried t = try_spec(registry, w);
+    Tried t = try_spec(target, w);
     return t.ok && t.estimate.fits;
   };
   report.max_micro_batch = largest(std::max<long long>(batch, 1) * 64, fits_with_batch);
@@ -194,7 +200,7 @@ void add_batch_change(const io::Registry& registry, const WorkloadSpec& base, bo
   WorkloadSpec w = base;
   w.batch = *report.max_micro_batch;
   if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / *report.max_micro_batch);
-  Tried t = try_spec(registry, w);
+  Tried t = try_spec(target, w);
   std::string words = inference ? "batch " + std::to_string(*report.max_micro_batch) + " instead of " + std::to_string(batch)
                                 : "micro-batch " + std::to_string(*report.max_micro_batch) + " with gradient accumulation x" +
                                       std::to_string(*w.grad_accum) + " (same global batch)";
@@ -217,17 +223,17 @@ WorkloadSpec with_length(const WorkloadSpec& base, bool inference, long long s) 
 }
 
 // Longest sequence / context that fits as configured.
-void add_length_change(const io::Registry& registry, const WorkloadSpec& base, const Model& model, bool inference,
+void add_length_change(const Target& target, const WorkloadSpec& base, const Model& model, bool inference,
                        long long current, FitReport& report) {
   report.model_context = model.max_sequence_length;
   long long limit = std::max<long long>(model.max_sequence_length, 1) * 8;
   report.max_seq = largest(limit, [&](long long s) {
-    Tried t = try_spec(registry, with_length(base, inference, s));
+    Tried t = try_spec(target, with_length(base, inference, s));
     return t.ok && t.estimate.fits;
   });
   if (!report.max_seq || *report.max_seq >= current) return;
   WorkloadSpec w = with_length(base, inference, *report.max_seq);
-  Tried t = try_spec(registry, w);
+  Tried t = try_spec(target, w);
   report.changes.push_back({(inference ? "context of " : "sequence length ") + std::to_string(*report.max_seq) + " tokens instead of " +
                                 std::to_string(current),
                             inference ? "--prompt " + std::to_string(w.prompt) + " --generate " + std::to_string(w.generate)
@@ -239,7 +245,7 @@ void add_length_change(const io::Registry& registry, const WorkloadSpec& base, c
 // When no single change fits: every pair (then triple) of changes is tried (numerics-changing ones too, marked),
 // and the one that fits at the lowest time wins; at equal time (within 2%) the one that keeps the model's
 // numerics. The standard fix for 8 GB cards, QLoRA with gradient checkpointing, is such a pair.
-void add_combinations(const io::Registry& registry, const WorkloadSpec& base, const std::vector<Change>& changes,
+void add_combinations(const Target& target, const WorkloadSpec& base, const std::vector<Change>& changes,
                       FitReport& report) {
   const int n = static_cast<int>(changes.size());
   std::optional<FitChange> best;
@@ -253,7 +259,7 @@ void add_combinations(const io::Registry& registry, const WorkloadSpec& base, co
       flags += (flags.empty() ? "" : " ") + changes[i].flags;
       words += (words.empty() ? "" : " + ") + changes[i].words;
     }
-    Tried t = try_spec(registry, w);
+    Tried t = try_spec(target, w);
     if (!t.ok || !t.estimate.fits) return;
     FitChange c{words, flags, true, t.estimate.memory.total(), t.seconds, slowdown_of(t.seconds, report.baseline_seconds),
                 quality};
@@ -282,19 +288,20 @@ void add_combinations(const io::Registry& registry, const WorkloadSpec& base, co
 
 }  // namespace
 
-FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& base) {
+FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpec& base) {
   FitReport report;
-  Query q0 = resolve_query(registry, base);  // validates the flags (throws on bad input)
+  const Target target{model, device};
+  Query q0 = resolve_query(model, device, base, base.count);  // validates the flags (throws on bad input)
   Outcome o0 = run_query(q0);
   report.baseline = o0.estimate;
   const bool inference = base.task == "infer";
   report.baseline_seconds = compared_seconds(o0.estimate, base.generate);
 
   const std::vector<Change> changes = inference ? inference_changes() : training_changes(*q0.device, base.count);
-  add_single_changes(registry, base, changes, report);
-  add_batch_change(registry, base, inference, report);
+  add_single_changes(target, base, changes, report);
+  add_batch_change(target, base, inference, report);
   if (q0.model.is_transformer())
-    add_length_change(registry, base, q0.model, inference,
+    add_length_change(target, base, q0.model, inference,
                       inference ? base.prompt + base.generate : q0.input.workload.seq, report);
   std::stable_sort(report.changes.begin(), report.changes.end(), [](const FitChange& a, const FitChange& b) {
     if (a.fits != b.fits) return a.fits;
@@ -302,7 +309,7 @@ FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& base) {
     return a.slowdown < b.slowdown;
   });
   const bool any = std::any_of(report.changes.begin(), report.changes.end(), [](const FitChange& c) { return c.fits; });
-  if (!report.baseline.fits && !any) add_combinations(registry, base, changes, report);
+  if (!report.baseline.fits && !any) add_combinations(target, base, changes, report);
   return report;
 }
 

@@ -5,9 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "core/device.hpp"
+#include "core/model.hpp"
 #include "core/workload_spec.hpp"
 #include "estimators/estimate_types.hpp"
-#include "io/registry.hpp"
 
 namespace hwplan {
 
@@ -33,6 +34,7 @@ struct FitReport {
   bool max_seq_beyond_context() const { return max_seq && model_context > 0 && *max_seq > model_context; }
 };
 
-FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& workload);
+// The model and device as the front end resolved them (front_end.hpp); every change is a function of the workload.
+FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpec& workload);
 
 }  // namespace hwplan

@@ -273,19 +273,15 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   }
 }
 
-// The calibration profile, read once per file (io::load_profile_cached); applied only to the device it measured
-// when the query is for another device.
-void resolve_profile(const io::Registry& registry, const WorkloadSpec& o, const Device* device_override, Query& q) {
-  if (o.profile) {
-    q.profile = io::load_profile_cached(*o.profile);
-    // A profile measures one device. Evaluating others (recommend, serve over the catalog), it applies only to the
-    // device it was measured on; asked for by name (--device), it applies with a warning (estimate.cpp).
-    const Device* named = o.device.empty() ? nullptr : registry.find_device(o.device);
-    if (device_override && named != device_override && !q.profile->catalog_id.empty() &&
-        q.profile->catalog_id != q.device->id) {
-      q.profile.reset();
-      q.profile_skipped = true;
-    }
+// The calibration profile, read once per file (io::load_profile_cached). A profile measures one device: asked for
+// by name it applies with a warning (estimate.cpp); evaluating the catalog (recommend, serve over the devices) it
+// applies only to the device it was measured on.
+void resolve_profile(const WorkloadSpec& o, ProfileScope scope, Query& q) {
+  if (!o.profile) return;
+  q.profile = io::load_profile_cached(*o.profile);
+  if (scope == ProfileScope::kMeasuredDeviceOnly && !q.profile->catalog_id.empty() && q.profile->catalog_id != q.device->id) {
+    q.profile.reset();
+    q.profile_skipped = true;
   }
 }
 
@@ -295,21 +291,19 @@ long long default_sequence_length(const Model& model, const WorkloadSpec& w) {
   return w.seq.value_or(model.is_transformer() ? std::min<long long>(model.max_sequence_length, 2048) : 1);
 }
 
-Query resolve_query(const io::Registry& registry, const WorkloadSpec& o, const Device* device_override,
-                    std::optional<int> count_override, const Model* model_override) {
+Query resolve_query(const Model& model, const Device& device, const WorkloadSpec& o, long long count, ProfileScope scope) {
   Query q;
-  q.model = model_override ? *model_override : registry.model(o.model);
-  q.device = device_override ? device_override : &registry.device(o.device);
-  long long count = count_override ? *count_override : o.count;
+  q.model = model;
+  q.device = &device;
   check_range("--count", count, 1, 10'000'000);
-  if (count > 1 && (q.device->host_link.type == "soc" || q.device->host_link.type == "usb3"))
-    bad("--count", q.device->name + " is a standalone " + q.device->host_link.type +
+  if (count > 1 && (device.host_link.type == "soc" || device.host_link.type == "usb3"))
+    bad("--count", device.name + " is a standalone " + device.host_link.type +
                        " device: there is no link to split one model over several");
 
   resolve_workload(o, q);
   resolve_system(o, count, q);
   resolve_plan(o, count, q);
-  resolve_profile(registry, o, device_override, q);
+  resolve_profile(o, scope, q);
   q.input.model = &q.model;
   q.input.device = q.device;
   q.input.profile = q.profile.get();

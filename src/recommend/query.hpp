@@ -13,7 +13,6 @@
 #include "core/workload_spec.hpp"
 #include "estimators/estimate_types.hpp"
 #include "estimators/search.hpp"
-#include "io/registry.hpp"
 
 namespace hwplan {
 
@@ -33,10 +32,15 @@ struct Query {
 // (1 for networks without sequences).
 long long default_sequence_length(const Model& model, const WorkloadSpec& w);
 
-// Validates every flag (exit-2 errors name the flag) and builds the query. `device` may be overridden
-// (recommend evaluates many devices for one workload).
-Query resolve_query(const io::Registry& registry, const WorkloadSpec& w, const Device* device_override = nullptr,
-                    std::optional<int> count_override = std::nullopt, const Model* model_override = nullptr);
+// Which device a calibration profile applies to: the one the user named (--device; another device than the
+// profile's gets it with a warning), or, when the catalog is evaluated (recommend, serve over many devices), only
+// the device it was measured on (the query says it was skipped).
+enum class ProfileScope { kNamedDevice, kMeasuredDeviceOnly };
+
+// Validates every flag (exit-2 errors name the flag) and builds the query for `count` of `device` running `model`.
+// Typed values in: the names of the model and device were resolved once by the front end (front_end.hpp).
+Query resolve_query(const Model& model, const Device& device, const WorkloadSpec& w, long long count,
+                    ProfileScope scope = ProfileScope::kNamedDevice);
 // Runs the estimate, searching the layout when needed.
 struct Outcome {
   Estimate estimate;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
+#include <functional>
 #include <future>
 #include <map>
 
@@ -60,7 +61,6 @@ struct DeviceResult {
 
 // What every device of a recommend run is asked: the workload, the constraints and the job.
 struct DeviceQuestion {
-  const io::Registry& registry;
   const WorkloadSpec& workload;
   const RecommendSpec& spec;
   const Model& model;
@@ -199,7 +199,8 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
     ++out.configurations;
     Query query;
     try {
-      query = resolve_query(q.registry, w, &d, count, &q.model);
+      // A profile applies to the device the user named (--device, its catalog id by now) or the one it measured.
+      query = resolve_query(q.model, d, w, count, w.device == d.id ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
     } catch (const InputError& e) {
       last_reason = e.detail();
       continue;
@@ -292,11 +293,10 @@ long long default_global_batch(const Model& model, const std::string& task, long
 }
 
 
-std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& registry, const WorkloadSpec& workload,
-                                                          const Device& device, double deadline_seconds,
+std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, const Device& device,
+                                                          const WorkloadSpec& workload, double deadline_seconds,
                                                           long long max_count) {
   if (!workload.tokens) throw InputError({}, "--deadline", "needs --tokens (the job the deadline is for)");
-  Model model = registry.model(workload.model);
   for (int count : candidate_counts(max_count)) {
     DeadlineAnswer a;
     a.count = count;
@@ -308,7 +308,7 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& re
       a.workload.global_batch = default_global_batch(model, workload.task, default_sequence_length(model, workload));
     Query q;
     try {
-      q = resolve_query(registry, a.workload, &device, count, &model);
+      q = resolve_query(model, device, a.workload, count);
     } catch (const InputError&) {
       continue;  // no layout of this count for this workload (heads, layers or batch do not divide)
     }
@@ -317,6 +317,35 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& re
     if (o.estimate.fits && o.estimate.total_seconds >= 0 && o.estimate.total_seconds <= deadline_seconds) return a;
   }
   return std::nullopt;
+}
+
+std::vector<const Device*> select_devices(const std::vector<Device>& catalog, const RecommendSpec& spec,
+                                          const std::function<const Device*(const std::string&)>& find) {
+  for (const auto& c : spec.classes)
+    if (!parse_device_class(c)) throw InputError({}, "--class", "'" + c + "' is not one of: consumer, workstation, datacenter, npu, edge");
+  std::vector<const Device*> excluded, only;
+  for (const auto& x : spec.exclude) excluded.push_back(find(x));  // unknown ids are errors, with a suggestion
+  for (const auto& x : spec.devices) only.push_back(find(x));
+  // A vendor or class no catalog device has is a typo, not an empty answer.
+  std::vector<std::string> vendors, classes;
+  for (const auto& d : catalog) {
+    vendors.push_back(d.vendor);
+    classes.push_back(to_string(d.device_class));
+  }
+  for (const auto& v : spec.vendors)
+    if (!listed(vendors, v)) {
+      auto near = nearest(v, vendors);
+      throw InputError({}, "--vendor", "no device in the catalog is from '" + v + "'" + (near ? " (did you mean '" + *near + "'?)" : ""));
+    }
+  for (const auto& c : spec.classes)
+    if (!listed(classes, c)) throw InputError({}, "--class", "no device in the catalog has class '" + c + "'");
+  std::vector<const Device*> devices;
+  for (const auto& d : catalog) {
+    if (!listed(spec.classes, to_string(d.device_class)) || !listed(spec.vendors, d.vendor)) continue;
+    if (!only.empty() && std::find(only.begin(), only.end(), &d) == only.end()) continue;
+    if (std::find(excluded.begin(), excluded.end(), &d) == excluded.end()) devices.push_back(&d);
+  }
+  return devices;
 }
 
 std::vector<int> candidate_counts(long long max_count) {
@@ -329,12 +358,12 @@ std::vector<int> candidate_counts(long long max_count) {
   return out;
 }
 
-Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workload, const RecommendSpec& spec, int threads) {
+Recommendation recommend(const Model& model, const std::vector<const Device*>& devices, const WorkloadSpec& workload,
+                         const RecommendSpec& spec, int threads) {
   WorkloadSpec w = workload;
   w.search_single_device = true;
   auto start = std::chrono::steady_clock::now();
   Recommendation r;
-  Model model = registry.model(w.model);
   r.model_id = model.id;
   r.counts_samples = !model.is_transformer();
   if (w.profile) {
@@ -368,44 +397,14 @@ Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workl
   if (spec.optimize != "cost" && spec.optimize != "time" && spec.optimize != "energy" && spec.optimize != "balanced")
     throw InputError({}, "--optimize", "'" + spec.optimize + "' is not one of: cost, time, energy, balanced");
   if (spec.max_count < 1) throw InputError({}, "--max-count", "must be at least 1");
-  for (const auto& c : spec.classes)
-    if (!parse_device_class(c)) throw InputError({}, "--class", "'" + c + "' is not one of: consumer, workstation, datacenter, npu, edge");
-  for (const auto& x : spec.exclude) registry.device(x);  // unknown ids are errors, with a suggestion
-  {
-    // A vendor or class no catalog device has is a typo, not an empty answer.
-    std::vector<std::string> vendors, classes;
-    for (const auto& d : registry.devices()) {
-      vendors.push_back(d.vendor);
-      classes.push_back(to_string(d.device_class));
-    }
-    for (const auto& v : spec.vendors)
-      if (!listed(vendors, v)) {
-        auto near = nearest(v, vendors);
-        throw InputError({}, "--vendor", "no device in the catalog is from '" + v + "'" + (near ? " (did you mean '" + *near + "'?)" : ""));
-      }
-    for (const auto& c : spec.classes)
-      if (!listed(classes, c) && parse_device_class(c))
-        throw InputError({}, "--class", "no device in the catalog has class '" + c + "'");
-  }
-  std::vector<const Device*> only;
-  for (const auto& x : spec.devices) only.push_back(&registry.device(x));
   if (spec.count && *spec.count < 1) throw InputError({}, "--count", "must be at least 1");
 
-  std::vector<const Device*> devices;
-  for (const auto& d : registry.devices()) {
-    if (!listed(spec.classes, to_string(d.device_class)) || !listed(spec.vendors, d.vendor)) continue;
-    if (!only.empty() && std::find(only.begin(), only.end(), &d) == only.end()) continue;
-    bool excluded = false;
-    for (const auto& x : spec.exclude)
-      if (registry.find_device(x) == &d) excluded = true;
-    if (!excluded) devices.push_back(&d);
-  }
   std::vector<int> counts = spec.count ? std::vector<int>{static_cast<int>(*spec.count)} : candidate_counts(spec.max_count);
   r.largest_count = counts.back();
   r.cost_basis = choose_cost_basis(devices, spec.cost_basis);
   RecommendSpec priced = spec;  // every device is costed on the one basis
   priced.cost_basis = r.cost_basis.basis;
-  const DeviceQuestion question{registry, w, priced, model, r.job_tokens, deadline, counts};
+  const DeviceQuestion question{w, priced, model, r.job_tokens, deadline, counts};
   // Devices are independent: evaluate them on `threads` workers, then merge in catalog order (results are
   // identical whatever the thread count).
   std::vector<DeviceResult> results(devices.size());

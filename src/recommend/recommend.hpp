@@ -2,13 +2,15 @@
 // constraints and ranked by the objective, each with the reasons in words; and the devices rejected, with why.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/device.hpp"
+#include "core/model.hpp"
 #include "core/workload_spec.hpp"
 #include "estimators/estimate_types.hpp"
-#include "io/registry.hpp"
 
 namespace hwplan {
 
@@ -97,11 +99,17 @@ struct DeadlineAnswer {
   int count = 0;
   WorkloadSpec workload;  // the workload with count and global batch set, ready for resolve_query
 };
-std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& registry, const WorkloadSpec& w,
-                                                          const Device& device, double deadline_seconds,
-                                                          long long max_count);
+std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, const Device& device, const WorkloadSpec& w,
+                                                          double deadline_seconds, long long max_count);
 
-Recommendation recommend(const io::Registry& registry, const WorkloadSpec& workload, const RecommendSpec& spec,
-                         int threads = 1);
+// The devices a recommend run ranks: the catalog filtered by --class, --vendor, --devices and --exclude. `find`
+// resolves a device name (an unknown one throws, with a suggestion); a class or vendor no device has is an error.
+std::vector<const Device*> select_devices(const std::vector<Device>& catalog, const RecommendSpec& spec,
+                                          const std::function<const Device*(const std::string&)>& find);
+
+// Ranks `devices` for the workload under the constraints (the model and the device list resolved by the front
+// end, front_end.hpp). Devices are evaluated on `threads` workers; the answer does not depend on their number.
+Recommendation recommend(const Model& model, const std::vector<const Device*>& devices, const WorkloadSpec& workload,
+                         const RecommendSpec& spec, int threads = 1);
 
 }  // namespace hwplan

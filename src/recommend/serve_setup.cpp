@@ -92,7 +92,7 @@ std::vector<std::pair<int, int>> layout_candidates(const ServeSpec& o, const Mod
 
 }  // namespace
 
-ServeSetup prepare_serve(const io::Registry& registry, ServeSpec& o, const Device* device_override) {
+ServeSetup prepare_serve(const Model& named_model, const Device& named_device, ServeSpec& o, ProfileScope scope) {
   ServeSetup out;
   WorkloadSpec& w = o.workload;
   if (w.task != "infer") bad("--task", "serve is inference: leave --task out (or give infer)");
@@ -101,9 +101,9 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeSpec& o, const Devic
   if (w.batch) bad("--batch", "serve batches continuously; use --max-sequences to cap the batch");
   if (w.prompt < 1 && !o.prompt_dist && !o.trace) bad("--prompt", "must be at least 1 token for serving");
   if (w.generate < 1 && !o.generate_dist && !o.trace) bad("--generate", "must be at least 1 token for serving");
-  out.model = registry.model(w.model);
+  out.model = named_model;
   const Model& model = out.model;
-  out.device = device_override ? device_override : &registry.device(w.device);
+  out.device = &named_device;
   const Device& device = *out.device;
   if (!model.is_transformer()) bad("--model", model.id + " is not a transformer language model: nothing to serve token by token");
 
@@ -201,7 +201,7 @@ ServeSetup prepare_serve(const io::Registry& registry, ServeSpec& o, const Devic
     s.prompt = std::max(1LL, w.prompt);
     s.generate = std::max(1LL, w.generate);
     try {
-      queries.push_back(resolve_query(registry, s, &device));
+      queries.push_back(resolve_query(model, device, s, s.count, scope));
     } catch (const InputError&) {
       if (w.tp && w.pp) throw;  // the layout the user asked for is invalid: say why
       if (w.tp && !w.pp && pp == 1) throw;

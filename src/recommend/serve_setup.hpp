@@ -10,7 +10,6 @@
 #include "core/device.hpp"
 #include "core/model.hpp"
 #include "core/workload_spec.hpp"
-#include "io/registry.hpp"
 #include "recommend/query.hpp"
 #include "serve/plan.hpp"
 
@@ -49,6 +48,9 @@ struct ServeSetup {
 };
 // Validates every field (exit-2 errors name the flag or the trace's file:line). `device_override` replaces the
 // spec's device. A trace without a rate or a concurrency sets `o.rate` to the trace's own.
-ServeSetup prepare_serve(const io::Registry& registry, ServeSpec& o, const Device* device_override = nullptr);
+// The model and device resolved by the front end (front_end.hpp); `scope`: whether a --profile applies to this
+// device when it measured another (query.hpp).
+ServeSetup prepare_serve(const Model& model, const Device& device, ServeSpec& o,
+                         ProfileScope scope = ProfileScope::kNamedDevice);
 
 }  // namespace hwplan

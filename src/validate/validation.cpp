@@ -13,6 +13,7 @@
 #include "io/serving_io.hpp"
 #include "recommend/query.hpp"
 #include "recommend/serve_setup.hpp"
+#include "recommend/front_end.hpp"
 #include "serve/plan.hpp"
 
 namespace hwplan::validate {
@@ -118,7 +119,7 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
     }
     Query q;
     try {
-      q = resolve_query(registry, spec, nullptr, std::nullopt, inline_model);
+      q = resolve_query(registry, spec, inline_model);
     } catch (const InputError& e) {
       throw InputError(c.where, e.key(), "case '" + c.name + "': " + e.detail());
     }

@@ -1,0 +1,36 @@
+#include "recommend/front_end.hpp"
+
+namespace hwplan {
+
+Query resolve_query(const io::Registry& registry, const WorkloadSpec& w, const Model* model_override) {
+  const Model& model = model_override ? *model_override : registry.model(w.model);
+  return resolve_query(model, registry.device(w.device), w, w.count, ProfileScope::kNamedDevice);
+}
+
+Recommendation recommend(const io::Registry& registry, const WorkloadSpec& w, const RecommendSpec& spec, int threads) {
+  const Model& model = registry.model(w.model);
+  WorkloadSpec named = w;
+  if (const Device* d = w.device.empty() ? nullptr : registry.find_device(w.device)) named.device = d->id;
+  auto find = [&](const std::string& id) { return &registry.device(id); };
+  return recommend(model, select_devices(registry.devices(), spec, find), named, spec, threads);
+}
+
+FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& w) {
+  return fit_advice(registry.model(w.model), registry.device(w.device), w);
+}
+
+ServeSetup prepare_serve(const io::Registry& registry, ServeSpec& o, const Device* device) {
+  const WorkloadSpec& w = o.workload;
+  const Device* named = w.device.empty() ? nullptr : registry.find_device(w.device);
+  const Device& d = device ? *device : registry.device(w.device);
+  const ProfileScope scope = !device || named == device ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly;
+  return prepare_serve(registry.model(w.model), d, o, scope);
+}
+
+std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& registry, const WorkloadSpec& w,
+                                                          const Device& device, double deadline_seconds,
+                                                          long long max_count) {
+  return smallest_count_for_deadline(registry.model(w.model), device, w, deadline_seconds, max_count);
+}
+
+}  // namespace hwplan
