@@ -40,7 +40,10 @@ constexpr ArchitectureFraction kSgemmFraction[] = {
 // unfused decode (about 1,250 kernels per Llama 7B token) shows it: the time per token left after the weights
 // are read is about 2.3 us per kernel on an RTX 4090, 3.4 on an RTX 3090 (1.70 GHz), 4.3 on an A100 PCIe (1.41
 // GHz), i.e. 5,800-6,100 cycles each (XiongjieDai/GPU-Benchmarks-on-LLM-Inference, data/measurements). The clock is
-// the one the device holds (a power-limited T4 or L4 runs its kernels' cycles slower than its boost clock).
+// the one the device holds: a power-limited T4 or L4 runs its kernels' cycles slower than its boost clock in a
+// GEMM-bound step, but not in a memory-bound one (decode), where it draws less than its limit
+// (memory_bound_kernel_overhead_seconds: on the L4, vLLM's batch-1 decode of Qwen2.5-0.5B, about 470 kernels a
+// token, was 44% slower than measured with the held clock's floor and is 22% slower with the boost clock's).
 // Used as assumptions().kernel_overhead_cycles (src/core/assumptions.hpp, overridable with --assumptions).
 // Used as assumptions().default_kernel_overhead_seconds (src/core/assumptions.hpp, overridable with --assumptions).
 
@@ -220,14 +223,17 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
   // cuDNN), and datacenter Blackwell's its tcgen05 MMA. Consumer Blackwell (GB20x) has neither: mma.sync is native.
   if (device.architecture_family == "hopper" || device.architecture_family == "blackwell")
     r.portable_attention_fraction = assumptions().portable_attention_fraction;
-  r.kernel_overhead_seconds = device.boost_clock_mhz && *device.boost_clock_mhz > 0
-                                  ? assumptions().kernel_overhead_cycles / (*device.boost_clock_mhz * 1e6 * clock)
-                                  : assumptions().default_kernel_overhead_seconds;
+  const bool clocked = device.boost_clock_mhz && *device.boost_clock_mhz > 0;
+  r.kernel_overhead_seconds = clocked ? assumptions().kernel_overhead_cycles / (*device.boost_clock_mhz * 1e6 * clock)
+                                      : assumptions().default_kernel_overhead_seconds;
+  r.memory_bound_kernel_overhead_seconds = clocked ? assumptions().kernel_overhead_cycles / (*device.boost_clock_mhz * 1e6)
+                                                   : assumptions().default_kernel_overhead_seconds;
   if (profile) {
     auto it = profile->gemm.find(precision);
     if (it != profile->gemm.end() && !it->second.empty()) r.gemm_curve = &it->second;
     if (!profile->bandwidth.empty()) r.bandwidth_curve = &profile->bandwidth;
-    if (profile->kernel_launch_seconds > 0) r.kernel_overhead_seconds = profile->kernel_launch_seconds;
+    if (profile->kernel_launch_seconds > 0)
+      r.kernel_overhead_seconds = r.memory_bound_kernel_overhead_seconds = profile->kernel_launch_seconds;
   }
   return r;
 }
@@ -249,6 +255,18 @@ double net_of_floor(double raw_rate, double size, double floor_seconds) {
 }
 
 }  // namespace
+
+double memory_bound_tokens(const DeviceRates& r, double weight_bytes) {
+  const double bandwidth = r.bandwidth * r.bandwidth_efficiency;
+  if (bandwidth <= 0) return 0;
+  return r.matrix_flops * r.gemm_efficiency * weight_bytes / (2 * bandwidth);
+}
+
+DeviceRates rates_at_load(const DeviceRates& r, double tokens, double weight_bytes) {
+  DeviceRates out = r;
+  if (tokens < memory_bound_tokens(r, weight_bytes)) out.kernel_overhead_seconds = r.memory_bound_kernel_overhead_seconds;
+  return out;
+}
 
 double gemm_efficiency(const DeviceRates& r, double m, double n, double k, double batch) {
   if (r.gemm_curve) {

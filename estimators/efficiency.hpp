@@ -16,7 +16,10 @@ struct DeviceRates {
   double gemm_efficiency = 0.8;      // fraction of matrix_flops that large, well-shaped GEMMs reach
   double bandwidth = 0;              // DRAM bytes/s (peak)
   double bandwidth_efficiency = 0.85;
-  double kernel_overhead_seconds = 4e-6;  // launch + ramp-up/tail of one kernel
+  double kernel_overhead_seconds = 4e-6;  // launch + ramp-up/tail of one kernel, at the clock held under dense GEMMs
+  // The same floor in memory-bound work (decode): the device draws less than its power limit there and runs at its
+  // boost clock, so a power-limited part (T4, L4) pays fewer microseconds per kernel than in a GEMM-bound step.
+  double memory_bound_kernel_overhead_seconds = 4e-6;
   int compute_units = 0;             // SMs / CUs (0 = unknown: no wave quantisation)
   bool tensor_cores = true;          // GEMM runs on matrix units (tile 128x128) rather than SIMT (128x64)
   double simt_flops = 0;             // FP32 vector units: skinny GEMMs (GEMV) may run there instead
@@ -47,6 +50,14 @@ PrecisionChoice effective_precision(const Device& device, Precision requested);
 // Large-SGEMM fraction of the FP32 peak for the device's architecture, and the sustained clock fraction.
 double sgemm_fraction(const Device& device);
 double sustained_clock_fraction(const Device& device);
+
+// New tokens per step below which a transformer step is memory-bound: its GEMMs read every weight once for fewer
+// FLOPs than the matrix units do in the time the read takes (weight_bytes per parameter, 2 FLOPs per parameter and
+// token).
+double memory_bound_tokens(const DeviceRates& r, double weight_bytes);
+// The rates of a step over `tokens` new tokens: below memory_bound_tokens a power-limited device holds its boost
+// clock, and its kernels' fixed cost is memory_bound_kernel_overhead_seconds.
+DeviceRates rates_at_load(const DeviceRates& r, double tokens, double weight_bytes);
 
 // Rates of `device` when computing in `precision`. fp32 uses the non-tensor FP32 units (or IEEE-fp32 matrix
 // units where they exist, AMD CDNA), as PyTorch does by default; fp16/bf16/tf32/fp8 use the matrix units.

@@ -185,15 +185,17 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
   if (w.generate > 0) {
     double context = static_cast<double>(w.prompt) + static_cast<double>(w.generate) / 2.0;
     double weight_read = 0, kv_read = 0;
-    double layer = decode_layer_seconds(m, rates, batch, context, plan.tp, weight_bytes, bytes_per_element(w.kv_cache),
+    // A decode step of a few sequences is memory-bound: a power-limited device runs it at its boost clock.
+    const DeviceRates decode = rates_at_load(rates, batch, weight_bytes);
+    double layer = decode_layer_seconds(m, decode, batch, context, plan.tp, weight_bytes, bytes_per_element(w.kv_cache),
                                         &weight_read, &kv_read);
     double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
-    double logits = gemm_seconds(rates, batch, static_cast<double>(m.vocab_size) / plan.tp,
-                                 static_cast<double>(m.hidden_size), 1, 2, weight_bytes) + 4 * rates.kernel_overhead_seconds;
+    double logits = gemm_seconds(decode, batch, static_cast<double>(m.vocab_size) / plan.tp,
+                                 static_cast<double>(m.hidden_size), 1, 2, weight_bytes) + 4 * decode.kernel_overhead_seconds;
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Pipeline stages work on different micro-batches in steady state only when there are several;
     // a single stream walks through all stages.
-    double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernel_seconds(m, w, rates);
+    double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernel_seconds(m, w, decode);
     // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
     // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
     const Stack& st = w.stack;
@@ -229,40 +231,44 @@ StepRates step_rates(const EstimateInput& in) {
   // A chunk of a few hundred tokens against its heads: the flash-attention rate of that tile shape.
   const double heads = static_cast<double>(m.attention_heads) / s.tp;
   const Stack& st = w.stack;
+  s.memory_bound_tokens = memory_bound_tokens(s.rates, s.weight_bytes);
+  s.memory_bound_rates = rates_at_load(s.rates, 0, s.weight_bytes);
   s.prefill_attention_flops_per_s = s.rates.matrix_flops * s.rates.attention_efficiency *
                                     (st.native_attention ? 1.0 : s.rates.portable_attention_fraction) *
                                     gemm_efficiency(s.rates, 512, 512, static_cast<double>(m.head_dim), heads);
   s.host_seconds = st.cuda_graphs ? 0.0 : (s.layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
   s.step_overhead_seconds = st.decode_step_overhead_seconds;
   s.extra_kernel_seconds = extra_kernel_seconds(m, w, s.rates);
+  s.memory_bound_extra_kernel_seconds = extra_kernel_seconds(m, w, s.memory_bound_rates);
   return s;
 }
 
 double step_tokens_seconds(const StepRates& s, double tokens) {
   if (tokens <= 0) return 0;
   const Model& m = *s.model;
-  double layer = token_layer_seconds(m, s.rates, tokens, s.tp, s.weight_bytes, nullptr);
+  double layer = token_layer_seconds(m, s.at(tokens), tokens, s.tp, s.weight_bytes, nullptr);
   double tp_comm = s.tp > 1 ? 2 * allreduce_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.tp, s.tp_link) : 0;
   double pp_comm = s.pp > 1 ? (s.pp - 1) * p2p_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.pp_link) : 0;
   return s.layers * (layer + tp_comm) + pp_comm;
 }
 
-double step_logits_seconds(const StepRates& s, double sequences) {
+double step_logits_seconds(const StepRates& s, double sequences, double step_tokens) {
   if (sequences <= 0) return 0;
   const Model& m = *s.model;
-  return gemm_seconds(s.rates, sequences, static_cast<double>(m.vocab_size) / s.tp, static_cast<double>(m.hidden_size),
-                      1, 2, s.weight_bytes) + 4 * s.rates.kernel_overhead_seconds;
+  const DeviceRates& r = s.at(step_tokens);
+  return gemm_seconds(r, sequences, static_cast<double>(m.vocab_size) / s.tp, static_cast<double>(m.hidden_size),
+                      1, 2, s.weight_bytes) + 4 * r.kernel_overhead_seconds;
 }
 
-double step_decode_attention_seconds(const StepRates& s, double context_tokens) {
+double step_decode_attention_seconds(const StepRates& s, double context_tokens, double step_tokens) {
   if (context_tokens <= 0) return 0;
   // The serving step knows only the summed context: sliding windows are not applied per sequence here (a
   // conservative read of the cache); MLA's latent is.
-  return s.layers * decode_attention_layer_seconds(*s.model, s.rates, context_tokens, s.tp, s.kv_bytes, nullptr,
-                                                   context_tokens);
+  return s.layers * decode_attention_layer_seconds(*s.model, s.at(step_tokens), context_tokens, s.tp, s.kv_bytes,
+                                                   nullptr, context_tokens);
 }
 
-double step_prefill_attention_seconds(const StepRates& s, double score_tokens, double kv_tokens) {
+double step_prefill_attention_seconds(const StepRates& s, double score_tokens, double kv_tokens, double step_tokens) {
   if (score_tokens <= 0) return 0;
   const Model& m = *s.model;
   const double heads = static_cast<double>(m.attention_heads) / s.tp;
@@ -270,8 +276,9 @@ double step_prefill_attention_seconds(const StepRates& s, double score_tokens, d
   const double d = static_cast<double>(m.head_dim);
   double flops = 4 * heads * d * score_tokens;
   double bytes = 2 * kv_heads * d * kv_tokens * s.kv_bytes;
-  double t = std::max(flops / std::max(1.0, s.prefill_attention_flops_per_s), bytes / achieved_bandwidth(s.rates, bytes));
-  return s.layers * (t + s.rates.kernel_overhead_seconds);
+  const DeviceRates& r = s.at(step_tokens);
+  double t = std::max(flops / std::max(1.0, s.prefill_attention_flops_per_s), bytes / achieved_bandwidth(r, bytes));
+  return s.layers * (t + r.kernel_overhead_seconds);
 }
 
 double kv_bytes_per_token(const Model& m, const Workload& w, const Plan& plan) {

@@ -15,7 +15,8 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
 // One engine iteration that batches prefill chunks and decode tokens together (continuous batching, as src/serve
 // simulates it), split into the pieces that depend on different counts. The same physics as inference_time's
 // decode step: a decode step of b sequences at context c costs
-//   step_tokens_seconds(b) + step_logits_seconds(b) + step_decode_attention_seconds(b c) (+ host and overhead).
+//   step_tokens_seconds(b) + step_logits_seconds(b, b) + step_decode_attention_seconds(b c, b) (+ host and overhead);
+// `step_tokens` (all new tokens of the step) says whether the step is memory-bound (StepRates::at).
 struct StepRates {
   const Model* model = nullptr;
   DeviceRates rates;
@@ -30,17 +31,26 @@ struct StepRates {
   double host_seconds = 0;          // host time to issue one step's kernels (0 with CUDA graphs)
   double step_overhead_seconds = 0; // the engine's scheduler, sampler, detokeniser, once per step
   double extra_kernel_seconds = 0;  // device time of the unfused engine's extra kernels, once per step
+  // Steps of fewer new tokens than memory_bound_tokens are memory-bound: the device holds its boost clock there
+  // (efficiency.hpp rates_at_load), and these rates and extra-kernel time apply.
+  double memory_bound_tokens = 0;
+  DeviceRates memory_bound_rates;
+  double memory_bound_extra_kernel_seconds = 0;
+  const DeviceRates& at(double step_tokens) const { return step_tokens < memory_bound_tokens ? memory_bound_rates : rates; }
+  double extra_kernels_at(double step_tokens) const {
+    return step_tokens < memory_bound_tokens ? memory_bound_extra_kernel_seconds : extra_kernel_seconds;
+  }
 };
 StepRates step_rates(const EstimateInput& in);
 // GEMMs, elementwise kernels and the tensor-parallel all-reduces of all layers for `tokens` new tokens.
 double step_tokens_seconds(const StepRates& s, double tokens);
 // The final norm and the logits GEMM for the `sequences` that sample a token this step.
-double step_logits_seconds(const StepRates& s, double sequences);
+double step_logits_seconds(const StepRates& s, double sequences, double step_tokens);
 // Decode attention over `context_tokens` cached positions, summed over the decoding sequences, all layers.
-double step_decode_attention_seconds(const StepRates& s, double context_tokens);
+double step_decode_attention_seconds(const StepRates& s, double context_tokens, double step_tokens);
 // Prefill attention: `score_tokens` = sum over chunks of chunk x (tokens before the chunk + chunk / 2), the
 // causal score count; `kv_tokens` = positions of K and V the chunks read.
-double step_prefill_attention_seconds(const StepRates& s, double score_tokens, double kv_tokens);
+double step_prefill_attention_seconds(const StepRates& s, double score_tokens, double kv_tokens, double step_tokens);
 // Bytes of KV cache one token takes per device (K and V, all layers of one pipeline stage).
 double kv_bytes_per_token(const Model& m, const Workload& w, const Plan& plan);
 

@@ -319,7 +319,7 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
   REQUIRE(set.cases.size() >= 5);
   // The rows `hwplan validate --measurements data/measurements/serving.yaml` prints.
   auto rows = validate::validate_serving_file(test::registry(), file);
-  std::vector<double> throughput_errors, low_load_ttft_errors;
+  std::vector<double> throughput_errors, low_load_ttft_missing;
   std::map<std::string, const io::ServingCase*> cases;
   for (const auto& c : set.cases) cases[c.name] = &c;
   std::size_t measured = 0;
@@ -331,16 +331,22 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
     CHECK(r.regime == (r.quantity.rfind("ttft", 0) == 0 ? "serving-ttft" : "serving"));
     const io::ServingCase& c = *cases.at(r.name);
     if (r.quantity == "output_tokens_per_second" || r.quantity == "tpot_median_seconds") throughput_errors.push_back(std::fabs(r.error));
-    if (r.quantity == "ttft_median_seconds" && c.concurrency && *c.concurrency <= 8) low_load_ttft_errors.push_back(std::fabs(r.error));
+    if (r.quantity == "ttft_median_seconds" && c.concurrency && *c.concurrency <= 8) low_load_ttft_missing.push_back(r.measured - r.predicted);
   }
   MESSAGE(table);
   // Output-token throughput and TPOT at fixed concurrency: the issue's bar is a median error <= 20%.
   CHECK(serve::percentile(throughput_errors, 0.5) <= 0.20);
   CHECK(serve::percentile(throughput_errors, 1.0) <= 0.30);
-  // TTFT while the engine is lightly loaded (one prefill per step): within 35%. Under heavy load the measured TTFT
-  // grows far faster than the simulated one (request handling in the API server, which the step model does not
-  // contain); the error is printed above and reported in the README.
-  CHECK(serve::percentile(low_load_ttft_errors, 1.0) <= 0.35);
+  // TTFT while the engine is lightly loaded (concurrency <= 8): the simulated TTFT is the GPU side (the wait for a
+  // step, the prefill); the measured one adds the server's request handling (HTTP, tokenisation, the hand-off to the
+  // engine, the first token's detokenisation and streaming), which depends on the host: 6-8 ms on the RTX 4090
+  // machine, 9-21 ms on the L4's 4-vCPU cloud node. So the prediction is a lower bound short by at most ~25 ms.
+  // Under heavy load the measured TTFT grows far faster than that; the error is printed above and in the README.
+  REQUIRE_FALSE(low_load_ttft_missing.empty());
+  for (double missing : low_load_ttft_missing) {
+    CHECK(missing >= 0);
+    CHECK(missing <= 0.025);
+  }
   // The command line reads the same file by its `kind: serving` and prints the same rows with their regimes.
   auto r = run_hwplan("validate --measurements " + file + " --format json");
   REQUIRE(r.exit_code == 0);

@@ -25,18 +25,23 @@ double StepModel::tokens_seconds(long long tokens) {
   return cached(tokens_cache_, tokens, [this](long long n) { return step_tokens_seconds(rates_, static_cast<double>(n)); });
 }
 
-double StepModel::logits_seconds(long long sequences) {
-  return cached(logits_cache_, sequences, [this](long long n) { return step_logits_seconds(rates_, static_cast<double>(n)); });
+double StepModel::logits_seconds(long long sequences, long long step_tokens) {
+  // The logits' rates depend on the step's load (memory-bound or not): one cache per regime.
+  const double tokens = static_cast<double>(step_tokens);
+  auto& cache = tokens < rates_.memory_bound_tokens ? memory_bound_logits_cache_ : logits_cache_;
+  return cached(cache, sequences, [this, tokens](long long n) { return step_logits_seconds(rates_, static_cast<double>(n), tokens); });
 }
 
 StepTime StepModel::time(const StepLoad& l) {
   StepTime t;
   if (l.tokens <= 0) return t;
   const double tokens = tokens_seconds(l.tokens);
-  const double prefill_attention = step_prefill_attention_seconds(rates_, l.prefill_score_tokens, l.prefill_kv_tokens);
-  t.decode_attention_seconds = step_decode_attention_seconds(rates_, l.decode_context_tokens);
-  const double gpu = tokens + logits_seconds(l.sampling_sequences) + prefill_attention + t.decode_attention_seconds +
-                     rates_.extra_kernel_seconds;
+  const double step_tokens = static_cast<double>(l.tokens);
+  const double prefill_attention =
+      step_prefill_attention_seconds(rates_, l.prefill_score_tokens, l.prefill_kv_tokens, step_tokens);
+  t.decode_attention_seconds = step_decode_attention_seconds(rates_, l.decode_context_tokens, step_tokens);
+  const double gpu = tokens + logits_seconds(l.sampling_sequences, l.tokens) + prefill_attention +
+                     t.decode_attention_seconds + rates_.extra_kernels_at(step_tokens);
   t.prefill_seconds = tokens * static_cast<double>(l.prefill_tokens) / static_cast<double>(l.tokens) + prefill_attention;
   t.seconds = std::max(gpu, rates_.host_seconds) + overhead_;
   return t;

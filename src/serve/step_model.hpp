@@ -37,10 +37,10 @@ class StepModel {
 
  private:
   double tokens_seconds(long long tokens);
-  double logits_seconds(long long sequences);
+  double logits_seconds(long long sequences, long long step_tokens);
   StepRates rates_;
   double overhead_ = 0;
-  std::vector<double> tokens_cache_, logits_cache_;
+  std::vector<double> tokens_cache_, logits_cache_, memory_bound_logits_cache_;
 };
 
 }  // namespace hwplan::serve
