@@ -240,6 +240,8 @@ TEST_CASE("serve --format json has the documented contract") {
   CHECK(j["serve"]["layout"].contains("pp"));
   for (const char* m : {"ttft_seconds", "tpot_seconds", "e2e_seconds"})
     for (const char* p : {"p50", "p95", "p99"}) CHECK(j["latency"][m][p].is_number());
+  // What the latencies contain is said with them: the engine's time, not the server's request handling.
+  CHECK(j["latency"]["scope"].get<std::string>().find("request handling") != std::string::npos);
   for (const char* k : {"requests_per_second", "output_tokens_per_second", "total_tokens_per_second"})
     CHECK(j["throughput"][k].is_number());
   CHECK(j["kv_cache"]["capacity_tokens"].get<long long>() > 100000);

@@ -384,6 +384,7 @@ std::string serve_html(const ServeReport& r, const EstimateInput* layout, const 
   p.tables.push_back({"Layouts tried (tensor-parallel sizes)", render(layouts, Format::kHtml)});
 
   p.explanation.push_back("Binding constraint: " + binding_words(r) + ".");
+  p.explanation.push_back("Latencies: " + j["latency"]["scope"].get<std::string>() + ".");
   p.explanation.push_back(
       q.targets.any()
           ? fmt::format("With latency targets, the highest load one replica carries within them is searched by simulation; the "
