@@ -116,6 +116,10 @@ double extra_kernel_seconds(const Model& m, const Workload& w, const DeviceRates
 
 }  // namespace
 
+double engine_step_seconds(double gpu, double host_issue, double step_overhead, bool overlap) {
+  return overlap ? std::max(gpu, host_issue + step_overhead) : std::max(gpu, host_issue) + step_overhead;
+}
+
 Precision inference_compute_precision(const Workload& w) {
   if (w.precision == Precision::kFp32) return Precision::kFp32;
   return w.weights ? compute_precision(*w.weights) : w.precision;
@@ -201,7 +205,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     const Stack& st = w.stack;
     double host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
     out.host_seconds_per_token = host + st.decode_step_overhead_seconds;
-    out.time_per_output_token_seconds = std::max(gpu, host) + st.decode_step_overhead_seconds;
+    out.time_per_output_token_seconds = engine_step_seconds(gpu, host, st.decode_step_overhead_seconds, st.overlap_scheduling);
     out.decode_host_bound = host > gpu;
     out.decode_weight_bytes = layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * weight_bytes;
     out.decode_kv_bytes = layers_per_stage * kv_read;
@@ -238,6 +242,7 @@ StepRates step_rates(const EstimateInput& in) {
                                     gemm_efficiency(s.rates, 512, 512, static_cast<double>(m.head_dim), heads);
   s.host_seconds = st.cuda_graphs ? 0.0 : (s.layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
   s.step_overhead_seconds = st.decode_step_overhead_seconds;
+  s.overlap_scheduling = st.overlap_scheduling;
   s.extra_kernel_seconds = extra_kernel_seconds(m, w, s.rates);
   s.memory_bound_extra_kernel_seconds = extra_kernel_seconds(m, w, s.memory_bound_rates);
   return s;

@@ -30,6 +30,7 @@ struct StepRates {
   double prefill_attention_flops_per_s = 0;  // flash attention over a prefill chunk
   double host_seconds = 0;          // host time to issue one step's kernels (0 with CUDA graphs)
   double step_overhead_seconds = 0; // the engine's scheduler, sampler, detokeniser, once per step
+  bool overlap_scheduling = false;  // that CPU work runs while the GPU executes the previous step
   double extra_kernel_seconds = 0;  // device time of the unfused engine's extra kernels, once per step
   // Steps of fewer new tokens than memory_bound_tokens are memory-bound: the device holds its boost clock there
   // (efficiency.hpp rates_at_load), and these rates and extra-kernel time apply.
@@ -42,6 +43,10 @@ struct StepRates {
   }
 };
 StepRates step_rates(const EstimateInput& in);
+// One engine step: the GPU's work, the host's kernel issue (0 under CUDA graphs) and the engine's per-step CPU work.
+// Without overlap the CPU work follows the GPU's; with it (Stack::overlap_scheduling) it runs during the GPU's
+// previous step and costs time only where it is the longer side.
+double engine_step_seconds(double gpu, double host_issue, double step_overhead, bool overlap);
 // GEMMs, elementwise kernels and the tensor-parallel all-reduces of all layers for `tokens` new tokens.
 double step_tokens_seconds(const StepRates& s, double tokens);
 // The final norm and the logits GEMM for the `sequences` that sample a token this step.

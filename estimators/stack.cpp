@@ -106,15 +106,22 @@ Stack engine_preset(Engine e) {
     case Engine::kSglang:
       // Decode replayed as CUDA graphs; the Python scheduler, sampler and detokeniser run once per step
       // (~1 ms at small batch in vLLM's own profiles of the V1 engine). Prefill attention: FlashAttention-3 on
-      // Hopper (vLLM's vllm-flash-attn, SGLang's default backend there).
+      // Hopper (vLLM's vllm-flash-attn, SGLang's default backend there). Both overlap that CPU work with the GPU's
+      // step by default: SGLang's zero-overhead batch scheduler since v0.4 (lmsys.org blog, 2024-12-04), vLLM's
+      // async scheduling since late 2025 (vllm-project/vllm #19970 added it as --async-scheduling; #27614, in the
+      // plan of issue #27679, made it the default; vllm-ascend #9567 dropped the flag from its configs in May 2026
+      // as "enabled by default"). --overlap-scheduling off describes older releases.
       s.cuda_graphs = true;
       s.native_attention = true;
+      s.overlap_scheduling = true;
       s.decode_step_overhead_seconds = 1e-3;
       break;
     case Engine::kTrtllm:
-      // C++ runtime with CUDA graphs (in-flight batching scheduler in C++) and its own per-architecture FMHA kernels.
+      // C++ runtime with CUDA graphs (in-flight batching scheduler in C++) and its own per-architecture FMHA kernels;
+      // the overlap scheduler is on by default (TensorRT-LLM docs, features/overlap-scheduler).
       s.cuda_graphs = true;
       s.native_attention = true;
+      s.overlap_scheduling = true;
       s.decode_step_overhead_seconds = 0.3e-3;
       break;
     case Engine::kMlc:

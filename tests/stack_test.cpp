@@ -116,19 +116,19 @@ TEST_CASE("a power-limited device runs memory-bound steps at its boost clock: ke
   DeviceRates r = device_rates(l4, Precision::kBf16);
   REQUIRE(r.clock_fraction < 0.7);  // ~55% of boost under dense GEMMs (the measured SGEMM)
   // In a GEMM-bound step the floor runs at the held clock; in a memory-bound one at the boost clock.
-  CHECK(r.kernel_overhead_seconds == doctest::Approx(assumptions().kernel_overhead_cycles / (*l4.boost_clock_mhz * 1e6 * r.clock_fraction)));
-  CHECK(r.memory_bound_kernel_overhead_seconds == doctest::Approx(assumptions().kernel_overhead_cycles / (*l4.boost_clock_mhz * 1e6)));
+  CHECK(r.kernel_overhead_seconds == doctest::Approx(assumptions().kernel_overhead_cycles / (*l4.boost_clock_mhz * 1e6 * r.clock_fraction)).scale(0));
+  CHECK(r.memory_bound_kernel_overhead_seconds == doctest::Approx(assumptions().kernel_overhead_cycles / (*l4.boost_clock_mhz * 1e6)).scale(0));
   // The boundary: tokens per step where reading the weights takes as long as their GEMM FLOPs (2 per parameter and
   // token) at the large-GEMM rate: bf16 weights on an L4 ~ 121 TFLOP/s x 0.7 x 0.55 x 2 B / (2 x 300 GB/s x 0.85).
   const double ridge = memory_bound_tokens(r, 2);
-  CHECK(ridge == doctest::Approx(r.matrix_flops * r.gemm_efficiency * 2 / (2 * r.bandwidth * r.bandwidth_efficiency)));
+  CHECK(ridge == doctest::Approx(r.matrix_flops * r.gemm_efficiency * 2 / (2 * r.bandwidth * r.bandwidth_efficiency)).scale(0));
   CHECK(ridge > 100);
   CHECK(ridge < 300);
-  CHECK(rates_at_load(r, 1, 2).kernel_overhead_seconds == doctest::Approx(r.memory_bound_kernel_overhead_seconds));
-  CHECK(rates_at_load(r, 4096, 2).kernel_overhead_seconds == doctest::Approx(r.kernel_overhead_seconds));
+  CHECK(rates_at_load(r, 1, 2).kernel_overhead_seconds == doctest::Approx(r.memory_bound_kernel_overhead_seconds).scale(0));
+  CHECK(rates_at_load(r, 4096, 2).kernel_overhead_seconds == doctest::Approx(r.kernel_overhead_seconds).scale(0));
   // A device that holds its boost clock under GEMMs pays the same floor either way.
   DeviceRates h = device_rates(reg.device("h100-sxm"), Precision::kBf16);
-  CHECK(h.memory_bound_kernel_overhead_seconds == doctest::Approx(h.kernel_overhead_seconds));
+  CHECK(h.memory_bound_kernel_overhead_seconds == doctest::Approx(h.kernel_overhead_seconds).scale(0));
   // Batch-1 decode on the L4 is faster than with the held clock's floor, and the serving step model agrees with it.
   Model m = reg.model("qwen2.5-0.5b");
   EstimateInput in = input(m, l4, Task::kInfer, engine_preset(Engine::kVllm));
@@ -137,13 +137,16 @@ TEST_CASE("a power-limited device runs memory-bound steps at its boost clock: ke
   Estimate e = estimate(in);
   StepRates s = step_rates(in);
   const double context = 256 + 128 / 2.0;
-  const double step = step_tokens_seconds(s, 1) + step_logits_seconds(s, 1, 1) + step_decode_attention_seconds(s, context, 1) +
-                      s.extra_kernels_at(1) + s.step_overhead_seconds;
-  CHECK(e.infer.time_per_output_token_seconds == doctest::Approx(step).epsilon(0.001));
+  // doctest's Approx has an absolute floor of epsilon x 1 unless scale(0): these are milliseconds and microseconds.
+  const double step = engine_step_seconds(step_tokens_seconds(s, 1) + step_logits_seconds(s, 1, 1) +
+                                              step_decode_attention_seconds(s, context, 1) + s.extra_kernels_at(1),
+                                          s.host_seconds, s.step_overhead_seconds, s.overlap_scheduling);
+  CHECK(e.infer.time_per_output_token_seconds == doctest::Approx(step).epsilon(0.001).scale(0));
   StepRates held = s;
   held.memory_bound_tokens = 0;  // every step at the held clock's floor
-  const double slower = step_tokens_seconds(held, 1) + step_logits_seconds(held, 1, 1) +
-                        step_decode_attention_seconds(held, context, 1) + held.extra_kernels_at(1) + held.step_overhead_seconds;
+  const double slower = engine_step_seconds(step_tokens_seconds(held, 1) + step_logits_seconds(held, 1, 1) +
+                                                step_decode_attention_seconds(held, context, 1) + held.extra_kernels_at(1),
+                                            held.host_seconds, held.step_overhead_seconds, held.overlap_scheduling);
   CHECK(slower > step * 1.1);
 }
 

@@ -60,6 +60,10 @@ struct Stack {
   bool foreach_optimizer = true;
   bool fused_kernels = true;            // norm / activation / RoPE / loss fused (Megatron, torch.compile)
   bool cuda_graphs = false;             // decode replayed as a CUDA graph
+  // The engine prepares step n+1 on the CPU while the GPU runs step n (vLLM's async scheduling, SGLang's
+  // zero-overhead scheduler, TensorRT-LLM's overlap scheduler): the per-step overhead is hidden behind the GPU's
+  // work, and a request arriving while a step runs joins the step after next (the next one is already formed).
+  bool overlap_scheduling = false;
   bool chunked_loss = false;            // the fp32 logits of the whole batch never exist at once
   bool optimizer_in_backward = false;   // each gradient is applied and freed as backward produces it
   bool activation_offload = false;      // saved activations live in host memory between forward and backward

@@ -214,6 +214,7 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   }
   if (layouts.empty()) bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));
   if (q.overhead_seconds < 0) q.overhead_seconds = layouts.front()->workload.stack.decode_step_overhead_seconds;
+  q.engine.overlap_scheduling = layouts.front()->workload.stack.overlap_scheduling;
   return out;
 }
 

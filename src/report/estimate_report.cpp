@@ -143,6 +143,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"master_weights", st.master_weights_fp32 ? "fp32" : "none"},
                 {"fused_kernels", st.fused_kernels},
                 {"cuda_graphs", st.cuda_graphs},
+                {"overlap_scheduling", st.overlap_scheduling},
                 {"chunked_loss", st.chunked_loss},
                 {"optimizer_in_backward", st.optimizer_in_backward},
                 {"activation_offload", st.activation_offload},

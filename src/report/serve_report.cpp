@@ -11,12 +11,12 @@ using serve::Metric;
 
 namespace {
 
-// What the simulated latencies contain, said with every answer: the engine's side only. Published vLLM runs measured
-// 6-21 ms more TTFT at low load (data/measurements/serving.yaml: the server's request handling, which depends on
-// the host) and far more under heavy load.
+// What the simulated latencies contain, said with every answer: the engine's side only. A published vLLM run on a
+// 4-vCPU cloud host measured 10-22 ms more TTFT at low load (data/measurements/serving.yaml: the server's request
+// handling, which depends on the host) and far more under heavy load.
 constexpr const char* kLatencyScope =
     "the engine's time (waiting for a step, prefill, decode); the server's request handling (HTTP, tokenisation, "
-    "streaming) is not in it: ~5-20 ms more TTFT at low load on measured hosts, much more near saturation";
+    "streaming) is not in it: 10-20 ms more TTFT at low load on a measured cloud host, much more near saturation";
 
 const char* metric_name(Metric m) {
   switch (m) {
@@ -106,6 +106,7 @@ json serve_json(const ServeReport& r) {
                  {"max_batched_tokens", q.engine.max_batched_tokens},
                  {"max_sequences", q.engine.max_sequences},
                  {"chunked_prefill", q.engine.chunked_prefill},
+                 {"overlap_scheduling", q.engine.overlap_scheduling},
                  {"step_overhead_seconds", q.overhead_seconds}};
   j["traffic"] = {{"description", r.traffic},
                   {"closed_loop", q.load.closed_loop},
@@ -196,7 +197,8 @@ std::string serve_text(const ServeReport& r, Format format) {
     return render(t, format);
   }
   std::string out;
-  out += fmt::format("{} on {} ({} engine), {}\n", r.model->id, r.device->name, r.question->engine.preset, r.traffic);
+  out += fmt::format("{} on {} ({} engine{}), {}\n", r.model->id, r.device->name, r.question->engine.preset,
+                     r.question->engine.overlap_scheduling ? ", overlap scheduling" : "", r.traffic);
   if (!o) {
     out += "No layout serves this load: " + binding_words(r) + "\n";
   } else {

@@ -16,6 +16,9 @@ struct EngineConfig {
   long long max_batched_tokens = 8192;  // token budget of one step (prefill chunks + decode tokens)
   long long max_sequences = 256;     // sequences batched in one step
   bool chunked_prefill = true;       // a prompt longer than the budget is split over steps
+  // The next step is formed while the GPU runs this one (the stack's overlap_scheduling, which the step model and
+  // the simulator read from StepRates; kept here for the report).
+  bool overlap_scheduling = false;
 };
 
 // The engine's defaults for a device of `device_memory_bytes` (some engines scale them with the device).

@@ -122,6 +122,10 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
     waiting.push_front(id);
   };
 
+  // With overlap scheduling the batch of the next step is formed while the current one runs: a request that
+  // arrives after the current step began joins the step after next. An idle engine takes it at once.
+  const bool overlap = model.rates().overlap_scheduling;
+  double admit_until = INFINITY;
   while (finished < n) {
     if (!closed)
       while (next_arrival < n && reqs[next_arrival].arrival_seconds <= now) waiting.push_back(next_arrival++);
@@ -168,6 +172,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
           break;
         }
         size_t id = waiting.front();
+        if (overlap && reqs[id].arrival_seconds > admit_until) break;  // arrived after this step's batch was formed
         State& s = st[id];
         if (!s.started) {
           s.started = true;
@@ -221,11 +226,12 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       }
     }
     StepTime t = model.time(load);
+    const double step_start = now;
     now += t.seconds;
     ++res.steps;
     batch_time += static_cast<double>(scheduled.size()) * t.seconds;
     prefill_time += t.prefill_seconds;
-    gpu_time += t.seconds - model.overhead_seconds();
+    gpu_time += t.gpu_seconds;
     for (const Slot& sl : scheduled) {
       State& s = st[sl.id];
       const bool prefilling = s.computed < s.target;
@@ -256,6 +262,8 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       }
     }
     running.swap(next_running);
+    // The next step was formed when this one began; once nothing runs, the engine waits and takes what comes.
+    admit_until = running.empty() ? INFINITY : step_start;
   }
   res.seconds = now;
   res.mean_batch = now > 0 ? batch_time / now : 0;

@@ -43,7 +43,8 @@ StepTime StepModel::time(const StepLoad& l) {
   const double gpu = tokens + logits_seconds(l.sampling_sequences, l.tokens) + prefill_attention +
                      t.decode_attention_seconds + rates_.extra_kernels_at(step_tokens);
   t.prefill_seconds = tokens * static_cast<double>(l.prefill_tokens) / static_cast<double>(l.tokens) + prefill_attention;
-  t.seconds = std::max(gpu, rates_.host_seconds) + overhead_;
+  t.gpu_seconds = std::max(gpu, rates_.host_seconds);
+  t.seconds = engine_step_seconds(gpu, rates_.host_seconds, overhead_, rates_.overlap_scheduling);
   return t;
 }
 

@@ -21,6 +21,7 @@ struct StepLoad {
 
 struct StepTime {
   double seconds = 0;
+  double gpu_seconds = 0;      // the device's part of it (its work, or the host's kernel issue that paces it)
   double prefill_seconds = 0;  // GPU time attributable to prefill tokens (share of the token terms + attention)
   double decode_attention_seconds = 0;
 };
