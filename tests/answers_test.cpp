@@ -117,7 +117,7 @@ TEST_CASE("expert parallelism pays for its all-to-all") {
   const double bytes = 4096.0 * 2 * 4096 * 2;
   GroupLink link = group_link(test::registry().device("h100-sxm"), System{8, 8}, 8, 1);
   const double expected = 32 * 4 * alltoall_seconds(bytes, 8, link);
-  CHECK(ep8.train.tp_comm_seconds - ep1.train.tp_comm_seconds == doctest::Approx(expected).epsilon(0.01));
+  CHECK(ep8.train.tp_comm_seconds - ep1.train.tp_comm_seconds == doctest::Approx(expected).epsilon(0.01).scale(0));
 }
 
 TEST_CASE("a group that straddles two nodes talks over the network") {

@@ -44,7 +44,7 @@ TEST_CASE("a profile survives a write and a read") {
   CHECK(back.gemm[Precision::kBf16][1].achieved == doctest::Approx(780e12));
   REQUIRE(back.measurements.size() == 1);
   CHECK(back.measurements[0].repetitions == 10);
-  CHECK(back.kernel_launch_seconds == doctest::Approx(4e-6));
+  CHECK(back.kernel_launch_seconds == doctest::Approx(4e-6).scale(0));
   fs::remove(path);
 }
 
@@ -58,7 +58,7 @@ TEST_CASE("a profile replaces the default efficiency curves") {
   CHECK(2.0 * 8192 * 8192 * 8192 / t == doctest::Approx(780e12).epsilon(0.005));
   CHECK(std::fabs(gemm_seconds(plain, 8192, 8192, 8192, 1, 2) / t - 1) > 0.01);  // the default curve differs
   // Bandwidth: 4.2 TB/s measured for large transfers.
-  CHECK(1e9 / memory_seconds(measured, 1e9) == doctest::Approx(4.2e12).epsilon(0.001));
+  CHECK(1e9 / memory_seconds(measured, 1e9) == doctest::Approx(4.2e12).epsilon(0.001).scale(0));
 }
 
 TEST_CASE("a profile's small kernels pay their fixed cost once") {
@@ -68,12 +68,12 @@ TEST_CASE("a profile's small kernels pay their fixed cost once") {
   p.bandwidth = {{1e5, 1e10}, {1e9, 4e12}};  // 100 KB in 10 us; 1 GB in 250 us
   DeviceRates r = device_rates(h200, Precision::kBf16, &p);
   // Each point is predicted as measured: the 4 us floor comes out of the rate and back in per kernel.
-  CHECK(memory_seconds(r, 1e5) == doctest::Approx(10e-6));
-  CHECK(memory_seconds(r, 1e9) == doctest::Approx(250e-6));
+  CHECK(memory_seconds(r, 1e5) == doctest::Approx(10e-6).scale(0));
+  CHECK(memory_seconds(r, 1e9) == doctest::Approx(250e-6).scale(0));
   // A floor larger than a measured time leaves a tenth of that time as work: bounded, never negative.
   p.kernel_launch_seconds = 20e-6;
   DeviceRates slow = device_rates(h200, Precision::kBf16, &p);
-  CHECK(memory_seconds(slow, 1e5) == doctest::Approx(20e-6 + 1e-6));
+  CHECK(memory_seconds(slow, 1e5) == doctest::Approx(20e-6 + 1e-6).scale(0));
 }
 
 TEST_CASE("estimate warns when the profile is of another device") {
