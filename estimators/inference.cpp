@@ -107,11 +107,10 @@ double decode_kernels_per_layer(const Model& m, const Workload& w) {
   return kernels;
 }
 
-// The GPU side of kernels beyond the fused engine's (which token_layer_seconds and the attention already count):
+// Kernels per decode step beyond the fused engine's (which token_layer_seconds and the attention already count):
 // each still costs the device its per-kernel floor (launch, ramp-up, tail) however little it moves.
-double extra_kernel_seconds(const Model& m, const Workload& w, const DeviceRates& r) {
-  return static_cast<double>(m.total_layers()) * std::max(0.0, decode_kernels_per_layer(m, w) - kFusedDecodeKernelsPerLayer) *
-         r.kernel_overhead_seconds;
+double extra_kernels(const Model& m, const Workload& w) {
+  return static_cast<double>(m.total_layers()) * std::max(0.0, decode_kernels_per_layer(m, w) - kFusedDecodeKernelsPerLayer);
 }
 
 }  // namespace
@@ -199,7 +198,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Pipeline stages work on different micro-batches in steady state only when there are several;
     // a single stream walks through all stages.
-    double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernel_seconds(m, w, decode);
+    double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w) * decode.kernel_overhead_seconds;
     // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
     // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
     const Stack& st = w.stack;
@@ -243,8 +242,7 @@ StepRates step_rates(const EstimateInput& in) {
   s.host_seconds = st.cuda_graphs ? 0.0 : (s.layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
   s.step_overhead_seconds = st.decode_step_overhead_seconds;
   s.overlap_scheduling = st.overlap_scheduling;
-  s.extra_kernel_seconds = extra_kernel_seconds(m, w, s.rates);
-  s.memory_bound_extra_kernel_seconds = extra_kernel_seconds(m, w, s.memory_bound_rates);
+  s.extra_kernels = extra_kernels(m, w);
   return s;
 }
 

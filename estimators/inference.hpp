@@ -31,16 +31,15 @@ struct StepRates {
   double host_seconds = 0;          // host time to issue one step's kernels (0 with CUDA graphs)
   double step_overhead_seconds = 0; // the engine's scheduler, sampler, detokeniser, once per step
   bool overlap_scheduling = false;  // that CPU work runs while the GPU executes the previous step
-  double extra_kernel_seconds = 0;  // device time of the unfused engine's extra kernels, once per step
+  double extra_kernels = 0;         // the unfused engine's kernels beyond the fused ones, once per step
   // Steps of fewer new tokens than memory_bound_tokens are memory-bound: the device holds its boost clock there
-  // (efficiency.hpp rates_at_load), and these rates and extra-kernel time apply.
+  // (efficiency.hpp rates_at_load), and these rates apply.
   double memory_bound_tokens = 0;
   DeviceRates memory_bound_rates;
-  double memory_bound_extra_kernel_seconds = 0;
-  const DeviceRates& at(double step_tokens) const { return step_tokens < memory_bound_tokens ? memory_bound_rates : rates; }
-  double extra_kernels_at(double step_tokens) const {
-    return step_tokens < memory_bound_tokens ? memory_bound_extra_kernel_seconds : extra_kernel_seconds;
-  }
+  bool memory_bound(double step_tokens) const { return step_tokens < memory_bound_tokens; }
+  const DeviceRates& at(double step_tokens) const { return memory_bound(step_tokens) ? memory_bound_rates : rates; }
+  // Device time of the extra kernels in a step of `step_tokens`: their floors at the clock that step holds.
+  double extra_kernels_at(double step_tokens) const { return extra_kernels * at(step_tokens).kernel_overhead_seconds; }
 };
 StepRates step_rates(const EstimateInput& in);
 // One engine step: the GPU's work, the host's kernel issue (0 under CUDA graphs) and the engine's per-step CPU work.

@@ -67,11 +67,9 @@ int run_memory(const PlotOptions& o) {
       chart.bars.push_back(report::memory_bar(fmt::format("{} x{}", r.candidates[i].device->id, r.candidates[i].count), r.candidates[i].estimate));
   }
   const Model model = registry.model(o.workload.model);
-  const Device* named = o.workload.device.empty() ? nullptr : registry.find_device(o.workload.device);
   for (const auto& id : ids) {
     const Device& d = registry.device(id);
-    Query q = resolve_query(model, d, o.workload, o.workload.count,
-                            named == &d ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
+    Query q = resolve_query(model, d, o.workload, o.workload.count, profile_scope(registry, o.workload, d));
     Outcome out = run_query(q);
     chart.bars.push_back(report::memory_bar(fmt::format("{} x{}", d.id, q.input.system.count), out.estimate));
   }

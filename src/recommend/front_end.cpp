@@ -2,6 +2,11 @@
 
 namespace hwplan {
 
+ProfileScope profile_scope(const io::Registry& registry, const WorkloadSpec& w, const Device& device) {
+  const Device* named = w.device.empty() ? nullptr : registry.find_device(w.device);
+  return named == &device ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly;
+}
+
 Query resolve_query(const io::Registry& registry, const WorkloadSpec& w, const Model* model_override) {
   const Model& model = model_override ? *model_override : registry.model(w.model);
   return resolve_query(model, registry.device(w.device), w, w.count, ProfileScope::kNamedDevice);
@@ -21,10 +26,8 @@ FitReport fit_advice(const io::Registry& registry, const WorkloadSpec& w) {
 
 ServeSetup prepare_serve(const io::Registry& registry, ServeSpec& o, const Device* device) {
   const WorkloadSpec& w = o.workload;
-  const Device* named = w.device.empty() ? nullptr : registry.find_device(w.device);
-  const Device& d = device ? *device : registry.device(w.device);
-  const ProfileScope scope = !device || named == device ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly;
-  return prepare_serve(registry.model(w.model), d, o, scope);
+  if (!device) return prepare_serve(registry.model(w.model), registry.device(w.device), o, ProfileScope::kNamedDevice);
+  return prepare_serve(registry.model(w.model), *device, o, profile_scope(registry, w, *device));
 }
 
 std::optional<DeadlineAnswer> smallest_count_for_deadline(const io::Registry& registry, const WorkloadSpec& w,

@@ -14,6 +14,10 @@
 
 namespace hwplan {
 
+// Whether a --profile applies to `device` when several are evaluated: to the one `w` names (--device), or else
+// only to the device the profile measured.
+ProfileScope profile_scope(const io::Registry& registry, const WorkloadSpec& w, const Device& device);
+
 // The model and device `w` names (unknown names throw, with a suggestion); `model_override` replaces the zoo's
 // model (a measurement case's inline model).
 Query resolve_query(const io::Registry& registry, const WorkloadSpec& w, const Model* model_override = nullptr);

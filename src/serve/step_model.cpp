@@ -28,7 +28,7 @@ double StepModel::tokens_seconds(long long tokens) {
 double StepModel::logits_seconds(long long sequences, long long step_tokens) {
   // The logits' rates depend on the step's load (memory-bound or not): one cache per regime.
   const double tokens = static_cast<double>(step_tokens);
-  auto& cache = tokens < rates_.memory_bound_tokens ? memory_bound_logits_cache_ : logits_cache_;
+  auto& cache = rates_.memory_bound(tokens) ? memory_bound_logits_cache_ : logits_cache_;
   return cached(cache, sequences, [this, tokens](long long n) { return step_logits_seconds(rates_, static_cast<double>(n), tokens); });
 }
 
