@@ -19,6 +19,12 @@ std::string pct(double x) {
   return buf;
 }
 
+std::string pct1(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+  return buf;
+}
+
 bool is_training(Task t) { return t != Task::kInfer; }
 
 }  // namespace
@@ -259,6 +265,10 @@ Estimate estimate(const EstimateInput& in) {
       e.notes.push_back("MFU " + pct(t.mfu) + " of " + to_string(e.effective_precision) +
                         (e.precision_passes > 1 ? " dense peak / " + std::to_string(static_cast<int>(e.precision_passes)) + " passes"
                                                 : std::string(" dense peak")));
+    if (t.slowest_device_seconds > 0)
+      e.notes.push_back(std::to_string(in.plan.count()) + " devices step together: each step waits for the slowest, about " +
+                        pct1(slowest_device_slowdown(in.plan.count())) + " slower than a median device (GPUs of one model differ by ~" +
+                        pct(assumptions().device_speed_spread) + " in speed: Sinha et al., SC22)");
     if (w.stack.interleaved_pipeline && in.plan.pp > 1 && in.plan.vp == 1 && interleaving_fits(m, in.plan.pp, 2))
       e.notes.push_back("the pipeline runs without interleaving (vp 1) though " + w.stack.preset +
                         " can interleave: --vp N sets it, or leave --dp free and the layout search chooses it");

@@ -30,6 +30,9 @@ struct TrainingTime {
   // A paged optimizer's states evicted to host memory come back for the step and go out again (bitsandbytes
   // prefetches them: link-speed copies, both directions at once on a full-duplex link).
   double paging_seconds = 0;
+  // The job waits for its slowest device every step: the devices' own work at that device's pace less at a median
+  // one's (training.cpp, slowest_device_slowdown).
+  double slowest_device_seconds = 0;
   // Exposed transfers plus the compute they slow while overlapping it.
   double communication_seconds() const {
     return tp_comm_seconds + cp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds + dp_interference_seconds;

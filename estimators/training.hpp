@@ -33,6 +33,11 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
                            double paged_out_bytes);
 LayerShape training_shape(const EstimateInput& in);
 
+// How much slower than a median device a synchronous job of `devices` devices runs: every step waits for its
+// slowest device. Device speeds taken as spread evenly over assumptions().device_speed_spread around the median;
+// the slowest of n such draws lies (n - 1) / (n + 1) of half the spread below it. 0 for one device.
+double slowest_device_slowdown(long long devices);
+
 // Goodput of a training job of `devices` devices needing `training_seconds` of uninterrupted steps.
 Goodput training_goodput(long long devices, double training_seconds);
 

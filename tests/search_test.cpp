@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/assumptions.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/params.hpp"
 #include "estimators/search.hpp"
@@ -306,4 +307,27 @@ TEST_CASE("a fixed pipeline layout without interleaving says that the stack coul
   auto fsdp = test::run_hwplan(base + "--framework fsdp");
   REQUIRE(fsdp.exit_code == 0);
   CHECK(fsdp.out.find("without interleaving") == std::string::npos);
+}
+
+TEST_CASE("a synchronous job steps at the pace of its slowest device") {
+  // One device waits for nobody; more devices bring a slower slowest one, never beyond half the speed spread.
+  CHECK(slowest_device_slowdown(1) == 0);
+  const double spread = assumptions().device_speed_spread;
+  CHECK(slowest_device_slowdown(8) == doctest::Approx(0.5 * spread * 7 / 9).scale(0));
+  double previous = 0;
+  for (long long n : {2LL, 8LL, 64LL, 1024LL, 16384LL}) {
+    const double s = slowest_device_slowdown(n);
+    CHECK(s > previous);
+    CHECK(s < 0.5 * spread);
+    previous = s;
+  }
+  // In an estimate: the devices' own work (forward, backward, optimizer) times that slowdown, inside the step.
+  Estimate e = zero3(64, 8, 400);
+  const TrainingTime& t = e.train;
+  CHECK(t.slowest_device_seconds ==
+        doctest::Approx(slowest_device_slowdown(64) * (t.forward_seconds + t.backward_seconds + t.optimizer_seconds)).epsilon(1e-9));
+  const double rest = t.forward_seconds + t.backward_seconds + t.optimizer_seconds + t.dp_comm_exposed_seconds +
+                      t.dp_interference_seconds + t.bubble_seconds + t.tp_comm_seconds + t.cp_comm_seconds + t.pp_comm_seconds;
+  CHECK(t.step_seconds == doctest::Approx(rest + t.slowest_device_seconds).epsilon(1e-9));
+  CHECK(zero3(1, 0, 400).train.slowest_device_seconds == 0);
 }

@@ -76,6 +76,10 @@ constexpr Entry kEntries[] = {
      "pinned host <-> device copies against the PCIe peak (offload, paged optimizer states)"},
     {"collective_sms", &Assumptions::collective_sms, "SMs", 0, 256,
      "one CTA per NCCL channel, ~16 channels (NCCL_MAX_NCHANNELS); DeepSeek-V3 dedicates 20 of 132 SMs"},
+    {"device_speed_spread", &Assumptions::device_speed_spread, "fraction", 0, 1,
+     "Sinha et al., 'Not All GPUs Are Created Equal', SC22 (arXiv:2208.11035): GPUs of one SKU in five clusters "
+     "differ by 8% on average (max 22%) in speed under the same work, from power management and manufacturing "
+     "variation, outliers (up to 1.5x slower) aside"},
     {"interruptions_per_device_hour", &Assumptions::interruptions_per_device_hour, "1/h", 0, 1,
      "Llama 3 paper: 419 unexpected interruptions in 54 days on 16,384 H100"},
     {"restart_seconds", &Assumptions::restart_seconds, "s", 0, 1e6, "restart and reload after an interruption"},

@@ -41,6 +41,9 @@ struct Assumptions {
   double network_efficiency = 0.85;                 // inter-node collectives / NIC line rate
   double host_link_efficiency = 0.80;               // host <-> device copies (offload, paging) / link peak
   double collective_sms = 16;                       // streaming multiprocessors an overlapped collective holds
+  // Speed spread of identical devices (fastest to slowest, outliers aside) / the median: a synchronous job of many
+  // steps at the pace of its slowest (estimators/training.cpp, slowest_device_slowdown).
+  double device_speed_spread = 0.08;
   // Long jobs (estimators/training.cpp).
   double interruptions_per_device_hour = 1.97e-5;   // job interruptions per device-hour
   double restart_seconds = 600;                     // lost per interruption: restart and reload

@@ -102,6 +102,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                    {"data_parallel_exposed_seconds", t.dp_comm_exposed_seconds},
                    {"overlap_interference_seconds", t.dp_interference_seconds}}},
                  {"pipeline_bubble_seconds", t.bubble_seconds},
+                 {"slowest_device_seconds", t.slowest_device_seconds},
                  {"step_seconds", t.step_seconds},
                  {"tokens_per_step", t.tokens_per_step},
                  {"tokens_per_second", t.tokens_per_second},
@@ -266,6 +267,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
       row("  paging", fmt::format("{} (evicted optimizer states over {}, in and out)", human_seconds(tt.paging_seconds),
                                   in.device->host_link.type.empty() ? std::string("the host link") : in.device->host_link.type));
     row("  communication", human_seconds(tt.communication_seconds()));
+    if (tt.slowest_device_seconds > 0)
+      row("  slowest device", fmt::format("{} (the {} devices step at the pace of the slowest)", human_seconds(tt.slowest_device_seconds),
+                                          in.plan.count()));
     if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
     row(generic ? "samples/s" : "tokens/s",
         fmt::format("{:.0f} ({:.0f} per device){}", tt.tokens_per_second, tt.tokens_per_second / in.system.count,
