@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const hwplan::InputError& e) {
+    // An option's own check (an on|off switch given something else) while parsing.
+    std::fprintf(stderr, "hwplan: error: %s\n", e.what());
+    return hwplan::kExitBadInput;
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "hwplan: error: %s\n", e.what());
     // A misspelt subcommand or flag: name the nearest one.
