@@ -308,7 +308,16 @@ Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>*
   b.memory("embedding", 2 * tokens * h * e, 3 * tokens * h * e);
   b.memory("final-norm", 2 * tokens * h * e, 3 * tokens * h * e);
   if (m.vocab_size > 0 && s.lm_head) {
-    b.linear("logits", tokens, vocab, h);
+    if (s.fp8 && s.stack && !s.stack->fp8_head && s.attention_rates) {
+      // fp8 training that leaves the vocabulary projection in 16 bits (Megatron's output layer): 16-bit GEMMs,
+      // no casts.
+      LayerShape sixteen = s;
+      sixteen.fp8 = false;
+      OpBuilder hb(*s.attention_rates, sixteen, cost, ops);
+      hb.linear("logits", tokens, vocab, h);
+    } else {
+      b.linear("logits", tokens, vocab, h);
+    }
     if (s.training) {
       // Cross-entropy in fp32: upcast, log-softmax, gather; backward the same passes in reverse.
       const double elems = tokens * vocab;

@@ -36,7 +36,9 @@ struct LayerShape {
   // FP8 training (Transformer Engine recipe): GEMM inputs are cast to fp8 (and transposed for the backward
   // GEMMs) by memory-bound kernels; attention and elementwise work stay in bf16.
   bool fp8 = false;
-  const DeviceRates* attention_rates = nullptr;  // rates for attention-core GEMMs (null: same as the GEMMs)
+  // Rates of the GEMMs that stay in 16 bits under fp8 training (attention core; the vocabulary projection when the
+  // stack keeps it in 16 bits); null: the same as the other GEMMs.
+  const DeviceRates* attention_rates = nullptr;
   // The software stack: unfused elementwise ops (eager modelling code) cost more passes and kernels; each
   // kernel costs host time, which bounds the layer when the GPU work is shorter (small batches, decode).
   const Stack* stack = nullptr;

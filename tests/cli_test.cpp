@@ -87,6 +87,8 @@ TEST_CASE("estimate --format json has the documented contract") {
                         "step_seconds", "tokens_per_second", "mfu", "total_seconds"})
     CHECK(j["time"].contains(k));
   CHECK(j["time"]["total_seconds"].get<double>() > 0);
+  CHECK(j["time"]["slowest_device_seconds"].get<double>() == 0);  // one device waits for nobody
+  CHECK(j["stack"]["fp8_head"].is_boolean());
   CHECK(j["warnings"].is_array());
 
   auto no_tokens = run_hwplan("estimate --model gpt2 --device t4 --format json");
@@ -241,4 +243,19 @@ TEST_CASE("the CLI's workload flags and the batch keys are the one table of core
     CHECK(scenarios[0].error->find("unknown option") == std::string::npos);
     CHECK(scenarios[0].error->find(o.key) != std::string::npos);
   }
+}
+
+TEST_CASE("--fp8-head sets the stack part, shows as set, and slows fp8 megatron training when off") {
+  const std::string base = "estimate --model llama-3-8b --device h100-sxm --count 8 --precision fp8 --seq 8192 "
+                           "--global-batch 32 --framework megatron --format json";
+  auto preset = run_hwplan(base), on = run_hwplan(base + " --fp8-head on");
+  REQUIRE(preset.exit_code == 0);
+  REQUIRE(on.exit_code == 0);
+  json p = json::parse(preset.out), o = json::parse(on.out);
+  CHECK_FALSE(p["stack"]["fp8_head"].get<bool>());
+  CHECK(o["stack"]["fp8_head"].get<bool>());
+  CHECK(o["stack"]["overridden"].dump().find("fp8-head") != std::string::npos);
+  CHECK(p["time"]["tokens_per_second"].get<double>() < o["time"]["tokens_per_second"].get<double>());
+  CHECK(p["time"]["slowest_device_seconds"].get<double>() > 0);
+  CHECK(run_hwplan(base + " --fp8-head maybe").exit_code == 2);
 }

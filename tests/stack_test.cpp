@@ -8,6 +8,7 @@
 #include "estimators/estimate.hpp"
 #include "estimators/params.hpp"
 #include "estimators/stack.hpp"
+#include "estimators/training.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;
@@ -301,4 +302,34 @@ TEST_CASE("an optimizer that loops over the parameter tensors pays each tensor's
   CHECK(b.train.optimizer_seconds == doctest::Approx(host).epsilon(1e-9));
   CHECK(a.train.optimizer_seconds < 0.2 * host);
   CHECK(b.train.step_seconds - a.train.step_seconds == doctest::Approx(host - a.train.optimizer_seconds).epsilon(1e-6));
+}
+
+TEST_CASE("fp8 training with a 16-bit vocabulary projection (Megatron) pays the logits GEMMs at the 16-bit rate") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3-8b");
+  const Device& d = reg.device("h100-sxm");
+  Stack megatron = framework_preset(Framework::kMegatron);
+  CHECK_FALSE(megatron.fp8_head);
+  CHECK(framework_preset(Framework::kTorchtitan).fp8_head);
+  Stack fp8_head = megatron;
+  fp8_head.fp8_head = true;
+  EstimateInput sixteen = input(m, d, Task::kTrain, megatron), eight = input(m, d, Task::kTrain, fp8_head);
+  sixteen.workload.precision = eight.workload.precision = Precision::kFp8;
+  const DeviceRates fp8 = device_rates(d, Precision::kFp8), bf16 = device_rates(d, Precision::kBf16);
+  const MicroBatchCost a = micro_batch_cost(sixteen, fp8), b = micro_batch_cost(eight, fp8);
+  // The head's forward: embedding and final norm (the same in both) plus the logits GEMM, at the bf16 rate with no
+  // casts, or at the fp8 rate with its casts.
+  const double tokens = 2.0 * 2048, vocab = static_cast<double>(m.vocab_size), h = static_cast<double>(m.hidden_size);
+  const double logits16 = gemm_seconds(bf16, tokens, vocab, h, 1, 2);
+  CHECK(logits16 > gemm_seconds(fp8, tokens, vocab, h, 1, 1));
+  const double others = a.head.forward_seconds - logits16;
+  CHECK(others > 0);
+  CHECK(b.head.forward_seconds - others > gemm_seconds(fp8, tokens, vocab, h, 1, 1));
+  CHECK(a.head.forward_seconds > b.head.forward_seconds);
+  // The layers are the same; the whole step is slower.
+  CHECK(a.layer.forward_seconds == doctest::Approx(b.layer.forward_seconds).epsilon(1e-12));
+  CHECK(estimate(sixteen).train.step_seconds > estimate(eight).train.step_seconds);
+  // In 16-bit training the flag changes nothing.
+  sixteen.workload.precision = eight.workload.precision = Precision::kBf16;
+  CHECK(estimate(sixteen).train.step_seconds == doctest::Approx(estimate(eight).train.step_seconds).epsilon(1e-12));
 }

@@ -116,6 +116,8 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Gradient buffers kept across steps (Megatron, DeepSpeed); off: freed between steps (zero_grad set_to_none)");
   add_switch(app, "--overlap-scheduling", w.overlap_scheduling,
              "Serving engine prepares step n+1 while the GPU runs step n (vLLM async scheduling, SGLang, TensorRT-LLM)");
+  add_switch(app, "--fp8-head", w.fp8_head,
+             "With --precision fp8, the vocabulary projection in fp8 too (torchao float8 converts every Linear); off: in 16 bits (Megatron's output layer)");
   add_switch(app, "--foreach-optimizer", w.foreach_optimizer,
              "Optimizer step as multi-tensor kernels (torch.optim foreach, fused Adam); off: a loop over the parameter tensors");
   app.add_option("--host-kernel-us", w.host_kernel_us,
@@ -187,7 +189,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
                  "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
-                 "--autocast", "--persistent-grads", "--foreach-optimizer", "--overlap-scheduling", "--host-kernel-us", "--memory-metric"});
+                 "--autocast", "--persistent-grads", "--fp8-head", "--foreach-optimizer", "--overlap-scheduling", "--host-kernel-us", "--memory-metric"});
 }
 
 }  // namespace hwplan::cli

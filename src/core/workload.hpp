@@ -58,6 +58,11 @@ struct Stack {
   // 2.0, fused Adam in DeepSpeed, Megatron, apex). Off: a Python loop over the parameter tensors issuing a handful
   // of kernels for each (torch.optim with foreach=False, older library optimizers such as BERT's BertAdam).
   bool foreach_optimizer = true;
+  // With fp8 training, the vocabulary projection (logits) also runs in fp8: torchao's float8 training converts every
+  // nn.Linear whose dimensions allow it unless the recipe filters it out, as Transformer Engine does for the modules
+  // it replaces. Off: it runs in 16 bits: Megatron-core builds its output layer as tensor_parallel's
+  // ColumnParallelLinear, not a Transformer Engine module, so --fp8 leaves it in bf16.
+  bool fp8_head = true;
   bool fused_kernels = true;            // norm / activation / RoPE / loss fused (Megatron, torch.compile)
   bool cuda_graphs = false;             // decode replayed as a CUDA graph
   // The engine prepares step n+1 on the CPU while the GPU runs step n (vLLM's async scheduling, SGLang's

@@ -153,6 +153,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"autocast", st.autocast},
                 {"persistent_grads", st.persistent_grads},
                 {"foreach_optimizer", st.foreach_optimizer},
+                {"fp8_head", st.fp8_head},
                 {"memory_metric", to_string(st.memory_metric)},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
                 {"decode_step_overhead_seconds", st.decode_step_overhead_seconds},
@@ -191,6 +192,7 @@ std::string stack_summary(const Workload& w) {
     if (st.optimizer_in_backward) out += ", optimizer in backward";
     if (st.activation_offload) out += ", activation offload";
     if (st.paged_optimizer) out += ", paged optimizer";
+    if (w.precision == Precision::kFp8 && !st.fp8_head) out += ", vocabulary projection in 16 bits";
   }
   out += fmt::format(", memory as {}", to_string(st.memory_metric));
   for (const auto& o : st.overridden) out += "; " + o + " (set)";
