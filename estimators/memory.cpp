@@ -6,6 +6,12 @@
 #include "core/units.hpp"
 
 namespace hwplan {
+
+// The caching allocator rounds and splits blocks; ~5% of the allocated bytes stays unusable in steady state.
+double allocator_fragmentation(const MemoryBreakdown& m) {
+  return 0.05 * (m.weights + m.gradients + m.optimizer + m.activations + m.kv_cache);
+}
+
 namespace {
 
 bool mixed(Precision p) { return p == Precision::kFp16 || p == Precision::kBf16 || p == Precision::kFp8; }
@@ -17,9 +23,7 @@ void add_runtime(MemoryBreakdown& m, const Device& device, bool multi_device) {
   bool accelerator_card = device.device_class != DeviceClass::kEdge;
   m.runtime_context = (accelerator_card ? 0.5 : 0.25) * kGiB;
   m.runtime_workspace = (multi_device ? 0.5 : 0.125) * kGiB;
-  // The caching allocator rounds and splits blocks; ~5% of the allocated bytes stays unusable in steady state.
-  double allocated = m.weights + m.gradients + m.optimizer + m.activations + m.kv_cache;
-  m.runtime_fragmentation = 0.05 * allocated;
+  m.runtime_fragmentation = allocator_fragmentation(m);
 }
 
 // Optimizer state per trainable parameter. Mixed precision with fp32 master weights keeps a 4-byte copy and fp32

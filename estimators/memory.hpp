@@ -56,6 +56,9 @@ double recompute_share(const Plan& plan, double stage_layers);
 // Activation bytes of one layer for one micro-batch (the generalised Korthikanti et al. 2022 terms), per device.
 double layer_activation_bytes(const Model& model, const Workload& w, const Plan& plan, double micro_batch);
 
+// Bytes the caching allocator's rounding and splitting leaves unusable, for the allocations of `m`.
+double allocator_fragmentation(const MemoryBreakdown& m);
+
 MemoryBreakdown training_memory(const Model& model, const ParameterCounts& params, const Device& device,
                                 const Workload& w, const Plan& plan);
 MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& params, const Device& device,

@@ -536,3 +536,41 @@ TEST_CASE("serve: pipeline stages for models beyond a node, as vLLM's virtual en
   CHECK(json::parse(piped1.out)["throughput"]["output_tokens_per_second"].get<double>() <=
         1.01 * json::parse(flat1.out)["throughput"]["output_tokens_per_second"].get<double>());
 }
+
+TEST_CASE("each engine sizes its KV cache from its memory fraction as it documents it") {
+  Query q = infer_query("llama-2-7b", "a100-80gb-sxm");
+  const double device = q.device->memory_bytes;
+  serve::EngineConfig vllm = serve::engine_config(Engine::kVllm, device);
+  CHECK(vllm.kv_budget == serve::KvBudget::kShareOfDevice);
+  const serve::KvCapacity v = serve::kv_capacity(q.input, vllm, 1000);
+  // vLLM: 0.90 of the whole device less what its profiling pass holds (weights, one step's activations, the
+  // runtime; no cache yet). Its own log for this model and GPU at the default 0.90 (vllm-project/vllm pull request
+  // #2031, Dec 2023): 7,351 blocks of 16 tokens = 117,616 tokens.
+  CHECK(std::fabs(static_cast<double>(v.tokens) / 117616.0 - 1) < 0.02);
+  CHECK(v.kv_bytes == doctest::Approx(0.9 * device - (device - v.free_bytes)).epsilon(1e-12));
+  // The same fraction of what is free instead (TensorRT-LLM's rule) leaves more here: 10% of the free memory rather
+  // than 10% of the whole device is held back.
+  serve::EngineConfig free_share = vllm;
+  free_share.kv_budget = serve::KvBudget::kShareOfFree;
+  const serve::KvCapacity t = serve::kv_capacity(q.input, free_share, 1000);
+  CHECK(t.kv_bytes == doctest::Approx(0.9 * t.free_bytes).epsilon(1e-12));
+  CHECK(t.tokens > v.tokens);
+  // SGLang: mem_fraction_static of the device holds the weights and the pool; never more than is free.
+  serve::EngineConfig sglang = serve::engine_config(Engine::kSglang, device);
+  CHECK(sglang.kv_budget == serve::KvBudget::kStaticShareOfDevice);
+  const serve::KvCapacity s = serve::kv_capacity(q.input, sglang, 1000);
+  CHECK(s.kv_bytes <= s.free_bytes);
+  CHECK(s.kv_bytes > 0.8 * device - 14e9);
+  // A card whose weights leave little: the 10% vLLM holds back of the whole device weighs more (an RTX 4090 with a
+  // 7B model: about 15% less cache than the free-memory rule would give it).
+  Query small = infer_query("llama-2-7b", "rtx-4090");
+  serve::EngineConfig e4090 = serve::engine_config(Engine::kVllm, small.device->memory_bytes);
+  const serve::KvCapacity a = serve::kv_capacity(small.input, e4090, 1000);
+  e4090.kv_budget = serve::KvBudget::kShareOfFree;
+  const serve::KvCapacity b = serve::kv_capacity(small.input, e4090, 1000);
+  CHECK(a.tokens > 0);
+  CHECK(a.tokens < b.tokens);
+  // The JSON says what the fraction is of.
+  auto j = json::parse(run_hwplan("serve --model llama-2-7b --device rtx-4090 --concurrency 2 --requests 40 --format json").out);
+  CHECK(j["engine"]["kv_memory_fraction_of"] == "device");
+}

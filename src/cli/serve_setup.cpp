@@ -24,7 +24,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   a.add_option("--e2e-p95", o.targets.e2e_p95, "Target p95 end-to-end latency, seconds");
   a.add_option("--e2e-p99", o.targets.e2e_p99, "Target p99 end-to-end latency, seconds");
   a.add_option("--block-size", o.block_size, "KV-cache block (page) size in tokens (default: the engine's)");
-  a.add_option("--kv-memory-fraction", o.kv_memory_fraction, "Fraction of the memory left after weights and activations for the KV cache");
+  a.add_option("--kv-memory-fraction", o.kv_memory_fraction, "The engine's memory fraction, as it counts it: vllm's gpu_memory_utilization (of the whole device; the cache gets what weights, activations and runtime leave of that), sglang's mem_fraction_static (weights and cache), trtllm's free_gpu_memory_fraction (of what is free after them)");
   a.add_option("--max-batched-tokens", o.max_batched_tokens, "Token budget per step (chunked prefill)");
   a.add_option("--max-sequences", o.max_sequences, "Most sequences batched in one step");
   a.add_option("--chunked-prefill", o.chunked_prefill, "Split long prompts over steps (on | off; default on)")->type_name("on|off");

@@ -103,6 +103,7 @@ json serve_json(const ServeReport& r) {
   j["engine"] = {{"preset", q.engine.preset},
                  {"block_tokens", q.engine.block_tokens},
                  {"kv_memory_fraction", q.engine.kv_memory_fraction},
+                 {"kv_memory_fraction_of", to_string(q.engine.kv_budget)},
                  {"max_batched_tokens", q.engine.max_batched_tokens},
                  {"max_sequences", q.engine.max_sequences},
                  {"chunked_prefill", q.engine.chunked_prefill},

@@ -64,7 +64,8 @@ Metric missed_target(const SimResult& r, const Targets& t) {
 
 KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, double mean_request_tokens) {
   KvCapacity k;
-  // The engine's profiling pass: weights, the activations of one full token budget, the runtime.
+  // The engine's profiling pass: weights, the activations of one full token budget, the runtime; it runs before the
+  // cache exists (its attention keeps no KV), so the pass's own cache is not part of what it holds.
   Workload w = in.workload;
   w.prompt = engine.max_batched_tokens;
   w.generate = 0;
@@ -72,11 +73,19 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
   p.micro_batch = 1;
   ParameterCounts params = count_parameters(*in.model);
   MemoryBreakdown m = inference_memory(*in.model, params, *in.device, w, p);
-  k.free_bytes = in.device->memory_bytes - m.total();
+  m.kv_cache = 0;
+  m.runtime_fragmentation = allocator_fragmentation(m);
+  const double device = in.device->memory_bytes, f = engine.kv_memory_fraction;
+  k.free_bytes = device - m.total();
   k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan);
   k.mean_request_tokens = mean_request_tokens;
-  if (k.free_bytes <= 0 || k.bytes_per_token <= 0) return k;
-  const double tokens = engine.kv_memory_fraction * k.free_bytes / k.bytes_per_token;
+  switch (engine.kv_budget) {
+    case KvBudget::kShareOfDevice: k.kv_bytes = f * device - m.total(); break;
+    case KvBudget::kStaticShareOfDevice: k.kv_bytes = std::min(f * device - m.weights, k.free_bytes); break;
+    case KvBudget::kShareOfFree: k.kv_bytes = f * k.free_bytes; break;
+  }
+  if (k.kv_bytes <= 0 || k.bytes_per_token <= 0) return k;
+  const double tokens = k.kv_bytes / k.bytes_per_token;
   const double blocks = std::floor(tokens / std::max(1, engine.block_tokens));
   k.tokens = static_cast<long long>(std::min(blocks * std::max(1, engine.block_tokens), 1e15));
   k.max_sequences = std::min<long long>(engine.max_sequences,

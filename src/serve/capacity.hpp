@@ -38,6 +38,7 @@ struct KvCapacity {
   long long max_sequences = 0;   // sequences of the mean length that fit at once, at most the engine's cap
   double bytes_per_token = 0;    // per device
   double free_bytes = 0;         // device memory left after weights, activations and runtime
+  double kv_bytes = 0;           // what the engine gives the cache (EngineConfig::kv_budget), per device
   double mean_request_tokens = 0;  // the mean request the sequence count is of
 };
 KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, double mean_request_tokens);

@@ -6,6 +6,15 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }
 
+const char* to_string(KvBudget b) {
+  switch (b) {
+    case KvBudget::kShareOfDevice: return "device";
+    case KvBudget::kStaticShareOfDevice: return "device-static";
+    case KvBudget::kShareOfFree: return "free";
+  }
+  return "device";
+}
+
 bool engine_served(Engine e) {
   return e == Engine::kVllm || e == Engine::kSglang || e == Engine::kTrtllm || e == Engine::kLlamacpp;
 }
@@ -21,6 +30,7 @@ EngineConfig engine_config(Engine e, double device_memory_bytes) {
       // running requests is bounded by the KV pool rather than a fixed cap.
       c.block_tokens = 1;
       c.kv_memory_fraction = 0.88;
+      c.kv_budget = KvBudget::kStaticShareOfDevice;
       c.max_batched_tokens = large ? 8192 : 4096;
       c.max_sequences = 4096;
       break;
@@ -29,6 +39,7 @@ EngineConfig engine_config(Engine e, double device_memory_bytes) {
       // free_gpu_memory_fraction 0.9 of the memory left after the weights, tokens_per_block 32.
       c.block_tokens = 32;
       c.kv_memory_fraction = 0.90;
+      c.kv_budget = KvBudget::kShareOfFree;
       c.max_batched_tokens = 8192;
       c.max_sequences = 2048;
       break;
@@ -37,15 +48,19 @@ EngineConfig engine_config(Engine e, double device_memory_bytes) {
       // batch 2048 tokens (-b) per step.
       c.block_tokens = 1;
       c.kv_memory_fraction = 0.90;
+      c.kv_budget = KvBudget::kShareOfFree;
       c.max_batched_tokens = 2048;
       c.max_sequences = 4;
       break;
     default:
-      // vLLM V1 (EngineArgs defaults for the OpenAI server): block_size 16, gpu_memory_utilization 0.90,
-      // max_num_batched_tokens 8192 and max_num_seqs 1024 on GPUs with >= 70 GiB, 2048 and 256 below.
+      // vLLM V1 (EngineArgs defaults for the OpenAI server): block_size 16, gpu_memory_utilization 0.90 of the
+      // whole device (its worker logs "total_gpu_memory x gpu_memory_utilization = ...; model weights take ...;
+      // non_torch_memory takes ...; PyTorch activation peak memory takes ...; the rest of the memory reserved for KV
+      // Cache is ..."), max_num_batched_tokens 8192 and max_num_seqs 1024 on GPUs with >= 70 GiB, 2048 and 256 below.
       c.preset = "vllm";
       c.block_tokens = 16;
       c.kv_memory_fraction = 0.90;
+      c.kv_budget = KvBudget::kShareOfDevice;
       c.max_batched_tokens = large ? 8192 : 2048;
       c.max_sequences = large ? 1024 : 256;
       break;

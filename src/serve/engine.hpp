@@ -9,10 +9,24 @@
 
 namespace hwplan::serve {
 
+// What an engine's memory fraction is a fraction of, and so what the KV cache gets (serve/capacity.cpp, kv_capacity).
+enum class KvBudget {
+  // vLLM's gpu_memory_utilization: the engine may use this share of the whole device; the KV cache gets what the
+  // weights, the profiled activation peak and the memory outside PyTorch leave of it.
+  kShareOfDevice,
+  // SGLang's mem_fraction_static: this share of the whole device holds the weights and the KV pool; activations and
+  // CUDA graphs live in the rest.
+  kStaticShareOfDevice,
+  // TensorRT-LLM's free_gpu_memory_fraction (and llama.cpp's cache here): this share of what is free after the
+  // weights, activations and runtime.
+  kShareOfFree,
+};
+
 struct EngineConfig {
   std::string preset;                // "vllm", "sglang", "trtllm", "llamacpp"
   int block_tokens = 16;             // KV-cache page size in tokens
-  double kv_memory_fraction = 0.90;  // of the memory left after weights, activations and runtime
+  double kv_memory_fraction = 0.90;  // the engine's memory fraction, of what kv_budget says
+  KvBudget kv_budget = KvBudget::kShareOfDevice;
   long long max_batched_tokens = 8192;  // token budget of one step (prefill chunks + decode tokens)
   long long max_sequences = 256;     // sequences batched in one step
   bool chunked_prefill = true;       // a prompt longer than the budget is split over steps
@@ -20,6 +34,9 @@ struct EngineConfig {
   // the simulator read from StepRates; kept here for the report).
   bool overlap_scheduling = false;
 };
+
+// "device", "device-static" (weights and cache), "free": what the fraction is of, for the report.
+const char* to_string(KvBudget b);
 
 // The engine's defaults for a device of `device_memory_bytes` (some engines scale them with the device).
 EngineConfig engine_config(Engine e, double device_memory_bytes);
