@@ -87,8 +87,12 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
 // norms, RoPE, KV append, two residual adds and the activation (~15-19). Eager Hugging Face modelling code: RMSNorm
 // as seven ops (twice), RoPE as ten, q/k/v as three GEMMs, KV-cache concatenation and GQA head repetition (two
 // each), the gated activation as two: ~42. Quantised weights in eager code add the library's per-linear
-// glue: bitsandbytes 4-bit (quant-state unpacking, casts, the gemv: ~3 more per linear); LLM.int8() (row/column
-// statistics, outlier split, int8 GEMM, dequantise, fp16 GEMM for outliers, add: ~12 more).
+// glue: bitsandbytes 4-bit, nf4 (quant-state unpacking, casts, the gemv: ~3 more per linear); LLM.int8() (row/column
+// statistics, outlier split, int8 GEMM, dequantise, fp16 GEMM for outliers, add: ~12 more). GPTQ / AWQ int4 layers
+// call one fused dequantise-and-multiply kernel from their extension (AutoGPTQ's exllama QuantLinear: ext_q4_matmul
+// and the bias add; AutoAWQ's WQLinear: one gemm/gemv call): about one more per linear; so do GPTQ int8 layers
+// (AutoGPTQ's 8-bit QuantLinear: one vecquant8matmul call), which a GPTQ checkpoint's int8 means
+// (Workload::fused_dequant_kernels) where a bare --weights int8 means bitsandbytes' LLM.int8().
 constexpr double kFusedDecodeKernelsPerLayer = 4 + 3 + 12;
 
 double decode_kernels_per_layer(const Model& m, const Workload& w) {
@@ -101,8 +105,9 @@ double decode_kernels_per_layer(const Model& m, const Workload& w) {
   double kernels = fused ? kFusedDecodeKernelsPerLayer : 42;
   if (!fused && w.weights) {
     WeightFormat f = *w.weights;
-    if (f == WeightFormat::kNf4 || f == WeightFormat::kInt4 || f == WeightFormat::kQ4_0) kernels += 3 * linears;
-    if (f == WeightFormat::kInt8) kernels += 12 * linears;
+    if (f == WeightFormat::kNf4 || f == WeightFormat::kQ4_0) kernels += 3 * linears;
+    if (f == WeightFormat::kInt4) kernels += linears;
+    if (f == WeightFormat::kInt8) kernels += (w.fused_dequant_kernels ? 1 : 12) * linears;
   }
   return kernels;
 }

@@ -2,6 +2,7 @@
 // configs), the Hugging Face cache, GGUF and safetensors headers (written by the tests), user YAML files, and the
 // zoo YAML round trip.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <cstring>
@@ -443,6 +444,20 @@ TEST_CASE("quantised checkpoints: weight format and bytes with group scales and 
   // 4 bits per weight + an fp16 scale and a 4-bit zero point per 128 weights.
   CHECK(m.checkpoint_weight_bytes == doctest::Approx((c.total - kept) * (0.5 + 2.5 / 128) + kept * 2));
   CHECK(m.checkpoint_weight_bytes / 1e9 == doctest::Approx(5.73).epsilon(0.01));
+  CHECK(m.fused_dequant_kernels);
+  // An 8-bit GPTQ checkpoint decodes in eager code through one kernel per linear (AutoGPTQ's 8-bit QuantLinear), not
+  // through LLM.int8()'s dozen, which a bare --weights int8 means.
+  {
+    std::string gptq8 = text.str();
+    gptq8.insert(gptq8.rfind('}'), R"(, "quantization_config": {"quant_method": "gptq", "bits": 8, "group_size": 128})");
+    write(dir / "config.json", gptq8);
+    const std::string args = " --device a100-80gb-sxm --task infer --engine hf --prompt 128 --generate 64 --format json";
+    auto from_config = nlohmann::json::parse(test::run_hwplan("estimate --model " + dir.string() + args).out);
+    auto bare = nlohmann::json::parse(test::run_hwplan("estimate --model " + dir.string() + args + " --weights int8").out);
+    CHECK(from_config["workload"]["weights"] == "int8");
+    CHECK(from_config["inference"]["decode_tokens_per_second"].get<double>() >
+          1.5 * bare["inference"]["decode_tokens_per_second"].get<double>());
+  }
   // A ModelOpt hf_quant_config.json beside a plain config: NVFP4 (fp8 scale per 16 values).
   write(dir / "config.json", text.str());
   write(dir / "hf_quant_config.json", R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "group_size": 16}})");

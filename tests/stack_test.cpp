@@ -333,3 +333,22 @@ TEST_CASE("fp8 training with a 16-bit vocabulary projection (Megatron) pays the 
   sixteen.workload.precision = eight.workload.precision = Precision::kBf16;
   CHECK(estimate(sixteen).train.step_seconds == doctest::Approx(estimate(eight).train.step_seconds).epsilon(1e-12));
 }
+
+TEST_CASE("eager decode with quantised weights pays each library's kernels per linear layer") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-2-7b");
+  const Device& d = reg.device("a100-80gb-sxm");
+  auto host_per_token = [&](WeightFormat f) {
+    EstimateInput in = input(m, d, Task::kInfer, engine_preset(Engine::kHf));
+    in.workload.weights = f;
+    return estimate(in).infer.host_seconds_per_token;
+  };
+  const double bf16 = host_per_token(WeightFormat::kBf16), int4 = host_per_token(WeightFormat::kInt4),
+               nf4 = host_per_token(WeightFormat::kNf4), int8 = host_per_token(WeightFormat::kInt8);
+  // Per token, 7 linear layers in each of 32 layers, each kernel 27 us of host time: GPTQ/AWQ one more kernel per
+  // linear, bitsandbytes 4-bit three more, LLM.int8() twelve more.
+  const double per_linear = 7 * 32 * engine_preset(Engine::kHf).host_seconds_per_kernel;
+  CHECK(int4 - bf16 == doctest::Approx(1 * per_linear).epsilon(1e-9));
+  CHECK(nf4 - bf16 == doctest::Approx(3 * per_linear).epsilon(1e-9));
+  CHECK(int8 - bf16 == doctest::Approx(12 * per_linear).epsilon(1e-9));
+}

@@ -72,6 +72,9 @@ struct Model {
   // when --weights is not given. `weight_format_note` says where it came from.
   std::optional<WeightFormat> weight_format;
   std::string weight_format_note;
+  // The checkpoint's quantised layers run one fused dequantise-and-multiply kernel each (GPTQ, AWQ), not
+  // bitsandbytes' several (which an int8 format otherwise means in eager code: LLM.int8()).
+  bool fused_dequant_kernels = false;
   double checkpoint_weight_bytes = 0;  // exact, when read from GGUF / safetensors headers (0: unknown)
   std::string checkpoint_dtypes;       // e.g. "Q4_K: 193 tensors, F32: 65 tensors"
   std::vector<std::string> ingest_notes;  // assumptions made reading a foreign format (shown to the user)

@@ -153,6 +153,8 @@ struct Workload {
   Task task = Task::kTrain;
   Precision precision = Precision::kBf16;       // compute precision of training / inference
   std::optional<WeightFormat> weights;          // inference weight storage (default: precision)
+  // int8 weights through one fused kernel per linear (a GPTQ / AWQ checkpoint) rather than LLM.int8()'s several.
+  bool fused_dequant_kernels = false;
   // Exact bytes per parameter of a checkpoint read from its headers (GGUF, safetensors); inference only, and
   // only when --weights is not given.
   std::optional<double> checkpoint_bytes_per_param;

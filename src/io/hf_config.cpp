@@ -360,6 +360,7 @@ void map_quantization(Model& m, const JsonObject& c, std::vector<std::string>& n
                      ? m.hidden_size
                      : q->integer("group_size", 1, 1'000'000).value_or(128);
     double bits_d = static_cast<double>(bits);
+    m.fused_dequant_kernels = true;
     set_quantised_bytes(m, bits_d / 8 + (2 + bits_d / 8) / static_cast<double>(group),
                         method + " " + std::to_string(bits) + "-bit, group " + std::to_string(group) +
                             " (fp16 scale and packed zero point per group); embeddings and head in 16 bits");

@@ -122,6 +122,7 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   if (!o.weights && w.task == Task::kInfer && q.model.weight_format && *q.model.weight_format != WeightFormat::kBf16 &&
       *q.model.weight_format != WeightFormat::kFp16 && *q.model.weight_format != WeightFormat::kFp32) {
     w.weights = q.model.weight_format;
+    w.fused_dequant_kernels = q.model.fused_dequant_kernels;
     q.model.ingest_notes.push_back(std::string("weights assumed ") + to_string(*w.weights) + " (" +
                                    q.model.weight_format_note + "); --weights overrides");
   }
