@@ -240,8 +240,10 @@ TEST_CASE("serve --format json has the documented contract") {
   CHECK(j["serve"]["layout"].contains("pp"));
   for (const char* m : {"ttft_seconds", "tpot_seconds", "e2e_seconds"})
     for (const char* p : {"p50", "p95", "p99"}) CHECK(j["latency"][m][p].is_number());
-  // What the latencies contain is said with them: the engine's time, not the server's request handling.
-  CHECK(j["latency"]["scope"].get<std::string>().find("request handling") != std::string::npos);
+  // What the latencies contain is said with them: the server's fixed handling and the engine's time, not the
+  // server's queue under load.
+  CHECK(j["latency"]["scope"].get<std::string>().find("handling of the request") != std::string::npos);
+  CHECK(j["engine"]["request_overhead_seconds"].get<double>() == doctest::Approx(0.010));
   for (const char* k : {"requests_per_second", "output_tokens_per_second", "total_tokens_per_second"})
     CHECK(j["throughput"][k].is_number());
   CHECK(j["kv_cache"]["capacity_tokens"].get<long long>() > 100000);
@@ -321,7 +323,7 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
   REQUIRE(set.cases.size() >= 5);
   // The rows `hwplan validate --measurements data/measurements/serving.yaml` prints.
   auto rows = validate::validate_serving_file(test::registry(), file);
-  std::vector<double> throughput_errors, low_load_ttft_missing;
+  std::vector<double> throughput_errors, low_load_ttft_missing, stated_version_ttft_missing;
   std::map<std::string, const io::ServingCase*> cases;
   for (const auto& c : set.cases) cases[c.name] = &c;
   std::size_t measured = 0;
@@ -333,20 +335,24 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
     CHECK(r.regime == (r.quantity.rfind("ttft", 0) == 0 ? "serving-ttft" : "serving"));
     const io::ServingCase& c = *cases.at(r.name);
     if (r.quantity == "output_tokens_per_second" || r.quantity == "tpot_median_seconds") throughput_errors.push_back(std::fabs(r.error));
-    if (r.quantity == "ttft_median_seconds" && c.concurrency && *c.concurrency <= 8) low_load_ttft_missing.push_back(r.measured - r.predicted);
+    if (r.quantity == "ttft_median_seconds" && c.concurrency && *c.concurrency <= 8) {
+      low_load_ttft_missing.push_back(r.measured - r.predicted);
+      if (c.note.find("vLLM v0.23") != std::string::npos) stated_version_ttft_missing.push_back(r.measured - r.predicted);
+    }
   }
   MESSAGE(table);
   // Output-token throughput and TPOT at fixed concurrency: the issue's bar is a median error <= 20%.
   CHECK(serve::percentile(throughput_errors, 0.5) <= 0.20);
   CHECK(serve::percentile(throughput_errors, 1.0) <= 0.30);
-  // TTFT while the engine is lightly loaded (concurrency <= 8): the simulated TTFT is the engine's time (the wait
-  // for the steps already formed, the prefill); the measured one adds the server's request handling (HTTP,
-  // tokenisation, the hand-off to the engine, streaming), which depends on the host: 10-22 ms on the L4's 4-vCPU
-  // cloud node. The RTX 4090 rows (vLLM version not given) measured ~10 ms less than the overlapped scheduler's
-  // extra step predicts, as an engine without it would. Within 25 ms either way; under heavy load the measured
+  // TTFT while the engine is lightly loaded (concurrency <= 8): the server's fixed request handling (10 ms, vLLM's
+  // client TTFT less its own) and the engine's time (the wait for the steps already formed, the prefill). On the L4
+  // rows, whose vLLM release is stated (0.23, async scheduling on), within 15 ms: what is left is the host's (a
+  // 4-vCPU cloud node). The RTX 4090 rows (release not given) measured ~30 ms less than the overlapped scheduler's
+  // extra step and the handling predict, as an engine without it would: within 35 ms. Under heavy load the measured
   // TTFT grows far faster, printed above and in the README.
-  REQUIRE_FALSE(low_load_ttft_missing.empty());
-  for (double missing : low_load_ttft_missing) CHECK(std::fabs(missing) <= 0.025);
+  REQUIRE_FALSE(stated_version_ttft_missing.empty());
+  for (double missing : stated_version_ttft_missing) CHECK(std::fabs(missing) <= 0.015);
+  for (double missing : low_load_ttft_missing) CHECK(std::fabs(missing) <= 0.035);
   // The command line reads the same file by its `kind: serving` and prints the same rows with their regimes.
   auto r = run_hwplan("validate --measurements " + file + " --format json");
   REQUIRE(r.exit_code == 0);
@@ -573,4 +579,23 @@ TEST_CASE("each engine sizes its KV cache from its memory fraction as it documen
   // The JSON says what the fraction is of.
   auto j = json::parse(run_hwplan("serve --model llama-2-7b --device rtx-4090 --concurrency 2 --requests 40 --format json").out);
   CHECK(j["engine"]["kv_memory_fraction_of"] == "device");
+}
+
+TEST_CASE("the server's request handling is in every TTFT and E2E, and in a closed-loop client's cycle") {
+  const std::string base = "serve --model llama-3-8b --device h100-sxm --prompt 500 --generate 100 --requests 200 --format json";
+  auto zero = json::parse(run_hwplan(base + " --concurrency 1 --request-overhead-ms 0").out);
+  auto some = json::parse(run_hwplan(base + " --concurrency 1 --request-overhead-ms 25").out);
+  // One client: the engine is idle when each request reaches it, so the handling adds exactly its time.
+  for (const char* p : {"p50", "p95"}) {
+    CHECK(some["latency"]["ttft_seconds"][p].get<double>() - zero["latency"]["ttft_seconds"][p].get<double>() ==
+          doctest::Approx(0.025).epsilon(1e-6));
+    CHECK(some["latency"]["e2e_seconds"][p].get<double>() - zero["latency"]["e2e_seconds"][p].get<double>() ==
+          doctest::Approx(0.025).epsilon(1e-6));
+  }
+  // The client waits for it too: fewer requests a second.
+  const double e2e = zero["latency"]["e2e_seconds"]["p50"].get<double>();
+  CHECK(some["throughput"]["requests_per_second"].get<double>() ==
+        doctest::Approx(zero["throughput"]["requests_per_second"].get<double>() * e2e / (e2e + 0.025)).epsilon(0.01));
+  CHECK(some["engine"]["request_overhead_seconds"].get<double>() == doctest::Approx(0.025));
+  CHECK(run_hwplan(base + " --concurrency 1 --request-overhead-ms -1").exit_code == 2);
 }

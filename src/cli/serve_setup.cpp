@@ -29,6 +29,9 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   a.add_option("--max-sequences", o.max_sequences, "Most sequences batched in one step");
   a.add_option("--chunked-prefill", o.chunked_prefill, "Split long prompts over steps (on | off; default on)")->type_name("on|off");
   a.add_option("--step-overhead-ms", o.step_overhead_ms, "Engine overhead per step, ms (default: the engine preset's)");
+  a.add_option("--request-overhead-ms", o.request_overhead_ms,
+               "The server's handling of one request outside the engine (HTTP, tokenisation, hand-off, first chunk back), ms; "
+               "in every TTFT and E2E (default 10: vLLM's client TTFT less its own)");
   if (threads_flag) a.add_option("--threads", o.threads, "Worker threads for the layout search (default: all cores); output does not depend on it");
   group_options(a, "Traffic",
                 {"--rate", "--arrival", "--burstiness", "--concurrency", "--trace", "--requests", "--seed", "--prompt-dist",
@@ -43,7 +46,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
 bool serve_flags_given(const ServeOptions& o) {
   return o.rate || o.concurrency || o.trace || o.requests || o.prompt_dist || o.generate_dist || o.burstiness ||
          o.targets.any() || o.block_size || o.max_batched_tokens || o.max_sequences || o.kv_memory_fraction ||
-         o.step_overhead_ms || o.chunked_prefill || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
+         o.step_overhead_ms || o.request_overhead_ms || o.chunked_prefill || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
 }
 
 int threads_of(const ServeOptions& o) {

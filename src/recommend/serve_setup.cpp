@@ -53,6 +53,11 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
     if (*o.max_sequences < 1 || *o.max_sequences > 1'000'000) bad("--max-sequences", "must be 1 to 1,000,000");
     e.max_sequences = *o.max_sequences;
   }
+  if (o.request_overhead_ms) {
+    if (!std::isfinite(*o.request_overhead_ms) || *o.request_overhead_ms < 0 || *o.request_overhead_ms > 100000)
+      bad("--request-overhead-ms", "must be between 0 and 100,000 ms");
+    e.request_overhead_seconds = *o.request_overhead_ms / 1000;
+  }
   if (o.chunked_prefill) {
     if (*o.chunked_prefill != "on" && *o.chunked_prefill != "off") bad("--chunked-prefill", "'" + *o.chunked_prefill + "' is not one of: on, off");
     e.chunked_prefill = *o.chunked_prefill == "on";

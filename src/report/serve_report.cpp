@@ -15,8 +15,9 @@ namespace {
 // 4-vCPU cloud host measured 10-22 ms more TTFT at low load (data/measurements/serving.yaml: the server's request
 // handling, which depends on the host) and far more under heavy load.
 constexpr const char* kLatencyScope =
-    "the engine's time (waiting for a step, prefill, decode); the server's request handling (HTTP, tokenisation, "
-    "streaming) is not in it: 10-20 ms more TTFT at low load on a measured cloud host, much more near saturation";
+    "from the client's send: the server's handling of the request (a fixed --request-overhead-ms), then the engine's "
+    "time (waiting for a step, prefill, decode); the server's own queue under load is not in it (measured TTFT grows "
+    "faster than this near saturation)";
 
 const char* metric_name(Metric m) {
   switch (m) {
@@ -108,7 +109,8 @@ json serve_json(const ServeReport& r) {
                  {"max_sequences", q.engine.max_sequences},
                  {"chunked_prefill", q.engine.chunked_prefill},
                  {"overlap_scheduling", q.engine.overlap_scheduling},
-                 {"step_overhead_seconds", q.overhead_seconds}};
+                 {"step_overhead_seconds", q.overhead_seconds},
+                 {"request_overhead_seconds", q.engine.request_overhead_seconds}};
   j["traffic"] = {{"description", r.traffic},
                   {"closed_loop", q.load.closed_loop},
                   {q.load.closed_loop ? "concurrency" : "requests_per_second", q.load.value},
@@ -198,8 +200,9 @@ std::string serve_text(const ServeReport& r, Format format) {
     return render(t, format);
   }
   std::string out;
-  out += fmt::format("{} on {} ({} engine{}), {}\n", r.model->id, r.device->name, r.question->engine.preset,
-                     r.question->engine.overlap_scheduling ? ", overlap scheduling" : "", r.traffic);
+  out += fmt::format("{} on {} ({} engine{}, {:g} ms request handling), {}\n", r.model->id, r.device->name,
+                     r.question->engine.preset, r.question->engine.overlap_scheduling ? ", overlap scheduling" : "",
+                     r.question->engine.request_overhead_seconds * 1000, r.traffic);
   if (!o) {
     out += "No layout serves this load: " + binding_words(r) + "\n";
   } else {

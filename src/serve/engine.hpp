@@ -29,6 +29,10 @@ struct EngineConfig {
   KvBudget kv_budget = KvBudget::kShareOfDevice;
   long long max_batched_tokens = 8192;  // token budget of one step (prefill chunks + decode tokens)
   long long max_sequences = 256;     // sequences batched in one step
+  // The server's handling of one request outside the engine's steps: the HTTP request, tokenisation, the hand-off to
+  // the engine and the first chunk's way back to the client. Added to each request's TTFT and E2E (and to a closed-
+  // loop client's cycle); not its growth under load (the server's queue), which is not modelled.
+  double request_overhead_seconds = 0.010;
   bool chunked_prefill = true;       // a prompt longer than the budget is split over steps
   // The next step is formed while the GPU runs this one (the stack's overlap_scheduling, which the step model and
   // the simulator read from StepRates; kept here for the report).

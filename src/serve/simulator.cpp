@@ -82,15 +82,20 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
   if (res.unservable || n == 0) return res;
 
   const bool closed = cfg.closed_loop_clients > 0;
+  // A request reaches the scheduler the server's handling time after the client sends it (HTTP, tokenisation,
+  // the hand-off to the engine; the first chunk's way back is counted here too): its latencies run from the send.
+  const double handling = std::max(0.0, cfg.engine.request_overhead_seconds);
+  auto visible = [&](size_t id) { return reqs[id].arrival_seconds + handling; };
   std::vector<State> st(n);
   std::deque<size_t> waiting;
+  std::deque<size_t> sent;  // closed loop: sent, not yet at the scheduler (in send order, so in order of arrival)
   std::vector<size_t> running, next_running;
   running.reserve(static_cast<size_t>(cfg.engine.max_sequences));
   size_t next_arrival = 0;  // open loop: next request to arrive; closed loop: next request to send
   if (closed) {
     for (; next_arrival < n && static_cast<long long>(next_arrival) < cfg.closed_loop_clients; ++next_arrival) {
       reqs[next_arrival].arrival_seconds = 0;
-      waiting.push_back(next_arrival);
+      sent.push_back(next_arrival);
     }
   }
   long long free_blocks = total_blocks;
@@ -128,10 +133,18 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
   double admit_until = INFINITY;
   while (finished < n) {
     if (!closed)
-      while (next_arrival < n && reqs[next_arrival].arrival_seconds <= now) waiting.push_back(next_arrival++);
+      while (next_arrival < n && visible(next_arrival) <= now) waiting.push_back(next_arrival++);
+    while (!sent.empty() && visible(sent.front()) <= now) {
+      waiting.push_back(sent.front());
+      sent.pop_front();
+    }
     if (running.empty() && waiting.empty()) {
+      if (!sent.empty()) {
+        now = visible(sent.front());
+        continue;
+      }
       if (closed || next_arrival >= n) break;  // cannot happen: every request finishes
-      now = reqs[next_arrival].arrival_seconds;
+      now = visible(next_arrival);
       continue;
     }
     // 1. Running sequences, in admission order: one token each when decoding, a chunk when prefilling.
@@ -172,7 +185,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
           break;
         }
         size_t id = waiting.front();
-        if (overlap && reqs[id].arrival_seconds > admit_until) break;  // arrived after this step's batch was formed
+        if (overlap && visible(id) > admit_until) break;  // arrived after this step's batch was formed
         State& s = st[id];
         if (!s.started) {
           s.started = true;
@@ -201,7 +214,11 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
     if (scheduled.empty()) {
       // Nothing could run: only possible while waiting for an arrival (the first running sequence always fits).
       if (!closed && next_arrival < n) {
-        now = std::max(now, reqs[next_arrival].arrival_seconds);
+        now = std::max(now, visible(next_arrival));
+        continue;
+      }
+      if (!sent.empty()) {
+        now = std::max(now, visible(sent.front()));
         continue;
       }
       res.unservable = true;  // not reachable: the first running sequence always fits
@@ -255,7 +272,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
         ++finished;
         if (closed && next_arrival < n) {
           reqs[next_arrival].arrival_seconds = now;
-          waiting.push_back(next_arrival++);
+          sent.push_back(next_arrival++);
         }
       } else {
         next_running.push_back(id);
