@@ -79,6 +79,7 @@ Stack framework_preset(Framework f) {
       s.native_attention = true;  // Transformer Engine's cuDNN fused attention
       s.persistent_grads = true;   // the distributed optimizer's contiguous fp32 gradient buffer
       s.fp8_head = false;          // the output layer is tensor_parallel.ColumnParallelLinear: bf16 under --fp8
+      s.fp32_grads = true;         // main_grad buffer in fp32 for bf16 (and fp8) training
       s.context_parallel = true;  // --context-parallel-size (Transformer Engine's ring attention)
       s.partial_recompute = true;  // --recompute-method block --recompute-num-layers N
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;

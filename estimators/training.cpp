@@ -200,9 +200,9 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   const double expert_params = ep > 1 ? params.mlp_per_layer * static_cast<double>(m.total_layers()) / (plan.tp * plan.pp) : 0;
   const double trainable = lora ? c.lora_parameters / (plan.tp * plan.pp) : stage_params - expert_params;
   const double trainable_experts = expert_params / ep;
-  // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads); ZeRO /
-  // FSDP reduce-scatter them in the 16-bit training dtype.
-  const double grad_bytes = plan.zero >= 1 ? activation_bytes(w.precision) : 4;
+  // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads, its distributed
+  // optimizer reduce-scatters them so); ZeRO / FSDP reduce-scatter them in the 16-bit training dtype.
+  const double grad_bytes = plan.zero >= 1 && !fp32_gradients(w) ? activation_bytes(w.precision) : 4;
   if (replica_ranks > 1) {
     // ZeRO collectives run over the ranks of one shard (all of dp x cp unless --shard-group); with replicated
     // shards each rank then all-reduces its gradient shard with the ranks holding the same shard in other replicas.
@@ -235,11 +235,25 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     //   micro-batch it has not been reduced from. ZeRO-2 gathers the updated parameters once per step.
     // - ZeRO-3 / FSDP gathers each layer's parameters before its forward and again before its backward.
     const bool shard_grads = plan.zero >= 2;
-    const double reduce_step = shard_grads ? 0.0 : reduction(allreduce_seconds);
-    const double reduce_mb = shard_grads ? reduction(reduce_scatter_seconds) : 0.0;
     const double weights = stage_params * weight_bytes_per_param(w);
+    // After the sharded optimizer step each rank gathers the parameters the others updated, in their 16-bit
+    // form: the trainable dense ones over the shard, the experts over the ranks that hold the same experts.
+    auto updated_params_gather = [&]() {
+      const double bytes = weight_bytes_per_param(w);
+      double s = allgather_seconds(trainable * bytes, shards, link);
+      if (trainable_experts > 0 && plan.dp / ep > 1) {
+        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, model_ranks * ep);
+        s += allgather_seconds(trainable_experts * bytes, plan.dp / ep, expert_link);
+      }
+      return s;
+    };
+    // ZeRO-1 reduce-scatters the gradients (in their dtype) and all-gathers the updated parameters.
+    const double reduce_step = shard_grads    ? 0.0
+                               : plan.zero == 1 ? reduction(reduce_scatter_seconds) + updated_params_gather()
+                                                : reduction(allreduce_seconds);
+    const double reduce_mb = shard_grads ? reduction(reduce_scatter_seconds) : 0.0;
     const double gather_mb = plan.zero >= 3 ? 2 * allgather_seconds(weights, shards, link) : 0.0;
-    const double gather_step = plan.zero == 2 ? allgather_seconds(weights, shards, link) : 0.0;
+    const double gather_step = plan.zero == 2 ? updated_params_gather() : 0.0;
     t.dp_comm_seconds = reduce_step + gather_step + (reduce_mb + gather_mb) * micro_batches;
     // One link carries all of it, so the transfers that overlap compute share one window: per micro-batch the
     // gathers prefetch during forward and backward and the reduce-scatters run during backward; what does not

@@ -4,6 +4,7 @@
 #include "core/units.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/memory.hpp"
+#include "estimators/stack.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;
@@ -28,6 +29,19 @@ Model gpt_like(std::int64_t layers, std::int64_t h, std::int64_t heads) {
   m.linear_bias = LinearBias::kAll;
   m.dropout = true;
   return m;
+}
+
+// Model-state bytes (weights, gradients, optimizer) per parameter of a 7.5B model on 64 data-parallel A100s under
+// ZeRO stage `zero`; the layers ZeRO-3 holds gathered are not model state and are left out.
+double model_state_bytes(const Workload& w, int zero) {
+  static const Model m = test::registry().model("7.5b");
+  const ParameterCounts c = count_parameters(m);
+  Plan p;
+  p.dp = 64;
+  p.zero = zero;
+  const MemoryBreakdown mem = training_memory(m, c, test::registry().device("a100-80gb-sxm"), w, p);
+  const double gathered = zero >= 3 ? 2 * c.layer_total() * 2 : 0;
+  return (mem.weights - gathered + mem.gradients + mem.optimizer) / c.total;
 }
 
 }  // namespace
@@ -63,24 +77,47 @@ TEST_CASE("ZeRO model-state bytes per parameter (Rajbhandari et al. 2020, Figure
   // Mixed-precision Adam keeps 2 + 2 + 12 = 16 bytes per parameter; across N = 64 devices ZeRO-1 leaves
   // 4 + 12/N, ZeRO-2 2 + 14/N, ZeRO-3 16/N. For 7.5B parameters the paper gives 120 GB, 31.4 GB, 16.6 GB
   // and 1.9 GB (tolerance 1%; ZeRO-3 also holds the gathered layers, subtracted here).
-  Model m = test::registry().model("7.5b");
-  ParameterCounts c = count_parameters(m);
-  Device d = test::registry().device("a100-80gb-sxm");
   Workload w;
   w.precision = Precision::kBf16;
   w.seq = 2048;
-  auto states = [&](int zero) {
-    Plan p;
-    p.dp = 64;
-    p.zero = zero;
-    MemoryBreakdown mem = training_memory(m, c, d, w, p);
-    double gathered = zero >= 3 ? 2 * c.layer_total() * 2 : 0;
-    return (mem.weights - gathered + mem.gradients + mem.optimizer) / c.total;
-  };
+  auto states = [&](int zero) { return model_state_bytes(w, zero); };
   CHECK(states(0) == doctest::Approx(16).epsilon(0.01));
   CHECK(states(1) == doctest::Approx(4 + 12.0 / 64).epsilon(0.01));
   CHECK(states(2) == doctest::Approx(2 + 14.0 / 64).epsilon(0.01));
   CHECK(states(3) == doctest::Approx(16.0 / 64).epsilon(0.01));
+}
+
+TEST_CASE("Megatron keeps bf16 training's gradients in fp32: its README's bytes per parameter") {
+  // Megatron-LM's README (distributed optimizer): "bf16 param, fp32 grads: 18 bytes per parameter; with the
+  // distributed optimizer 6 + 12/d"; "fp16 param, fp16 grads" keeps 2-byte gradients.
+  Workload w;
+  w.precision = Precision::kBf16;
+  w.seq = 2048;
+  w.stack = framework_preset(Framework::kMegatron);
+  REQUIRE(w.stack.fp32_grads);
+  auto states = [&](int zero) { return model_state_bytes(w, zero); };
+  CHECK(states(0) == doctest::Approx(18).epsilon(0.01));
+  CHECK(states(1) == doctest::Approx(6 + 12.0 / 64).epsilon(0.01));
+  w.precision = Precision::kFp16;
+  CHECK(states(1) == doctest::Approx(4 + 12.0 / 64).epsilon(0.01));
+  w.precision = Precision::kBf16;
+  w.stack.fp32_grads = false;  // NeMo's performance recipes: grad_reduce_in_fp32 False
+  CHECK(states(1) == doctest::Approx(4 + 12.0 / 64).epsilon(0.01));
+  // And the data-parallel reduce-scatter carries 4 bytes a gradient instead of 2: a longer reduction.
+  const Model m = test::registry().model("7.5b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("a100-80gb-sxm");
+  in.system.count = 64;
+  in.workload = w;
+  in.plan.dp = 64;
+  in.plan.zero = 1;
+  in.plan.micro_batch = 1;
+  const double sixteen = estimate(in).train.dp_comm_seconds;
+  in.workload.stack.fp32_grads = true;
+  const double thirty_two = estimate(in).train.dp_comm_seconds;
+  CHECK(thirty_two > 1.3 * sixteen);
+  CHECK(thirty_two < 1.6 * sixteen);  // reduce-scatter doubles; the parameter all-gather stays 16-bit
 }
 
 TEST_CASE("KV cache sizes") {

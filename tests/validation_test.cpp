@@ -42,9 +42,10 @@ TEST_CASE("fp32 step latencies of real PyTorch models (NeuSight, ASPLOS 2025)") 
 
 TEST_CASE("published training throughput and decode speeds") {
   auto s = check_set("data/measurements/published-throughput.yaml");
-  CHECK(s.count == 46);
-  // Tolerances: median |error| <= 11% (10.9% when last measured); at most one case off by more than 35% (MT-NLG 530B,
-  // +83%: its recomputation is not stated and the search runs without it; see the README's accuracy section).
+  CHECK(s.count == 59);
+  // Tolerances: median |error| <= 11% (8.0% when last measured, with the 13 Megatron-LM rows of Korthikanti et al. and
+  // MegaScale added after the model was built: +1% to +15%); at most one case off by more than 35% (MT-NLG 530B,
+  // +78%: its recomputation is not stated and the search runs without it; see the README's accuracy section).
   CHECK(s.median_abs <= 0.11);
   CHECK(s.within_35 >= s.count - 1);
 }

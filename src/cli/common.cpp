@@ -116,6 +116,8 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Gradient buffers kept across steps (Megatron, DeepSpeed); off: freed between steps (zero_grad set_to_none)");
   add_switch(app, "--overlap-scheduling", w.overlap_scheduling,
              "Serving engine prepares step n+1 while the GPU runs step n (vLLM async scheduling, SGLang, TensorRT-LLM)");
+  add_switch(app, "--fp32-grads", w.fp32_grads,
+             "Gradients kept and reduced in fp32 under 16-bit parameters (Megatron's main_grad buffer for bf16); off: in 16 bits");
   add_switch(app, "--fp8-head", w.fp8_head,
              "With --precision fp8, the vocabulary projection in fp8 too (torchao float8 converts every Linear); off: in 16 bits (Megatron's output layer)");
   add_switch(app, "--foreach-optimizer", w.foreach_optimizer,
@@ -189,7 +191,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
                  "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
-                 "--autocast", "--persistent-grads", "--fp8-head", "--foreach-optimizer", "--overlap-scheduling", "--host-kernel-us", "--memory-metric"});
+                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--overlap-scheduling", "--host-kernel-us", "--memory-metric"});
 }
 
 }  // namespace hwplan::cli

@@ -58,6 +58,11 @@ struct Stack {
   // 2.0, fused Adam in DeepSpeed, Megatron, apex). Off: a Python loop over the parameter tensors issuing a handful
   // of kernels for each (torch.optim with foreach=False, older library optimizers such as BERT's BertAdam).
   bool foreach_optimizer = true;
+  // Gradients accumulated and reduced in fp32 while the parameters are 16-bit: Megatron-LM's main_grad buffer, which
+  // it keeps in fp32 for bf16 training (--accumulate-allreduce-grads-in-fp32, set for bf16; its README's bytes per
+  // parameter: "bf16 param, fp32 grads: 18; distributed optimizer 6 + 12/d"). 4 bytes per gradient in memory and in
+  // the data-parallel reduction. Off: gradients in the parameters' 16 bits (FSDP and ZeRO's reduce dtype).
+  bool fp32_grads = false;
   // With fp8 training, the vocabulary projection (logits) also runs in fp8: torchao's float8 training converts every
   // nn.Linear whose dimensions allow it unless the recipe filters it out, as Transformer Engine does for the modules
   // it replaces. Off: it runs in 16 bits: Megatron-core builds its output layer as tensor_parallel's

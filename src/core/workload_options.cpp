@@ -24,7 +24,7 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--activation-offload", "activation_offload"}, {"--paged-optimizer", "paged_optimizer"},
       {"--native-attention", "native_attention"}, {"--autocast", "autocast"},
       {"--persistent-grads", "persistent_grads"}, {"--foreach-optimizer", "foreach_optimizer"},
-      {"--fp8-head", "fp8_head"},
+      {"--fp8-head", "fp8_head"}, {"--fp32-grads", "fp32_grads"},
       {"--overlap-scheduling", "overlap_scheduling"},
       {"--host-kernel-us", "host_kernel_us"},
       {"--memory-metric", "memory_metric"}};

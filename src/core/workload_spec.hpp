@@ -54,6 +54,7 @@ struct WorkloadSpec {
   std::optional<bool> persistent_grads;        // gradient buffers kept across steps (else freed between steps)
   std::optional<bool> foreach_optimizer;       // multi-tensor optimizer kernels (else a loop over the tensors)
   std::optional<bool> fp8_head;                // with fp8 training, the vocabulary projection in fp8 too
+  std::optional<bool> fp32_grads;              // gradients kept and reduced in fp32 under 16-bit parameters
   std::optional<double> host_kernel_us;        // host time to issue one kernel (eager dispatch), microseconds
   std::optional<std::string> memory_metric;    // allocated | reserved | device: which peak the stack reports
   // On one device, also search recomputation (recommend does: it looks for the best way to run, not a given one).

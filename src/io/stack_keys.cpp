@@ -23,6 +23,7 @@ void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   flag("persistent_grads", w.persistent_grads);
   flag("foreach_optimizer", w.foreach_optimizer);
   flag("fp8_head", w.fp8_head);
+  flag("fp32_grads", w.fp32_grads);
   flag("overlap_scheduling", w.overlap_scheduling);
   if (auto v = m.number("host_kernel_us", false, 0, 1e4)) w.host_kernel_us = *v;
   text("memory_metric", w.memory_metric);

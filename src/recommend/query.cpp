@@ -69,6 +69,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
   flag(o.persistent_grads, s.persistent_grads, "persistent-grads");
   flag(o.foreach_optimizer, s.foreach_optimizer, "foreach-optimizer");
   flag(o.fp8_head, s.fp8_head, "fp8-head");
+  flag(o.fp32_grads, s.fp32_grads, "fp32-grads");
   flag(o.overlap_scheduling, s.overlap_scheduling, "overlap-scheduling");
   if (o.host_kernel_us) {
     if (!(*o.host_kernel_us >= 0) || *o.host_kernel_us > 1e4) bad("--host-kernel-us", "must be between 0 and 10,000 (microseconds)");

@@ -154,6 +154,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"persistent_grads", st.persistent_grads},
                 {"foreach_optimizer", st.foreach_optimizer},
                 {"fp8_head", st.fp8_head},
+                {"fp32_grads", st.fp32_grads},
                 {"memory_metric", to_string(st.memory_metric)},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
                 {"decode_step_overhead_seconds", st.decode_step_overhead_seconds},
@@ -192,6 +193,8 @@ std::string stack_summary(const Workload& w) {
     if (st.optimizer_in_backward) out += ", optimizer in backward";
     if (st.activation_offload) out += ", activation offload";
     if (st.paged_optimizer) out += ", paged optimizer";
+    if (st.fp32_grads && !st.autocast && w.precision != Precision::kFp32 && w.precision != Precision::kFp16)
+      out += ", fp32 gradients";
     if (w.precision == Precision::kFp8 && !st.fp8_head) out += ", vocabulary projection in 16 bits";
   }
   out += fmt::format(", memory as {}", to_string(st.memory_metric));
