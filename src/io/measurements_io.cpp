@@ -39,6 +39,7 @@ Model inline_gpt(YamlMap& m, const std::string& name) {
   model.norm = choice("norm", parse_norm, NormKind::kLayerNorm, "layernorm, rmsnorm");
   model.linear_bias = choice("linear_bias", parse_linear_bias, LinearBias::kAll, "all, qkv, none");
   model.tied_embeddings = m.boolean("tied_embeddings", false).value_or(true);
+  model.dropout = m.boolean("dropout", false).value_or(false);
   model.source = "inline architecture of measurement case " + name;
   m.finish();
   return model;
