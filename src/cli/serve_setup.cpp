@@ -39,7 +39,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   group_options(a, "Latency targets", {"--ttft-p95", "--ttft-p99", "--tpot-p95", "--tpot-p99", "--e2e-p95", "--e2e-p99"});
   group_options(a, "Serving engine",
                 {"--block-size", "--kv-memory-fraction", "--max-batched-tokens", "--max-sequences", "--chunked-prefill",
-                 "--step-overhead-ms"});
+                 "--step-overhead-ms", "--request-overhead-ms"});
   if (threads_flag) group_options(a, "Serving engine", {"--threads"});
 }
 
