@@ -567,6 +567,20 @@ TEST_CASE("each engine sizes its KV cache from its memory fraction as it documen
   const serve::KvCapacity s = serve::kv_capacity(q.input, sglang, 1000);
   CHECK(s.kv_bytes <= s.free_bytes);
   CHECK(s.kv_bytes > 0.8 * device - 14e9);
+  // Its default fraction falls with tensor parallelism (server_args.py); a fraction the user gives is used as is.
+  CHECK(serve::kv_fraction_for(sglang, 1) == doctest::Approx(0.88));
+  CHECK(serve::kv_fraction_for(sglang, 2) == doctest::Approx(0.87));
+  CHECK(serve::kv_fraction_for(sglang, 4) == doctest::Approx(0.85));
+  CHECK(serve::kv_fraction_for(sglang, 8) == doctest::Approx(0.81));
+  CHECK(serve::kv_fraction_for(sglang, 16) == doctest::Approx(0.79));
+  CHECK(serve::kv_fraction_for(vllm, 8) == doctest::Approx(0.90));
+  auto tp8 = json::parse(run_hwplan("serve --model llama-3-70b --device h100-sxm --engine sglang --tp 8 --pp 1 --count 8 "
+                                    "--concurrency 2 --requests 40 --format json").out);
+  CHECK(tp8["engine"]["kv_memory_fraction"].get<double>() == doctest::Approx(0.81));
+  auto given = json::parse(run_hwplan("serve --model llama-3-70b --device h100-sxm --engine sglang --tp 8 --pp 1 --count 8 "
+                                      "--concurrency 2 --requests 40 --kv-memory-fraction 0.9 --format json").out);
+  CHECK(given["engine"]["kv_memory_fraction"].get<double>() == doctest::Approx(0.9));
+  CHECK(given["kv_cache"]["capacity_tokens"].get<double>() > tp8["kv_cache"]["capacity_tokens"].get<double>());
   // A card whose weights leave little: the 10% vLLM holds back of the whole device weighs more (an RTX 4090 with a
   // 7B model: about 15% less cache than the free-memory rule would give it).
   Query small = infer_query("llama-2-7b", "rtx-4090");

@@ -44,6 +44,7 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
   if (o.kv_memory_fraction) {
     if (!(*o.kv_memory_fraction > 0 && *o.kv_memory_fraction <= 1)) bad("--kv-memory-fraction", "must be in (0, 1]");
     e.kv_memory_fraction = *o.kv_memory_fraction;
+    e.kv_fraction_by_tp = false;
   }
   if (o.max_batched_tokens) {
     if (*o.max_batched_tokens < 1 || *o.max_batched_tokens > 10'000'000) bad("--max-batched-tokens", "must be 1 to 10,000,000");

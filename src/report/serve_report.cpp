@@ -103,7 +103,7 @@ json serve_json(const ServeReport& r) {
   j["device"] = {{"id", r.device->id}, {"name", r.device->name}};
   j["engine"] = {{"preset", q.engine.preset},
                  {"block_tokens", q.engine.block_tokens},
-                 {"kv_memory_fraction", q.engine.kv_memory_fraction},
+                 {"kv_memory_fraction", kv_fraction_for(q.engine, o ? o->tp : 1)},
                  {"kv_memory_fraction_of", to_string(q.engine.kv_budget)},
                  {"max_batched_tokens", q.engine.max_batched_tokens},
                  {"max_sequences", q.engine.max_sequences},

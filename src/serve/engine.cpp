@@ -6,6 +6,11 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }
 
+double kv_fraction_for(const EngineConfig& e, int tp) {
+  if (!e.kv_fraction_by_tp) return e.kv_memory_fraction;
+  return tp >= 16 ? 0.79 : tp >= 8 ? 0.81 : tp >= 4 ? 0.85 : tp >= 2 ? 0.87 : 0.88;
+}
+
 const char* to_string(KvBudget b) {
   switch (b) {
     case KvBudget::kShareOfDevice: return "device";
@@ -25,11 +30,13 @@ EngineConfig engine_config(Engine e, double device_memory_bytes) {
   const bool large = device_memory_bytes >= 70 * kGiB;
   switch (e) {
     case Engine::kSglang:
-      // SGLang server arguments: token-granular KV pool (page_size 1, radix cache), mem_fraction_static ~0.88 on
-      // 80 GB-class GPUs, chunked_prefill_size 8192 on large GPUs and 2048-4096 on smaller ones; the number of
-      // running requests is bounded by the KV pool rather than a fixed cap.
+      // SGLang server arguments: token-granular KV pool (page_size 1, radix cache), mem_fraction_static 0.88 at tensor
+      // parallelism 1 falling to 0.79 at 16 (server_args.py: the static pool shares the device with more
+      // communication buffers as tp grows), chunked_prefill_size 8192 on large GPUs and 2048-4096 on smaller ones;
+      // the number of running requests is bounded by the KV pool rather than a fixed cap.
       c.block_tokens = 1;
       c.kv_memory_fraction = 0.88;
+      c.kv_fraction_by_tp = true;
       c.kv_budget = KvBudget::kStaticShareOfDevice;
       c.max_batched_tokens = large ? 8192 : 4096;
       c.max_sequences = 4096;

@@ -27,6 +27,9 @@ struct EngineConfig {
   int block_tokens = 16;             // KV-cache page size in tokens
   double kv_memory_fraction = 0.90;  // the engine's memory fraction, of what kv_budget says
   KvBudget kv_budget = KvBudget::kShareOfDevice;
+  // The fraction falls with the tensor-parallel degree (SGLang's default, unless --kv-memory-fraction is given):
+  // kv_fraction_for gives the one a layout uses.
+  bool kv_fraction_by_tp = false;
   long long max_batched_tokens = 8192;  // token budget of one step (prefill chunks + decode tokens)
   long long max_sequences = 256;     // sequences batched in one step
   // The server's handling of one request outside the engine's steps: the HTTP request, tokenisation, the hand-off to
@@ -41,6 +44,10 @@ struct EngineConfig {
 
 // "device", "device-static" (weights and cache), "free": what the fraction is of, for the report.
 const char* to_string(KvBudget b);
+
+// The memory fraction a layout of `tp` tensor-parallel ranks uses: SGLang's server_args default (0.88 at tp 1,
+// 0.87 at 2-3, 0.85 at 4-7, 0.81 at 8-15, 0.79 at 16 and more) where the preset follows it, else kv_memory_fraction.
+double kv_fraction_for(const EngineConfig& e, int tp);
 
 // The engine's defaults for a device of `device_memory_bytes` (some engines scale them with the device).
 EngineConfig engine_config(Engine e, double device_memory_bytes);
