@@ -280,16 +280,35 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
   }
   b.memory("residual-2", residual + drop_fwd, residual + drop_fwd, false, dropout ? 2 : 1);
   if (s.lora_targets > 0 && s.lora_rank > 0) {
-    // Each adapter is two thin GEMMs (x A, then B); tiny FLOPs, but kernel launches that add up.
+    // Each adapter on an (in x out) projection is two thin GEMMs, x A (in -> r) then B (r -> out), on this rank's
+    // share of the projection (column-parallel ones split out, row-parallel ones in): tiny FLOPs, but each reads or
+    // writes an activation-sized tensor, and the adapter's output is added to the base projection's (read both,
+    // write one, out-sized) while backward adds the adapter's input gradient to the base one's (in-sized).
+    // q_proj and v_proj alone ("qv"), or every linear of the layer.
+    struct Target {
+      double in, out;
+    };
+    std::vector<Target> targets = {{h, q}, {h, kv}};
+    if (s.lora_targets > 2) {
+      targets.push_back({h, kv});  // k_proj
+      targets.push_back({q, h});   // o_proj
+      if (m.gated()) targets.push_back({h, f});  // gate_proj
+      targets.push_back({h, f});   // up_proj
+      targets.push_back({f, h});   // down_proj
+    }
     LayerShape trainable = s;
     trainable.frozen_weights = false;
     OpBuilder lb(r, trainable, cost, ops);
-    const double extra = s.stack ? s.stack->adapter_kernels - 2 : 0;
-    for (int i = 0; i < s.lora_targets; ++i) {
-      lb.linear("lora-a", tokens, s.lora_rank, h);
-      lb.linear("lora-b", tokens, h, s.lora_rank);
-      // PEFT's adapter also runs dropout, the alpha/r scale and the add to the base output as separate kernels.
-      if (extra > 0) lb.memory("lora-glue", extra * tokens * h * e, extra * tokens * h * e, false, static_cast<int>(extra));
+    // PEFT's adapter also runs dropout and the alpha/r scale as separate kernels (adapter_kernels beyond A, B and
+    // the add), each a pass over an activation-sized tensor.
+    const double extra = s.stack ? std::max(0.0, s.stack->adapter_kernels - 3) : 0.0;
+    for (const Target& tg : targets) {
+      lb.linear("lora-a", tokens, s.lora_rank, tg.in);
+      lb.linear("lora-b", tokens, tg.out, s.lora_rank);
+      lb.memory("lora-add", 3 * tokens * tg.out * e, 3 * tokens * tg.in * e);
+      if (extra > 0)
+        lb.memory("lora-glue", extra * tokens * (tg.in + tg.out) * e, extra * tokens * (tg.in + tg.out) * e, false,
+                  static_cast<int>(extra));
     }
   }
   apply_host_floor(cost, s.stack);

@@ -352,3 +352,38 @@ TEST_CASE("eager decode with quantised weights pays each library's kernels per l
   CHECK(nf4 - bf16 == doctest::Approx(3 * per_linear).epsilon(1e-9));
   CHECK(int8 - bf16 == doctest::Approx(12 * per_linear).epsilon(1e-9));
 }
+
+TEST_CASE("LoRA adapters work on their projections' own shapes and add their output to the base one's") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3.2-3b");  // hidden 3072, MLP 8192: the MLP adapters are the wide ones
+  const Device& d = reg.device("a100-80gb-sxm");
+  EstimateInput in = input(m, d, Task::kLora, framework_preset(Framework::kTorchtune));
+  in.workload.lora_rank = 64;
+  const DeviceRates rates = device_rates(d, Precision::kBf16);
+  std::vector<OpRecord> ops;
+  LayerShape s = training_shape(in);
+  layer_cost(s, rates, &ops);
+  const double tokens = s.micro_batch * s.seq, h = 3072, f = 8192, e = 2;
+  double up_b = 0, down_a = 0, adds = 0, add_fwd_bytes = 0;
+  for (const OpRecord& op : ops) {
+    if (op.name == std::string("lora-b") && op.forward_flops == doctest::Approx(2 * tokens * f * 64)) ++up_b;
+    if (op.name == std::string("lora-a") && op.forward_flops == doctest::Approx(2 * tokens * 64 * f)) ++down_a;
+    if (op.name == std::string("lora-add")) {
+      ++adds;
+      add_fwd_bytes += op.forward_bytes;
+    }
+  }
+  CHECK(up_b == 2);    // gate and up: r -> 8192
+  CHECK(down_a == 1);  // down: 8192 -> r
+  CHECK(adds == 7);    // one add per adapted projection (all-linear)
+  // Forward adds read the base output and the adapter's and write the sum: 3 passes over each output.
+  const double q = 3072, kv = 8 * 128;
+  CHECK(add_fwd_bytes == doctest::Approx(3 * tokens * e * (q + kv + kv + h + f + f + h)));
+  // q and v only: two adapters, two adds.
+  in.workload.lora_targets = "qv";
+  ops.clear();
+  layer_cost(training_shape(in), rates, &ops);
+  int qv_adds = 0;
+  for (const OpRecord& op : ops) qv_adds += op.name == std::string("lora-add");
+  CHECK(qv_adds == 2);
+}
