@@ -13,15 +13,9 @@
 namespace hwplan {
 namespace {
 
-std::string pct(double x) {
+std::string pct(double x, int decimals = 0) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * x);
-  return buf;
-}
-
-std::string pct1(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+  std::snprintf(buf, sizeof buf, "%.*f%%", decimals, 100 * x);
   return buf;
 }
 
@@ -267,7 +261,7 @@ Estimate estimate(const EstimateInput& in) {
                                                 : std::string(" dense peak")));
     if (t.slowest_device_seconds > 0)
       e.notes.push_back(std::to_string(in.plan.count()) + " devices step together: each step waits for the slowest, about " +
-                        pct1(slowest_device_slowdown(in.plan.count())) + " slower than a median device (GPUs of one model differ by ~" +
+                        pct(slowest_device_slowdown(in.plan.count()), 1) + " slower than a median device (GPUs of one model differ by ~" +
                         pct(assumptions().device_speed_spread) + " in speed: Sinha et al., SC22)");
     if (w.stack.interleaved_pipeline && in.plan.pp > 1 && in.plan.vp == 1 && interleaving_fits(m, in.plan.pp, 2))
       e.notes.push_back("the pipeline runs without interleaving (vp 1) though " + w.stack.preset +

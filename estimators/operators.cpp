@@ -288,13 +288,16 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     struct Target {
       double in, out;
     };
-    std::vector<Target> targets = {{h, q}, {h, kv}};
+    Target targets[7];  // a fixed list: no allocation on the layout search's path
+    int n = 0;
+    targets[n++] = {h, q};   // q_proj
+    targets[n++] = {h, kv};  // v_proj
     if (s.lora_targets > 2) {
-      targets.push_back({h, kv});  // k_proj
-      targets.push_back({q, h});   // o_proj
-      if (m.gated()) targets.push_back({h, f});  // gate_proj
-      targets.push_back({h, f});   // up_proj
-      targets.push_back({f, h});   // down_proj
+      targets[n++] = {h, kv};  // k_proj
+      targets[n++] = {q, h};   // o_proj
+      if (m.gated()) targets[n++] = {h, f};  // gate_proj
+      targets[n++] = {h, f};   // up_proj
+      targets[n++] = {f, h};   // down_proj
     }
     LayerShape trainable = s;
     trainable.frozen_weights = false;
@@ -302,7 +305,8 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     // PEFT's adapter also runs dropout and the alpha/r scale as separate kernels (adapter_kernels beyond A, B and
     // the add), each a pass over an activation-sized tensor.
     const double extra = s.stack ? std::max(0.0, s.stack->adapter_kernels - 3) : 0.0;
-    for (const Target& tg : targets) {
+    for (int i = 0; i < n; ++i) {
+      const Target& tg = targets[i];
       lb.linear("lora-a", tokens, s.lora_rank, tg.in);
       lb.linear("lora-b", tokens, tg.out, s.lora_rank);
       lb.memory("lora-add", 3 * tokens * tg.out * e, 3 * tokens * tg.in * e);

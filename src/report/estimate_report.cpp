@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <cmath>
 
+#include "estimators/memory.hpp"
 #include "estimators/uncertainty.hpp"
 
 #include <cmath>
@@ -193,8 +194,7 @@ std::string stack_summary(const Workload& w) {
     if (st.optimizer_in_backward) out += ", optimizer in backward";
     if (st.activation_offload) out += ", activation offload";
     if (st.paged_optimizer) out += ", paged optimizer";
-    if (st.fp32_grads && !st.autocast && w.precision != Precision::kFp32 && w.precision != Precision::kFp16)
-      out += ", fp32 gradients";
+    if (fp32_gradients(w) && !st.autocast) out += ", fp32 gradients";
     if (w.precision == Precision::kFp8 && !st.fp8_head) out += ", vocabulary projection in 16 bits";
   }
   out += fmt::format(", memory as {}", to_string(st.memory_metric));

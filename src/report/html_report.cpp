@@ -517,7 +517,11 @@ std::string recommend_serve_html(const ServeRankingReport& r, const HtmlContext&
                                {"e2e_p95_seconds", q.targets.e2e_p95 ? json(*q.targets.e2e_p95) : json(nullptr)},
                                {"e2e_p99_seconds", q.targets.e2e_p99 ? json(*q.targets.e2e_p99) : json(nullptr)}}},
                   {"engine", {{"preset", q.engine.preset}, {"block_tokens", q.engine.block_tokens},
-                              {"kv_memory_fraction", q.engine.kv_fraction_by_tp ? json("by tensor parallelism (0.88 at tp 1 to 0.79 at 16)") : json(q.engine.kv_memory_fraction)},
+                              {"kv_memory_fraction", q.engine.kv_fraction_by_tp
+                                                         ? json(fmt::format("by tensor parallelism ({:g} at tp 1 to {:g} at 16)",
+                                                                            serve::kv_fraction_for(q.engine, 1),
+                                                                            serve::kv_fraction_for(q.engine, 16)))
+                                                         : json(q.engine.kv_memory_fraction)},
                               {"chunked_prefill", q.engine.chunked_prefill}}}};
     for (const char* key : {"traffic", "targets", "engine"}) flatten_given(given[key], key, p.assumptions);
     p.assumptions.push_back({"engine.max_batched_tokens, engine.max_sequences",

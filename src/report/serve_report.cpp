@@ -11,9 +11,9 @@ using serve::Metric;
 
 namespace {
 
-// What the simulated latencies contain, said with every answer: the engine's side only. A published vLLM run on a
-// 4-vCPU cloud host measured 10-22 ms more TTFT at low load (data/measurements/serving.yaml: the server's request
-// handling, which depends on the host) and far more under heavy load.
+// What the simulated latencies contain, said with every answer: the server's fixed request handling
+// (EngineConfig::request_overhead_seconds) and the engine's side, not the server's queue under heavy load, where the
+// published runs (data/measurements/serving.yaml) measured far more TTFT.
 constexpr const char* kLatencyScope =
     "from the client's send: the server's handling of the request (a fixed --request-overhead-ms), then the engine's "
     "time (waiting for a step, prefill, decode); the server's own queue under load is not in it (measured TTFT grows "
