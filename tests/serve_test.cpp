@@ -361,6 +361,37 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
   CHECK(j["cases"][0]["predicted"].get<double>() == doctest::Approx(rows[0].predicted));
 }
 
+TEST_CASE("--warmup sets the share of requests left out of the statistics, and benchmark rows keep every request") {
+  // A closed loop starts with every client sending at once: that burst queues for prefill. vllm bench serve reports
+  // over every request, so its TTFT p99 holds the burst; the default 10% warm-up leaves it out.
+  const std::string base = "serve --model mistral-7b --device rtx-4090 --engine vllm --prompt 256 --generate-dist uniform:72:128 "
+                           "--requests 300 --concurrency 32 --format json";
+  auto all = json::parse(run_hwplan(base + " --warmup 0").out);
+  auto def = json::parse(run_hwplan(base).out);
+  CHECK(all["simulation"]["measured_requests"].get<long long>() == 300);
+  CHECK(all["simulation"]["warmup_fraction"].get<double>() == 0);
+  CHECK(def["simulation"]["measured_requests"].get<long long>() == 270);
+  CHECK(all["latency"]["ttft_seconds"]["p99"].get<double>() > 2 * def["latency"]["ttft_seconds"]["p99"].get<double>());
+  // The same simulation: only the statistics differ.
+  CHECK(all["simulation"]["steps"].get<long long>() == def["simulation"]["steps"].get<long long>());
+  auto bad = run_hwplan(base + " --warmup 1");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--warmup") != std::string::npos);
+  // Serving measurement cases default to 0 and take a `warmup` key.
+  io::ServingSet set = io::parse_serving_measurements(
+      "kind: serving\nsource: s\ncases:\n"
+      "  - {name: a, model: mistral-7b, device: rtx-4090, engine: vllm, prompt: 256, generate: 100, concurrency: 4, measured: {ttft_median_seconds: 0.05}, source: s}\n"
+      "  - {name: b, model: mistral-7b, device: rtx-4090, engine: vllm, prompt: 256, generate: 100, concurrency: 4, warmup: 0.2, measured: {ttft_median_seconds: 0.05}, source: s}\n",
+      "t.yaml");
+  CHECK(set.cases[0].warmup == 0);
+  CHECK(set.cases[1].warmup == doctest::Approx(0.2));
+  CHECK_THROWS_AS(io::parse_serving_measurements(
+                      "kind: serving\nsource: s\ncases:\n"
+                      "  - {name: a, model: m, device: d, engine: vllm, prompt: 1, generate: 1, concurrency: 1, warmup: 2, measured: {ttft_median_seconds: 1}, source: s}\n",
+                      "t.yaml"),
+                  InputError);
+}
+
 TEST_CASE("overlap scheduling hides the engine's per-step CPU work and costs a new request one step of TTFT") {
   // The step: without overlap the CPU work follows the GPU's; with it only the longer side counts.
   CHECK(engine_step_seconds(0.010, 0, 0.001, false) == doctest::Approx(0.011).scale(0));

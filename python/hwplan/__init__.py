@@ -140,7 +140,8 @@ def serve(model, device, **options):
 
     traffic: ``rate=`` requests/s (open loop; ``arrival="gamma"``, ``burstiness=`` CV), ``concurrency=`` clients
     (closed loop) or ``trace=`` a CSV/JSONL file; ``prompt=``, ``generate=`` tokens (or ``prompt_dist=``,
-    ``generate_dist=`` such as ``"lognormal:2000:0.8"``), ``requests=``, ``seed=``, ``prefix_cache_hit=``.
+    ``generate_dist=`` such as ``"lognormal:2000:0.8"``), ``requests=``, ``warmup=`` (share left out
+    of the statistics, default 0.1), ``seed=``, ``prefix_cache_hit=``.
     targets (seconds): ``ttft_p95=``, ``ttft_p99=``, ``tpot_p95=``, ``tpot_p99=``, ``e2e_p95=``, ``e2e_p99=``;
     without targets the figures describe ``count=`` devices at that load.
     engine: ``engine="vllm"`` (``sglang``, ``trtllm``, ``llamacpp``), ``block_size=``, ``kv_memory_fraction=``,

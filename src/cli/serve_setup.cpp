@@ -13,6 +13,9 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   a.add_option("--concurrency", o.concurrency, "Concurrent clients (closed loop, all replicas)");
   a.add_option("--trace", o.trace, "Request trace, CSV or JSONL")->type_name("FILE");
   a.add_option("--requests", o.requests, "Requests to simulate (default 2000; with --trace its rows, at most 20,000)");
+  a.add_option("--warmup", o.warmup,
+               "Share of the requests, the first by arrival, left out of the statistics (default 0.1; 0: every request, as "
+               "benchmark clients such as vllm bench serve report)");
   a.add_option("--seed", o.seed, "Random seed (arrivals and lengths)")->capture_default_str();
   a.add_option("--prompt-dist", o.prompt_dist, "Prompt lengths: uniform:MIN:MAX | lognormal:MEAN:SIGMA | file:PATH");
   a.add_option("--generate-dist", o.generate_dist, "Output lengths: uniform:MIN:MAX | lognormal:MEAN:SIGMA | file:PATH");
@@ -34,7 +37,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
                "in every TTFT and E2E (default 10: vLLM's client TTFT less its own)");
   if (threads_flag) a.add_option("--threads", o.threads, "Worker threads for the layout search (default: all cores); output does not depend on it");
   group_options(a, "Traffic",
-                {"--rate", "--arrival", "--burstiness", "--concurrency", "--trace", "--requests", "--seed", "--prompt-dist",
+                {"--rate", "--arrival", "--burstiness", "--concurrency", "--trace", "--requests", "--warmup", "--seed", "--prompt-dist",
                  "--generate-dist", "--prefix-cache-hit"});
   group_options(a, "Latency targets", {"--ttft-p95", "--ttft-p99", "--tpot-p95", "--tpot-p99", "--e2e-p95", "--e2e-p99"});
   group_options(a, "Serving engine",
@@ -44,7 +47,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
 }
 
 bool serve_flags_given(const ServeOptions& o) {
-  return o.rate || o.concurrency || o.trace || o.requests || o.prompt_dist || o.generate_dist || o.burstiness ||
+  return o.rate || o.concurrency || o.trace || o.requests || o.warmup || o.prompt_dist || o.generate_dist || o.burstiness ||
          o.targets.any() || o.block_size || o.max_batched_tokens || o.max_sequences || o.kv_memory_fraction ||
          o.step_overhead_ms || o.request_overhead_ms || o.chunked_prefill || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
 }

@@ -38,6 +38,7 @@ ServingSet parse_serving_measurements(const std::string& text, const std::string
     s.rate = c.number("rate", false, 0, 1e7);
     if (!s.concurrency == !s.rate) c.fail("concurrency", "give concurrency or rate (one of them)");
     s.requests = c.integer("requests", false, 10, 1'000'000).value_or(300);
+    s.warmup = c.number("warmup", false, 0, 0.9).value_or(0);
     auto m = *c.map("measured", true);
     for (const std::string& k : kMetrics)
       if (auto v = m.number(k, false, 0, 1e12)) s.measured[k] = *v;

@@ -23,6 +23,9 @@ struct ServingCase {
   std::optional<long long> concurrency;
   std::optional<double> rate;
   long long requests = 300;
+  // Share of the requests left out of the statistics: 0 (the default) as the benchmark clients these figures come
+  // from (vllm bench serve, benchmark_serving.py) report over every request, the first burst included.
+  double warmup = 0;
   // requests_per_second, output_tokens_per_second, ttft_median_seconds, tpot_median_seconds, ...
   std::map<std::string, double> measured;
   std::string source, note, confidence;

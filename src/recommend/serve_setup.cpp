@@ -155,6 +155,10 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   // Each simulated request holds about 150 bytes: a million is the most one run may ask for.
   if (requests < 10 || requests > 1'000'000) bad("--requests", "must be 10 to 1,000,000");
   t.requests = requests;
+  if (o.warmup) {
+    if (!std::isfinite(*o.warmup) || *o.warmup < 0 || *o.warmup > 0.9) bad("--warmup", "must be in [0, 0.9]");
+    t.warmup_fraction = *o.warmup;
+  }
   q.load = o.concurrency ? serve::Load{true, static_cast<double>(*o.concurrency)} : serve::Load{false, *o.rate};
   if (o.trace) traffic_words = "trace " + *o.trace + (o.concurrency ? "" : ",");
   if (o.concurrency) traffic_words += fmt::format("{}closed loop of {} client(s)", o.trace ? ", " : "", *o.concurrency);

@@ -24,6 +24,9 @@ struct ServeSpec {
   std::optional<long long> concurrency;
   std::optional<std::string> trace;
   std::optional<long long> requests;
+  // Share of the requests (the first by arrival) left out of the statistics; default 0.1. Benchmark clients such
+  // as vllm bench serve report over every request: 0 compares with them.
+  std::optional<double> warmup;
   long long seed = 1;
   std::optional<std::string> prompt_dist, generate_dist;
   double prefix_cache_hit = 0;

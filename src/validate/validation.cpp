@@ -208,6 +208,7 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
     o.concurrency = c.concurrency;
     o.rate = c.rate;
     o.requests = c.requests;
+    o.warmup = c.warmup;
     serve::ServeAnswer a;
     try {
       ServeSetup setup = prepare_serve(registry, o);
