@@ -68,6 +68,10 @@ Stack framework_preset(Framework f) {
       s.interleaved_pipeline = true;
       s.context_parallel = true;  // torch.distributed context_parallel (ring attention over SDPA)
       s.partial_recompute = true;  // activation checkpointing of every Nth transformer block
+      // FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): torchtitan's training config ships
+      // mixed_precision_reduce = "float32", so each gradient reduce-scatter moves 4 bytes a parameter, and the
+      // sharded gradients are fp32 like the sharded parameters they update.
+      s.fp32_grads = true;
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
     case Framework::kMegatron:

@@ -120,6 +120,31 @@ TEST_CASE("Megatron keeps bf16 training's gradients in fp32: its README's bytes 
   CHECK(thirty_two < 1.6 * sixteen);  // reduce-scatter doubles; the parameter all-gather stays 16-bit
 }
 
+TEST_CASE("torchtitan reduce-scatters FSDP gradients in fp32, as its shipped config says") {
+  // torchtitan's training config: mixed_precision_param "bfloat16", mixed_precision_reduce "float32" (FSDP2's
+  // MixedPrecisionPolicy). Each micro-batch's gradient reduce-scatter carries 4 bytes a parameter; the parameter
+  // all-gathers stay 16-bit. The fsdp preset (FSDP1 recipes with MixedPrecision(bf16, bf16)) reduces in bf16.
+  REQUIRE(framework_preset(Framework::kTorchtitan).fp32_grads);
+  REQUIRE_FALSE(framework_preset(Framework::kFsdp).fp32_grads);
+  const Model m = test::registry().model("llama-3-8b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("h100-sxm");
+  in.system.count = 128;
+  in.workload.precision = Precision::kBf16;
+  in.workload.seq = 8192;
+  in.workload.stack = framework_preset(Framework::kTorchtitan);
+  in.plan.dp = 128;
+  in.plan.zero = 3;
+  in.plan.micro_batch = 1;
+  const auto fp32 = estimate(in).train;
+  in.workload.stack.fp32_grads = false;
+  const auto bf16 = estimate(in).train;
+  // Two 16-bit gathers and one reduce-scatter: 2 + 2 + 2 bytes a parameter become 2 + 2 + 4.
+  CHECK(fp32.dp_comm_seconds / bf16.dp_comm_seconds == doctest::Approx(8.0 / 6).epsilon(0.03));
+  CHECK(fp32.step_seconds > bf16.step_seconds);
+}
+
 TEST_CASE("KV cache sizes") {
   // 2 (K and V) x layers x kv_heads x head_dim x tokens x bytes: Llama-2-7B at 4096 tokens in fp16 is exactly
   // 2 GiB per sequence; Llama-3-8B's 8 KV heads (GQA) make it 512 MiB.

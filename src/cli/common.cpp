@@ -117,7 +117,8 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
   add_switch(app, "--overlap-scheduling", w.overlap_scheduling,
              "Serving engine prepares step n+1 while the GPU runs step n (vLLM async scheduling, SGLang, TensorRT-LLM)");
   add_switch(app, "--fp32-grads", w.fp32_grads,
-             "Gradients kept and reduced in fp32 under 16-bit parameters (Megatron's main_grad buffer for bf16); off: in 16 bits");
+             "Gradients kept and reduced in fp32 under 16-bit parameters (Megatron's main_grad buffer for bf16, torchtitan's "
+             "mixed_precision_reduce float32); off: in 16 bits");
   add_switch(app, "--fp8-head", w.fp8_head,
              "With --precision fp8, the vocabulary projection in fp8 too (torchao float8 converts every Linear); off: in 16 bits (Megatron's output layer)");
   add_switch(app, "--foreach-optimizer", w.foreach_optimizer,
