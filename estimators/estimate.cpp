@@ -271,6 +271,10 @@ Estimate estimate(const EstimateInput& in) {
                       human_seconds(e.infer.prefill_seconds) + " (" + std::to_string(static_cast<long long>(e.infer.decode_tokens_per_second)) +
                       " samples/s)");
   } else if (w.generate > 0) {
+    if (w.stack.layer_split && in.plan.pp > 1 && in.plan.tp == 1)
+      e.notes.push_back(w.stack.preset + " splits the model by layers over " + std::to_string(in.plan.pp) +
+                        " devices, which take turns on each token: no faster than one device with all the memory "
+                        "(--tp N asks for tensor parallelism, where the engine has it)");
     e.notes.push_back(std::string("decode is ") + (e.infer.decode_memory_bound ? "memory-bound" : "compute-bound") +
                       ": each token reads " + human_bytes(e.infer.decode_weight_bytes) + " of weights and " +
                       human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device" +

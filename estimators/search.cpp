@@ -53,6 +53,8 @@ SearchResult search_inference(const EstimateInput& base, const SearchSpace& spac
   nearest.memory = INFINITY;
   for (int tp : divisors(n)) {
     if (space.tp && tp != *space.tp) continue;
+    // An engine that splits models by layers offers no tensor parallelism unless the user asks for it.
+    if (!space.tp && tp > 1 && base.workload.stack.layer_split) continue;
     if (base.model->is_transformer() && base.model->attention_heads % tp != 0) continue;
     if (!base.model->is_transformer() && tp > 1) continue;
     for (int pp : divisors(n / tp)) {

@@ -107,6 +107,7 @@ Stack engine_preset(Engine e) {
       s.eager_traffic_factor = assumptions().eager_traffic_factor;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.decode_step_overhead_seconds = 20 * assumptions().eager_host_seconds_per_kernel;
+      s.layer_split = true;  // from_pretrained(device_map="auto"): accelerate places whole layers on each device
       break;
     case Engine::kVllm:
     case Engine::kSglang:
@@ -145,11 +146,13 @@ Stack engine_preset(Engine e) {
       s.decode_step_overhead_seconds = 0.2e-3;
       s.decode_kernels_per_layer = 32;
       s.quantized_linear_kernels = 1;
+      s.layer_split = true;  // --split-mode layer, the default (row splits each matrix: --tp)
       break;
     case Engine::kExllama:
       // Native C++/CUDA engine launching its own fused kernels.
       s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;
       s.decode_step_overhead_seconds = 0.2e-3;
+      s.layer_split = true;  // gpu_split / autosplit: consecutive layers on each GPU
       break;
   }
   return s;

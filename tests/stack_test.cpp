@@ -11,6 +11,8 @@
 #include "estimators/training.hpp"
 #include "test_util.hpp"
 
+#include <nlohmann/json.hpp>
+
 using namespace hwplan;
 
 namespace {
@@ -386,4 +388,40 @@ TEST_CASE("LoRA adapters work on their projections' own shapes and add their out
   int qv_adds = 0;
   for (const OpRecord& op : ops) qv_adds += op.name == std::string("lora-add");
   CHECK(qv_adds == 2);
+}
+
+TEST_CASE("engines that split a model by layers get pipelines, not tensor parallelism, unless --tp says so") {
+  // llama.cpp (--split-mode layer, its default), ExLlama (gpu_split) and Transformers (accelerate's device_map)
+  // put consecutive layers on each device; vLLM-class engines shard every layer.
+  CHECK(engine_preset(Engine::kLlamacpp).layer_split);
+  CHECK(engine_preset(Engine::kExllama).layer_split);
+  CHECK(engine_preset(Engine::kHf).layer_split);
+  CHECK_FALSE(engine_preset(Engine::kVllm).layer_split);
+  CHECK_FALSE(engine_preset(Engine::kMlc).layer_split);
+  const std::string base = "estimate --model llama-2-70b --device rtx-4090 --count 2 --task infer --weights int4 --batch 1 "
+                           "--prompt 128 --generate 256 --format json";
+  auto run = [&](const std::string& extra) {
+    auto r = test::run_hwplan(base + " " + extra);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  auto layers = run("--engine exllama");
+  CHECK(layers["plan"]["tp"].get<int>() == 1);
+  CHECK(layers["plan"]["pp"].get<int>() == 2);
+  CHECK(layers["stack"]["layer_split"].get<bool>());
+  auto sharded = run("--engine exllama --tp 2");  // the user's --tp wins
+  CHECK(sharded["plan"]["tp"].get<int>() == 2);
+  // The two devices take turns: each token reads all the weights one device after the other, where tensor
+  // parallelism reads the two halves at once.
+  const double turns = layers["inference"]["decode_tokens_per_second"].get<double>();
+  const double together = sharded["inference"]["decode_tokens_per_second"].get<double>();
+  CHECK(together > 1.4 * turns);
+  CHECK(run("--engine vllm")["plan"]["tp"].get<int>() == 2);
+  // hwplan serve lays llama.cpp out the same way.
+  auto s = test::run_hwplan("serve --model llama-2-70b --device rtx-4090 --count 2 --engine llamacpp --weights int4 "
+                            "--concurrency 1 --prompt 128 --generate 128 --requests 20 --format json");
+  REQUIRE(s.exit_code == 0);
+  auto j = nlohmann::json::parse(s.out);
+  CHECK(j["serve"]["layout"]["tp"].get<int>() == 1);
+  CHECK(j["serve"]["layout"]["pp"].get<int>() == 2);
 }

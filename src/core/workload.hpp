@@ -74,6 +74,11 @@ struct Stack {
   // zero-overhead scheduler, TensorRT-LLM's overlap scheduler): the per-step overhead is hidden behind the GPU's
   // work, and a request arriving while a step runs joins the step after next (the next one is already formed).
   bool overlap_scheduling = false;
+  // The engine spreads one model over several devices by layers, each device running its layers in turn for every
+  // token (llama.cpp's default --split-mode layer, ExLlama's gpu_split, accelerate's device_map for Transformers);
+  // off: tensor parallelism, every device working on every layer at once (vLLM, SGLang, TensorRT-LLM, MLC). The
+  // layout search then tries pipelines only; --tp N asks for tensor parallelism all the same.
+  bool layer_split = false;
   bool chunked_loss = false;            // the fp32 logits of the whole batch never exist at once
   bool optimizer_in_backward = false;   // each gradient is applied and freed as backward produces it
   bool activation_offload = false;      // saved activations live in host memory between forward and backward

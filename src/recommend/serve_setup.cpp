@@ -68,13 +68,17 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
 
 // Layouts to try, (tp, pp): the ones given, or tensor-parallel powers of two within a node that divide the heads
 // (and the given device count when there are no targets to search with); then pipelines of 2, 4 and 8 stages of
-// the largest of them, for models that need more than a node (vLLM's pipeline parallelism across nodes).
-std::vector<std::pair<int, int>> layout_candidates(const ServeSpec& o, const Model& m, const Device& d, bool search) {
+// the largest of them, for models that need more than a node (vLLM's pipeline parallelism across nodes). An engine
+// that splits models by layers (llama.cpp) gets pipelines only, unless --tp is given.
+std::vector<std::pair<int, int>> layout_candidates(const ServeSpec& o, const Model& m, const Device& d, bool search,
+                                                   bool layer_split) {
   if (o.workload.tp && o.workload.pp) return {{static_cast<int>(*o.workload.tp), static_cast<int>(*o.workload.pp)}};
   if (d.host_link.type == "soc" || d.host_link.type == "usb3") return {{1, 1}};
   std::vector<int> tps;
   if (o.workload.tp) {
     tps.push_back(static_cast<int>(*o.workload.tp));
+  } else if (layer_split) {
+    tps.push_back(1);
   } else {
     for (int tp = 1; tp <= std::min<long long>(o.workload.devices_per_node, 64); tp *= 2) {
       if (m.is_transformer() && m.attention_heads % tp != 0) break;
@@ -199,7 +203,7 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   // Layouts: one query per tensor-parallel size (each validated the way estimate validates it).
   std::deque<Query>& queries = out.queries;
   std::vector<const EstimateInput*>& layouts = out.layouts;
-  for (auto [tp, pp] : layout_candidates(o, model, device, search)) {
+  for (auto [tp, pp] : layout_candidates(o, model, device, search, engine_preset(engine).layer_split)) {
     WorkloadSpec s = w;
     s.task = "infer";
     s.count = static_cast<long long>(tp) * pp;
