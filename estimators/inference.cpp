@@ -204,9 +204,12 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     // Pipeline stages work on different micro-batches in steady state only when there are several;
     // a single stream walks through all stages.
     double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w) * decode.kernel_overhead_seconds;
+    const Stack& st = w.stack;
+    // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
+    // (the concatenation's kernels are already among the eager step's).
+    if (st.kv_cache_concat) gpu += layers * memory_seconds(decode, 2 * kv_read);
     // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
     // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
-    const Stack& st = w.stack;
     double host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
     out.host_seconds_per_token = host + st.decode_step_overhead_seconds;
     out.time_per_output_token_seconds = engine_step_seconds(gpu, host, st.decode_step_overhead_seconds, st.overlap_scheduling);

@@ -108,6 +108,7 @@ Stack engine_preset(Engine e) {
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.decode_step_overhead_seconds = 20 * assumptions().eager_host_seconds_per_kernel;
       s.layer_split = true;  // from_pretrained(device_map="auto"): accelerate places whole layers on each device
+      s.kv_cache_concat = true;  // DynamicCache.update: torch.cat of the cache and the step's keys / values
       break;
     case Engine::kVllm:
     case Engine::kSglang:

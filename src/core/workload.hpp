@@ -79,6 +79,10 @@ struct Stack {
   // off: tensor parallelism, every device working on every layer at once (vLLM, SGLang, TensorRT-LLM, MLC). The
   // layout search then tries pipelines only; --tp N asks for tensor parallelism all the same.
   bool layer_split = false;
+  // The KV cache grows by concatenation: Transformers' DynamicCache appends each step's keys and values with
+  // torch.cat, which copies the whole cache of every layer (read and write) on every token; engines with paged or
+  // preallocated caches write the new entries in place.
+  bool kv_cache_concat = false;
   bool chunked_loss = false;            // the fp32 logits of the whole batch never exist at once
   bool optimizer_in_backward = false;   // each gradient is applied and freed as backward produces it
   bool activation_offload = false;      // saved activations live in host memory between forward and backward

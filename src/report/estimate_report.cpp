@@ -147,6 +147,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"cuda_graphs", st.cuda_graphs},
                 {"overlap_scheduling", st.overlap_scheduling},
                 {"layer_split", st.layer_split},
+                {"kv_cache_concat", st.kv_cache_concat},
                 {"chunked_loss", st.chunked_loss},
                 {"optimizer_in_backward", st.optimizer_in_backward},
                 {"activation_offload", st.activation_offload},
