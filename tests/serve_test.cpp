@@ -577,8 +577,14 @@ TEST_CASE("serve: pipeline stages for models beyond a node, as vLLM's virtual en
 TEST_CASE("each engine sizes its KV cache from its memory fraction as it documents it") {
   Query q = infer_query("llama-2-7b", "a100-80gb-sxm");
   const double device = q.device->memory_bytes;
-  serve::EngineConfig vllm = serve::engine_config(Engine::kVllm, device);
+  serve::EngineConfig vllm = serve::engine_config(Engine::kVllm, device, q.device->name);
   CHECK(vllm.kv_budget == serve::KvBudget::kShareOfDevice);
+  // vLLM keeps its small step budget on an A100 even of 80 GB ("a100" in the device name), the large one on an
+  // H100 of the same memory.
+  CHECK(vllm.max_batched_tokens == 2048);
+  CHECK(vllm.max_sequences == 256);
+  CHECK(serve::engine_config(Engine::kVllm, device, "NVIDIA H100 SXM5 80GB").max_batched_tokens == 8192);
+  CHECK(serve::engine_config(Engine::kVllm, device, "NVIDIA H100 SXM5 80GB").max_sequences == 1024);
   const serve::KvCapacity v = serve::kv_capacity(q.input, vllm, 1000);
   // vLLM: 0.90 of the whole device less what its profiling pass holds (weights, one step's activations, the
   // runtime; no cache yet). Its own log for this model and GPU at the default 0.90 (vllm-project/vllm pull request

@@ -88,7 +88,7 @@ result JSON gives lengths only). --requests defaults to 2000 (the trace's rows, 
 warm-up and left out of the statistics. With targets, the rate (or concurrency) per replica is searched and the
 replicas needed for the asked load follow; without targets the figures describe --count devices at that load.
 Engine defaults (overridable): vllm block 16, KV 0.90 of the memory left after weights and activations,
-8192 batched tokens and 1024 sequences on >= 70 GiB devices (2048 and 256 below); sglang page 1, 0.88, 8192
+8192 batched tokens and 1024 sequences on >= 70 GiB devices but A100s (2048 and 256 on the rest); sglang page 1, 0.88, 8192
 tokens; trtllm block 32, 0.90, 8192 tokens, 2048 sequences; llamacpp 4 slots, 2048 tokens.
 Exit codes: 0 ok, 2 bad input (trace rows: file:line), 3 no layout serves the load within the targets.)");
     add_workload_options(*o->app, o->options.workload);

@@ -1,5 +1,8 @@
 #include "serve/engine.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 namespace hwplan::serve {
 
 namespace {
@@ -24,10 +27,15 @@ bool engine_served(Engine e) {
   return e == Engine::kVllm || e == Engine::kSglang || e == Engine::kTrtllm || e == Engine::kLlamacpp;
 }
 
-EngineConfig engine_config(Engine e, double device_memory_bytes) {
+EngineConfig engine_config(Engine e, double device_memory_bytes, const std::string& device_name) {
   EngineConfig c;
   c.preset = to_string(e);
   const bool large = device_memory_bytes >= 70 * kGiB;
+  // vLLM's EngineArgs keeps the small defaults on an A100 of 80 GB: "a100" in the device's name (a larger step
+  // budget lowered its throughput there, vllm-project/vllm #17885; its tests/engine/test_arg_utils.py checks it).
+  std::string lower = device_name;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const bool vllm_large = large && lower.find("a100") == std::string::npos;
   switch (e) {
     case Engine::kSglang:
       // SGLang server arguments: token-granular KV pool (page_size 1, radix cache), mem_fraction_static 0.88 at tensor
@@ -63,13 +71,14 @@ EngineConfig engine_config(Engine e, double device_memory_bytes) {
       // vLLM V1 (EngineArgs defaults for the OpenAI server): block_size 16, gpu_memory_utilization 0.90 of the
       // whole device (its worker logs "total_gpu_memory x gpu_memory_utilization = ...; model weights take ...;
       // non_torch_memory takes ...; PyTorch activation peak memory takes ...; the rest of the memory reserved for KV
-      // Cache is ..."), max_num_batched_tokens 8192 and max_num_seqs 1024 on GPUs with >= 70 GiB, 2048 and 256 below.
+      // Cache is ..."), max_num_batched_tokens 8192 and max_num_seqs 1024 on GPUs with >= 70 GiB other than the
+      // A100, 2048 and 256 on the rest.
       c.preset = "vllm";
       c.block_tokens = 16;
       c.kv_memory_fraction = 0.90;
       c.kv_budget = KvBudget::kShareOfDevice;
-      c.max_batched_tokens = large ? 8192 : 2048;
-      c.max_sequences = large ? 1024 : 256;
+      c.max_batched_tokens = vllm_large ? 8192 : 2048;
+      c.max_sequences = vllm_large ? 1024 : 256;
       break;
   }
   return c;

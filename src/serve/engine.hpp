@@ -49,8 +49,9 @@ const char* to_string(KvBudget b);
 // 0.87 at 2-3, 0.85 at 4-7, 0.81 at 8-15, 0.79 at 16 and more) where the preset follows it, else kv_memory_fraction.
 double kv_fraction_for(const EngineConfig& e, int tp);
 
-// The engine's defaults for a device of `device_memory_bytes` (some engines scale them with the device).
-EngineConfig engine_config(Engine e, double device_memory_bytes);
+// The engine's defaults for a device of `device_memory_bytes` named `device_name` (some engines scale them with
+// the device: vLLM by its memory, except on A100s).
+EngineConfig engine_config(Engine e, double device_memory_bytes, const std::string& device_name = "");
 // The engines whose scheduler src/serve models.
 bool engine_served(Engine e);
 
