@@ -176,6 +176,14 @@ Estimate estimate(const EstimateInput& in) {
       e.goodput = training_goodput(in.plan.count(), e.training_seconds);
       e.total_seconds = e.training_seconds / e.goodput.fraction;
     }
+    if (!w.sample_tokens.empty()) {
+      const double mean = sample_sequence(w), padded = computed_sequence(w, in.plan.micro_batch);
+      e.notes.push_back("unpacked samples of " + std::to_string(std::llround(mean)) + " tokens on average: a micro-batch of " +
+                        std::to_string(in.plan.micro_batch) + " is padded to its longest, about " +
+                        std::to_string(std::llround(padded)) + " tokens, so " + pct(padded > 0 ? 1 - mean / padded : 0) +
+                        " of the tokens computed are padding; tokens/s counts the samples' own tokens (packing them "
+                        "into --seq would not pad)");
+    }
     double comm = e.train.communication_seconds() + e.train.bubble_seconds;
     double compute_part = e.train.gemm_seconds, memory_part = e.train.memory_bound_seconds + e.train.optimizer_seconds;
     if (comm > compute_part && comm > memory_part) e.bound = "communication";

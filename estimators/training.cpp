@@ -37,12 +37,33 @@ double loop_optimizer_kernels(Optimizer o) {
 
 }  // namespace
 
+double computed_sequence(const Workload& w, std::int64_t micro_batch) {
+  if (w.sample_tokens.empty()) return static_cast<double>(w.seq);
+  // The longest of b draws from the sorted quantiles: P(max <= q_i) = ((i + 1) / n)^b.
+  const double n = static_cast<double>(w.sample_tokens.size());
+  const double b = static_cast<double>(std::max<std::int64_t>(1, micro_batch));
+  double expected = 0, below = 0;
+  for (std::size_t i = 0; i < w.sample_tokens.size(); ++i) {
+    const double cdf = std::pow(static_cast<double>(i + 1) / n, b);
+    expected += w.sample_tokens[i] * (cdf - below);
+    below = cdf;
+  }
+  return expected;
+}
+
+double sample_sequence(const Workload& w) {
+  if (w.sample_tokens.empty()) return static_cast<double>(w.seq);
+  double sum = 0;
+  for (double t : w.sample_tokens) sum += t;
+  return sum / static_cast<double>(w.sample_tokens.size());
+}
+
 LayerShape training_shape(const EstimateInput& in) {
   const Workload& w = in.workload;
   LayerShape s;
   s.model = in.model;
   s.micro_batch = static_cast<double>(in.plan.micro_batch);
-  s.seq = static_cast<double>(w.seq) / std::max(1, in.plan.cp);
+  s.seq = computed_sequence(w, in.plan.micro_batch) / std::max(1, in.plan.cp);
   s.tp = in.plan.tp;
   s.cp = std::max(1, in.plan.cp);
   s.ep = in.plan.ep;
@@ -131,7 +152,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // +14.4% with no cast counted, +8.5% with them.
   if (autocast_model(w) && m.is_transformer()) {
     const double stage_weights = params.total / (plan.tp * plan.pp);
-    const double tokens = static_cast<double>(plan.micro_batch) * static_cast<double>(w.seq) / plan.cp;
+    const double tokens = static_cast<double>(plan.micro_batch) * computed_sequence(w, plan.micro_batch) / plan.cp;
     const double readers = 3 + (m.gated() ? 2 : 1);
     const double inputs = stage_layers * tokens * static_cast<double>(m.hidden_size) * readers * 6;
     const double kernels = stage_layers * (7 + readers);
@@ -169,7 +190,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   double pp_mb = 0;
   if (plan.pp > 1) {
     GroupLink link = group_link(*in.device, in.system, 2, plan.tp * plan.cp);
-    double bytes = static_cast<double>(plan.micro_batch * w.seq * m.hidden_size) * activation_bytes(w.precision) /
+    double bytes = static_cast<double>(plan.micro_batch * m.hidden_size) * computed_sequence(w, plan.micro_batch) *
+                   activation_bytes(w.precision) /
                    (plan.sequence_parallel && plan.tp > 1 ? plan.tp : 1) / plan.cp;
     pp_mb = 2 * p2p_seconds(bytes, link);
   }
@@ -321,7 +343,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
 
   t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.dp_interference_seconds +
                    t.optimizer_seconds + t.offload_seconds + t.paging_seconds + t.slowest_device_seconds;
-  t.tokens_per_step = static_cast<double>(plan.global_batch() * w.seq);
+  // Unpacked samples: the step computes their padding too, but only their own tokens count.
+  t.tokens_per_step = static_cast<double>(plan.global_batch()) * sample_sequence(w);
   if (!m.is_transformer()) t.tokens_per_step = static_cast<double>(plan.global_batch());  // samples
   t.tokens_per_second = t.step_seconds > 0 ? t.tokens_per_step / t.step_seconds : 0;
 
@@ -334,10 +357,13 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     const double head = static_cast<double>(m.vocab_size * m.hidden_size);
     const double body = params.active - params.embedding - (m.tied_embeddings ? 0 : head);
     double n = body + (w.lm_head ? head : 0);
-    double attn = 12.0 * static_cast<double>(m.total_layers() * m.hidden_size) * static_cast<double>(w.seq);
+    auto attn = [&](double seq) { return 12.0 * static_cast<double>(m.total_layers() * m.hidden_size) * seq; };
     double factor = lora ? 4.0 / 6.0 : 1.0;
-    t.model_flops_per_step = tokens * (6 * n * factor + attn * factor);
-    t.hardware_flops_per_step = t.model_flops_per_step * (1 + rc_share / 3.0);
+    t.model_flops_per_step = tokens * (6 * n + attn(sample_sequence(w))) * factor;
+    // The hardware also computes the padding of unpacked samples, and the recomputed forward passes.
+    const double computed = computed_sequence(w, plan.micro_batch);
+    t.hardware_flops_per_step = static_cast<double>(plan.global_batch()) * computed * (6 * n + attn(computed)) * factor *
+                                (1 + rc_share / 3.0);
   } else {
     t.model_flops_per_step = tokens * 3 * m.forward_flops_per_sample;
     t.hardware_flops_per_step = t.model_flops_per_step;

@@ -33,6 +33,12 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
                            double paged_out_bytes);
 LayerShape training_shape(const EstimateInput& in);
 
+// Tokens each sequence of a micro-batch of `micro_batch` computes: the sequence length, or with unpacked samples
+// (Workload::sample_tokens) the expected longest of micro_batch of them, which the others are padded to.
+double computed_sequence(const Workload& w, std::int64_t micro_batch);
+// Tokens a sequence holds of its own: the samples' mean length, or the sequence length when packed.
+double sample_sequence(const Workload& w);
+
 // How much slower than a median device a synchronous job of `devices` devices runs: every step waits for its
 // slowest device. Device speeds taken as spread evenly over assumptions().device_speed_spread around the median;
 // the slowest of n such draws lies (n - 1) / (n + 1) of half the spread below it. 0 for one device.

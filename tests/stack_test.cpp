@@ -449,3 +449,42 @@ TEST_CASE("Transformers' dynamic cache copies the whole KV cache on every token"
   CHECK(copy > 1.5 * read);
   CHECK(copy < 3.0 * read);
 }
+
+TEST_CASE("unpacked samples: each micro-batch is padded to its longest, and tokens/s counts the samples' tokens") {
+  Workload w;
+  w.seq = 1000;
+  CHECK(computed_sequence(w, 4) == 1000);  // packed: every sequence is --seq tokens
+  CHECK(sample_sequence(w) == 1000);
+  // 256 evenly spaced quantiles of lengths uniform on [0, 1000]: the longest of b has mean b / (b + 1) x 1000.
+  for (int i = 0; i < 256; ++i) w.sample_tokens.push_back(1000.0 * (i + 0.5) / 256);
+  CHECK(sample_sequence(w) == doctest::Approx(500));
+  CHECK(computed_sequence(w, 1) == doctest::Approx(500));
+  CHECK(computed_sequence(w, 2) == doctest::Approx(2000.0 / 3).epsilon(0.01));
+  CHECK(computed_sequence(w, 8) == doctest::Approx(8000.0 / 9).epsilon(0.01));
+
+  const std::string base = "estimate --model llama-3.2-3b --device a100-80gb-sxm --task finetune --batch 4 --seq 2048 "
+                           "--framework torchtune --format json";
+  auto run = [&](const std::string& extra) {
+    auto r = test::run_hwplan(base + " " + extra);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  auto packed = run("");
+  // Samples all as long as --seq are packed ones.
+  auto full = run("--sample-tokens uniform:2048:2048");
+  CHECK(full["time"]["tokens_per_second"].get<double>() == doctest::Approx(packed["time"]["tokens_per_second"].get<double>()));
+  // Short samples: shorter steps, fewer tokens each, and the padding is computed but not counted.
+  auto short_samples = run("--sample-tokens lognormal:300:0.8");
+  CHECK(short_samples["time"]["step_seconds"].get<double>() < packed["time"]["step_seconds"].get<double>());
+  CHECK(short_samples["time"]["tokens_per_step"].get<double>() == doctest::Approx(4 * 300).epsilon(0.05));
+  CHECK(short_samples["time"]["hfu"].get<double>() > short_samples["time"]["mfu"].get<double>());
+  // The peak memory is the longest batch's, --seq.
+  CHECK(short_samples["memory"]["per_device_bytes"].get<double>() == doctest::Approx(packed["memory"]["per_device_bytes"].get<double>()));
+  bool noted = false;
+  for (const auto& n : short_samples["notes"]) noted = noted || n.get<std::string>().find("padding") != std::string::npos;
+  CHECK(noted);
+  auto infer = test::run_hwplan("estimate --model llama-3.2-3b --device a100-80gb-sxm --task infer --sample-tokens uniform:1:10");
+  CHECK(infer.exit_code == 2);
+  CHECK(infer.err.find("--sample-tokens") != std::string::npos);
+  CHECK(test::run_hwplan(base + " --sample-tokens uniform:10").exit_code == 2);
+}

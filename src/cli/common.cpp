@@ -141,6 +141,10 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--weights", w.weights, "Inference weight format: fp32 | fp16 | bf16 | fp8 | int8 | int4 | nf4 | q4_0");
   app.add_option("--batch", w.batch, "Sequences per device per micro-step (inference: concurrent sequences)");
   app.add_option("--seq", w.seq, "Sequence length in tokens (training)");
+  app.add_option("--sample-tokens", w.sample_tokens,
+                 "Training on unpacked samples of these lengths (uniform:MIN:MAX | lognormal:MEAN:SIGMA | file:PATH), "
+                 "cut at --seq: each micro-batch is padded to its longest; tokens/s counts the samples' tokens")
+      ->type_name("DIST");
   app.add_option("--grad-accum", w.grad_accum, "Micro-steps per optimizer step");
   app.add_option("--global-batch", w.global_batch, "Sequences per optimizer step (for the layout search)");
   app.add_option("--tokens", w.tokens, "Total training tokens (gives total time), e.g. 2e10 or 20B")
@@ -183,7 +187,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
                "The framework reduces gradients after backward instead of overlapping (Megatron-LM before 2023)");
   // The model, the system and the execution plan are separate inputs (STYLE.md); --help shows them apart.
   group_options(app, "Model and workload",
-                {"--model", "--task", "--precision", "--weights", "--batch", "--seq", "--grad-accum", "--global-batch",
+                {"--model", "--task", "--precision", "--weights", "--batch", "--seq", "--sample-tokens", "--grad-accum", "--global-batch",
                  "--tokens", "--optimizer", "--lora-rank", "--lora-targets", "--lm-head", "--prompt", "--generate", "--kv-cache"});
   group_options(app, "System", {"--device", "--count", "--devices-per-node", "--network-gbps", "--profile", "--headroom"});
   group_options(app, "Parallelism and memory savings",

@@ -175,6 +175,10 @@ struct Workload {
   Precision kv_cache = Precision::kBf16;        // KV cache element format
   bool kv_cache_set = false;
   std::int64_t seq = 2048;
+  // Training on samples that are not packed: their lengths (tokens, each at most seq) as sorted quantiles of the
+  // dataset's distribution. Each micro-batch is padded to its longest sample and the step computes the padding
+  // too; tokens/s and --tokens count the samples' own tokens. Empty: every sequence is seq tokens (packed).
+  std::vector<double> sample_tokens;
   std::optional<double> tokens;                 // total training tokens
   Attention attention = Attention::kFlash;
   Optimizer optimizer = Optimizer::kAdamW;

@@ -6,7 +6,7 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
   static const std::vector<WorkloadOptionName> names = {
       // Model and workload.
       {"--model", "model"}, {"--task", "task"}, {"--precision", "precision"}, {"--weights", "weights"},
-      {"--batch", "batch"}, {"--seq", "seq"}, {"--grad-accum", "grad_accum"}, {"--global-batch", "global_batch"},
+      {"--batch", "batch"}, {"--seq", "seq"}, {"--sample-tokens", "sample_tokens"}, {"--grad-accum", "grad_accum"}, {"--global-batch", "global_batch"},
       {"--tokens", "tokens"}, {"--optimizer", "optimizer"}, {"--lora-rank", "lora_rank"},
       {"--lora-targets", "lora_targets"}, {"--lm-head", "lm_head"}, {"--prompt", "prompt"}, {"--generate", "generate"}, {"--kv-cache", "kv_cache"},
       // System.

@@ -17,6 +17,8 @@ struct WorkloadSpec {
   std::optional<std::string> weights;
   std::optional<long long> batch;
   std::optional<long long> seq;
+  // Lengths of unpacked training samples: uniform:MIN:MAX | lognormal:MEAN:SIGMA | file:PATH (one length a line).
+  std::optional<std::string> sample_tokens;
   std::optional<long long> grad_accum;
   std::optional<long long> global_batch;
   std::optional<double> tokens;

@@ -74,6 +74,7 @@ void apply(YamlMap& m, Scenario& s) {
   text("optimizer", w.optimizer);
   if (auto v = m.integer("lora_rank", false, 1, 65536)) w.lora_rank = *v;
   text("lora_targets", w.lora_targets);
+  opt_text("sample_tokens", w.sample_tokens);
   if (auto v = m.boolean("lm_head", false)) w.lm_head = *v;
   if (auto v = m.integer("prompt", false, 0)) w.prompt = *v;
   if (auto v = m.integer("generate", false, 0)) w.generate = *v;

@@ -123,6 +123,7 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     if (auto v = c.str("offload", false)) s.offload = *v;
     if (auto v = c.integer("lora_rank", false, 1, 65536)) s.lora_rank = *v;
     if (auto v = c.str("lora_targets", false)) s.lora_targets = *v;
+    if (auto v = c.str("sample_tokens", false)) s.sample_tokens = *v;
     if (auto v = c.boolean("lm_head", false)) s.lm_head = *v;
     if (auto v = c.integer("devices_per_node", false, 1, 1'000'000)) s.devices_per_node = *v;
     read_stack_keys(c, s);

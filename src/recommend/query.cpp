@@ -5,14 +5,69 @@
 #include "estimators/estimate.hpp"
 #include "estimators/params.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "estimators/stack.hpp"
 #include "io/profile_io.hpp"
+#include "io/trace_io.hpp"
+#include "serve/traffic.hpp"
 
 namespace hwplan {
 
 namespace {
+
+// Inverse of the standard normal distribution function: Acklam's rational approximation (relative error below
+// 1.2e-9), a central region and two tails.
+double normal_quantile(double p) {
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                 6.680131188771972e+01,  -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                 3.754408661907416e+00};
+  constexpr double low = 0.02425;
+  if (p < low) {
+    const double q = std::sqrt(-2 * std::log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  if (p > 1 - low) return -normal_quantile(1 - p);
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+// The lengths of unpacked training samples as 256 sorted quantiles, each cut at the sequence length (frameworks
+// truncate samples at their maximum length).
+std::vector<double> sample_quantiles(const std::string& spec, std::int64_t cut) {
+  constexpr int kQuantiles = 256;
+  serve::LengthDist dist;
+  if (spec.rfind("file:", 0) == 0) {
+    dist.kind = serve::LengthKind::kEmpirical;
+    dist.values = io::load_lengths(spec.substr(5));
+    std::sort(dist.values.begin(), dist.values.end());
+  } else {
+    dist = serve::parse_length_dist("--sample-tokens", spec);
+  }
+  const double mu = std::log(dist.mean) - dist.sigma * dist.sigma / 2;  // lognormal: the given mean is E[length]
+  std::vector<double> q(kQuantiles);
+  for (int i = 0; i < kQuantiles; ++i) {
+    const double u = (i + 0.5) / kQuantiles;
+    double v = static_cast<double>(dist.fixed);
+    if (dist.kind == serve::LengthKind::kUniform)
+      v = static_cast<double>(dist.min) + u * static_cast<double>(dist.max - dist.min);
+    else if (dist.kind == serve::LengthKind::kLognormal)
+      v = std::exp(mu + dist.sigma * normal_quantile(u));
+    else if (dist.kind == serve::LengthKind::kEmpirical)
+      v = static_cast<double>(dist.values[std::min(dist.values.size() - 1, static_cast<size_t>(u * static_cast<double>(dist.values.size())))]);
+    q[static_cast<size_t>(i)] = std::clamp(v, 1.0, static_cast<double>(cut));
+  }
+  return q;
+}
+
 
 [[noreturn]] void bad(const std::string& flag, const std::string& message) { throw InputError({}, flag, message); }
 
@@ -138,6 +193,11 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   }
   if (o.seq) check_range("--seq", *o.seq, 1, 100'000'000);
   w.seq = default_sequence_length(q.model, o);
+  if (o.sample_tokens) {
+    if (w.task == Task::kInfer) bad("--sample-tokens", "applies to training and fine-tuning (inference takes --prompt and --generate)");
+    if (!q.model.is_transformer()) bad("--sample-tokens", "applies to language models (" + q.model.id + " takes fixed-size samples)");
+    w.sample_tokens = sample_quantiles(*o.sample_tokens, w.seq);
+  }
   if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0)) bad("--tokens", "must be a positive number");
   w.tokens = o.tokens;
   w.stack = resolve_stack(o, w.task, q.model);
