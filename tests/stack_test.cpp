@@ -17,6 +17,13 @@ using namespace hwplan;
 
 namespace {
 
+// The JSON of a command that must succeed.
+nlohmann::json json_of(const std::string& command) {
+  auto r = test::run_hwplan(command);
+  REQUIRE(r.exit_code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
 EstimateInput input(const Model& m, const Device& d, Task task, Stack stack) {
   EstimateInput in;
   in.model = &m;
@@ -400,11 +407,7 @@ TEST_CASE("engines that split a model by layers get pipelines, not tensor parall
   CHECK_FALSE(engine_preset(Engine::kMlc).layer_split);
   const std::string base = "estimate --model llama-2-70b --device rtx-4090 --count 2 --task infer --weights int4 --batch 1 "
                            "--prompt 128 --generate 256 --format json";
-  auto run = [&](const std::string& extra) {
-    auto r = test::run_hwplan(base + " " + extra);
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out);
-  };
+  auto run = [&](const std::string& extra) { return json_of(base + " " + extra); };
   auto layers = run("--engine exllama");
   CHECK(layers["plan"]["tp"].get<int>() == 1);
   CHECK(layers["plan"]["pp"].get<int>() == 2);
@@ -464,11 +467,7 @@ TEST_CASE("unpacked samples: each micro-batch is padded to its longest, and toke
 
   const std::string base = "estimate --model llama-3.2-3b --device a100-80gb-sxm --task finetune --batch 4 --seq 2048 "
                            "--framework torchtune --format json";
-  auto run = [&](const std::string& extra) {
-    auto r = test::run_hwplan(base + " " + extra);
-    REQUIRE(r.exit_code == 0);
-    return nlohmann::json::parse(r.out);
-  };
+  auto run = [&](const std::string& extra) { return json_of(base + " " + extra); };
   auto packed = run("");
   // Samples all as long as --seq are packed ones.
   auto full = run("--sample-tokens uniform:2048:2048");
