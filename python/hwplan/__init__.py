@@ -92,7 +92,8 @@ def estimate(model, device, count=1, task="train", **workload):
     device: catalog id, alias or driver name (see :func:`catalog`).
     task: ``train``, ``finetune``, ``lora``, ``qlora`` or ``infer``.
     workload: the other flags of ``hwplan estimate --help`` in snake_case, e.g. ``precision="bf16"``,
-    ``batch=4``, ``seq=2048``, ``grad_accum=8``, ``global_batch=512``, ``tokens=2e10``, ``tp=``, ``pp=``,
+    ``batch=4``, ``seq=2048``, ``sample_tokens="lognormal:300:0.8"`` (unpacked samples, padded per micro-batch),
+    ``grad_accum=8``, ``global_batch=512``, ``tokens=2e10``, ``tp=``, ``pp=``,
     ``dp=``, ``zero=3``, ``recompute="full"``, ``weights="int4"``, ``prompt=``, ``generate=``, ``kv_cache=``,
     ``framework="fsdp"``, ``engine="vllm"``, ``fused_kernels=True``, ``profile=load_profile(path)``.
 
