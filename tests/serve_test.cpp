@@ -335,7 +335,10 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
     CHECK(r.regime == (r.quantity.rfind("ttft", 0) == 0 ? "serving-ttft" : "serving"));
     const io::ServingCase& c = *cases.at(r.name);
     if (r.quantity == "output_tokens_per_second" || r.quantity == "tpot_median_seconds") throughput_errors.push_back(std::fabs(r.error));
-    if (r.quantity == "ttft_median_seconds" && c.concurrency && *c.concurrency <= 8) {
+    // The RTX A6000 rows' harness reaches the server through kubectl port-forward and opens a new connection per
+    // request from a thread pool: latency the server never sees (printed above, not bounded here).
+    const bool tunnelled = c.note.find("port-forward") != std::string::npos;
+    if (r.quantity == "ttft_median_seconds" && c.concurrency && *c.concurrency <= 8 && !tunnelled) {
       low_load_ttft_missing.push_back(r.measured - r.predicted);
       if (c.note.find("vLLM v0.23") != std::string::npos) stated_version_ttft_missing.push_back(r.measured - r.predicted);
     }
