@@ -68,7 +68,6 @@ std::vector<double> sample_quantiles(const std::string& spec, std::int64_t cut) 
   return q;
 }
 
-
 [[noreturn]] void bad(const std::string& flag, const std::string& message) { throw InputError({}, flag, message); }
 
 template <typename T, typename Parse>
