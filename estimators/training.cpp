@@ -131,6 +131,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   const Plan& plan = in.plan;
   const double micro_batches = static_cast<double>(plan.grad_accum);
   const double stage_layers = std::ceil(static_cast<double>(m.total_layers()) / plan.pp);
+  // Tokens each sequence computes (padded, for unpacked samples) and holds of its own.
+  const double seq = computed_sequence(w, plan.micro_batch), own_seq = sample_sequence(w);
 
   // Full recomputation repeats a layer's forward (and its forward collectives) in backward, for every layer or
   // for plan.recompute_layers of the stage's.
@@ -152,7 +154,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // +14.4% with no cast counted, +8.5% with them.
   if (autocast_model(w) && m.is_transformer()) {
     const double stage_weights = params.total / (plan.tp * plan.pp);
-    const double tokens = static_cast<double>(plan.micro_batch) * computed_sequence(w, plan.micro_batch) / plan.cp;
+    const double tokens = static_cast<double>(plan.micro_batch) * seq / plan.cp;
     const double readers = 3 + (m.gated() ? 2 : 1);
     const double inputs = stage_layers * tokens * static_cast<double>(m.hidden_size) * readers * 6;
     const double kernels = stage_layers * (7 + readers);
@@ -190,8 +192,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   double pp_mb = 0;
   if (plan.pp > 1) {
     GroupLink link = group_link(*in.device, in.system, 2, plan.tp * plan.cp);
-    double bytes = static_cast<double>(plan.micro_batch * m.hidden_size) * computed_sequence(w, plan.micro_batch) *
-                   activation_bytes(w.precision) /
+    double bytes = static_cast<double>(plan.micro_batch * m.hidden_size) * seq * activation_bytes(w.precision) /
                    (plan.sequence_parallel && plan.tp > 1 ? plan.tp : 1) / plan.cp;
     pp_mb = 2 * p2p_seconds(bytes, link);
   }
@@ -344,7 +345,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.dp_interference_seconds +
                    t.optimizer_seconds + t.offload_seconds + t.paging_seconds + t.slowest_device_seconds;
   // Unpacked samples: the step computes their padding too, but only their own tokens count.
-  t.tokens_per_step = static_cast<double>(plan.global_batch()) * sample_sequence(w);
+  t.tokens_per_step = static_cast<double>(plan.global_batch()) * own_seq;
   if (!m.is_transformer()) t.tokens_per_step = static_cast<double>(plan.global_batch());  // samples
   t.tokens_per_second = t.step_seconds > 0 ? t.tokens_per_step / t.step_seconds : 0;
 
@@ -357,12 +358,11 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     const double head = static_cast<double>(m.vocab_size * m.hidden_size);
     const double body = params.active - params.embedding - (m.tied_embeddings ? 0 : head);
     double n = body + (w.lm_head ? head : 0);
-    auto attn = [&](double seq) { return 12.0 * static_cast<double>(m.total_layers() * m.hidden_size) * seq; };
+    auto attn = [&](double length) { return 12.0 * static_cast<double>(m.total_layers() * m.hidden_size) * length; };
     double factor = lora ? 4.0 / 6.0 : 1.0;
-    t.model_flops_per_step = tokens * (6 * n + attn(sample_sequence(w))) * factor;
+    t.model_flops_per_step = tokens * (6 * n + attn(own_seq)) * factor;
     // The hardware also computes the padding of unpacked samples, and the recomputed forward passes.
-    const double computed = computed_sequence(w, plan.micro_batch);
-    t.hardware_flops_per_step = static_cast<double>(plan.global_batch()) * computed * (6 * n + attn(computed)) * factor *
+    t.hardware_flops_per_step = static_cast<double>(plan.global_batch()) * seq * (6 * n + attn(seq)) * factor *
                                 (1 + rc_share / 3.0);
   } else {
     t.model_flops_per_step = tokens * 3 * m.forward_flops_per_sample;

@@ -10,8 +10,7 @@
 
 #include "estimators/stack.hpp"
 #include "io/profile_io.hpp"
-#include "io/trace_io.hpp"
-#include "serve/traffic.hpp"
+#include "recommend/serve_setup.hpp"
 
 namespace hwplan {
 
@@ -44,14 +43,8 @@ double normal_quantile(double p) {
 // truncate samples at their maximum length).
 std::vector<double> sample_quantiles(const std::string& spec, std::int64_t cut) {
   constexpr int kQuantiles = 256;
-  serve::LengthDist dist;
-  if (spec.rfind("file:", 0) == 0) {
-    dist.kind = serve::LengthKind::kEmpirical;
-    dist.values = io::load_lengths(spec.substr(5));
-    std::sort(dist.values.begin(), dist.values.end());
-  } else {
-    dist = serve::parse_length_dist("--sample-tokens", spec);
-  }
+  serve::LengthDist dist = read_length_dist("--sample-tokens", spec, cut);
+  std::sort(dist.values.begin(), dist.values.end());  // a file's lengths, read in order
   const double mu = std::log(dist.mean) - dist.sigma * dist.sigma / 2;  // lognormal: the given mean is E[length]
   std::vector<double> q(kQuantiles);
   for (int i = 0; i < kQuantiles; ++i) {

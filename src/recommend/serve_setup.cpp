@@ -21,19 +21,6 @@ void positive(const std::string& flag, const std::optional<double>& v, double hi
   if (v && (!std::isfinite(*v) || *v <= 0 || *v > hi)) bad(flag, fmt::format("must be a positive number up to {:g}", hi));
 }
 
-serve::LengthDist length_dist(const std::string& flag, const std::optional<std::string>& spec, long long fixed) {
-  serve::LengthDist d;
-  if (!spec) {
-    d.fixed = fixed;
-    return d;
-  }
-  if (spec->rfind("file:", 0) == 0) {
-    d.kind = serve::LengthKind::kEmpirical;
-    d.values = io::load_lengths(spec->substr(5));
-    return d;
-  }
-  return serve::parse_length_dist(flag, *spec);
-}
 
 serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Device& device) {
   serve::EngineConfig e = serve::engine_config(engine, device.memory_bytes, device.name);
@@ -102,6 +89,20 @@ std::vector<std::pair<int, int>> layout_candidates(const ServeSpec& o, const Mod
 
 }  // namespace
 
+serve::LengthDist read_length_dist(const std::string& flag, const std::optional<std::string>& spec, long long fixed) {
+  serve::LengthDist d;
+  if (!spec) {
+    d.fixed = fixed;
+    return d;
+  }
+  if (spec->rfind("file:", 0) == 0) {
+    d.kind = serve::LengthKind::kEmpirical;
+    d.values = io::load_lengths(spec->substr(5));
+    return d;
+  }
+  return serve::parse_length_dist(flag, *spec);
+}
+
 ServeSetup prepare_serve(const Model& named_model, const Device& named_device, ServeSpec& o, ProfileScope scope) {
   ServeSetup out;
   WorkloadSpec& w = o.workload;
@@ -133,8 +134,8 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   if (o.seed < 0) bad("--seed", "must be a non-negative integer");
   t.prefix_cache_hit = o.prefix_cache_hit;
   t.seed = static_cast<std::uint64_t>(o.seed);
-  t.prompt = length_dist("--prompt-dist", o.prompt_dist, w.prompt);
-  t.output = length_dist("--generate-dist", o.generate_dist, w.generate);
+  t.prompt = read_length_dist("--prompt-dist", o.prompt_dist, w.prompt);
+  t.output = read_length_dist("--generate-dist", o.generate_dist, w.generate);
   if (o.trace) {
     if (o.prompt_dist || o.generate_dist) bad("--trace", "the trace gives the lengths: leave --prompt-dist / --generate-dist out");
     t.arrival = serve::ArrivalKind::kTrace;

@@ -49,6 +49,10 @@ struct ServeSetup {
   std::string traffic;                 // in words
   std::vector<std::string> warnings;
 };
+// A length distribution as a flag gives it: uniform:MIN:MAX, lognormal:MEAN:SIGMA or file:PATH (one length a
+// line); a fixed length when the flag is absent. Throws InputError naming `flag` (or the file's line).
+serve::LengthDist read_length_dist(const std::string& flag, const std::optional<std::string>& spec, long long fixed);
+
 // Validates every field (exit-2 errors name the flag or the trace's file:line). `device_override` replaces the
 // spec's device. A trace without a rate or a concurrency sets `o.rate` to the trace's own.
 // The model and device resolved by the front end (front_end.hpp); `scope`: whether a --profile applies to this
