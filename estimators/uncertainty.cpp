@@ -10,7 +10,7 @@ namespace {
 // TFLOP/s per device; decode: batch-1 decode speed; memory: peak training memory as the stack reports it.
 constexpr Band kBands[] = {
     {Regime::kStep, "step", 0.128, 76},
-    {Regime::kThroughput, "throughput", 0.160, 111},
+    {Regime::kThroughput, "throughput", 0.158, 111},
     {Regime::kDecode, "decode", 0.123, 20},
     {Regime::kMemory, "memory", 0.181, 40},
     // From `hwplan validate --measurements data/measurements/cnn-throughput.yaml`, regime "image": training and
