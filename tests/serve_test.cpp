@@ -135,6 +135,54 @@ TEST_CASE("a full cache preempts and recomputes, and every request still finishe
   CHECK(serve::simulate_replica(r, fixed_traffic(1000, 500, 50), {false, 1.0}).unservable);
 }
 
+TEST_CASE("reserving a request's KV when it starts never preempts, and on demand prefix caching makes a preemption cheap") {
+  Query q = infer_query("llama-3-8b", "a100-80gb-sxm");
+  serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes, q.device->name);
+  e.max_batched_tokens = 2048;  // a 12,000-token prompt is admitted chunk by chunk
+  serve::Replica r{&q.input, e, {}, -1};
+  r.kv.tokens = 16 * 1200;  // one 12,100-token request fits; a second one's prompt does not
+  const serve::Traffic t = fixed_traffic(12000, 100, 12);
+  const serve::Load burst{true, 12.0};  // all at once
+
+  // vLLM V1: the next request's chunks fill the cache until it preempts itself, again and again.
+  serve::SimResult cached = serve::simulate_replica(r, t, burst);
+  CHECK(cached.preemptions > 0);
+  // Without prefix caching each re-admission prefills the prompt from the start: the same preemptions, more work.
+  r.engine.keep_preempted_kv = false;
+  serve::SimResult uncached = serve::simulate_replica(r, t, burst);
+  CHECK(uncached.preemptions > 0);
+  CHECK(uncached.seconds > 1.2 * cached.seconds);
+  CHECK(uncached.tpot.p50 > 1.5 * cached.tpot.p50);
+
+  // TensorRT-LLM's GUARANTEED_NO_EVICT: a request starts only when its prompt and output fit; none is preempted,
+  // one runs at a time here, and its decode is not slowed by another's prefill chunks.
+  r.engine.kv_admission = serve::KvAdmission::kReserve;
+  serve::SimResult reserved = serve::simulate_replica(r, t, burst);
+  CHECK(reserved.preemptions == 0);
+  CHECK(reserved.mean_batch == doctest::Approx(1.0).epsilon(0.01));
+  CHECK(reserved.seconds < uncached.seconds);
+  CHECK(reserved.tpot.p50 < cached.tpot.p50);
+  for (const auto& x : reserved.records) CHECK(x.preemptions == 0);
+}
+
+TEST_CASE("prefill steps of their own hold the running decodes back: TPOT grows, TTFT shrinks") {
+  Query q = infer_query("llama-3-8b", "a100-80gb-sxm");
+  serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes, q.device->name);
+  serve::Replica r{&q.input, e, serve::kv_capacity(q.input, e, 1200), -1};
+  serve::Traffic t = fixed_traffic(1000, 200, 1500, 3);
+  serve::SimResult mixed = serve::simulate_replica(r, t, {false, 8.0});
+  r.engine.separate_prefill = true;
+  serve::SimResult separate = serve::simulate_replica(r, t, {false, 8.0});
+  INFO("TPOT p50 mixed " << mixed.tpot.p50 << " separate " << separate.tpot.p50);
+  CHECK(separate.tpot.p50 > 1.05 * mixed.tpot.p50);
+  CHECK(separate.ttft.p50 < mixed.ttft.p50);
+  // Every request is still served, in the same number of output tokens.
+  double out_mixed = 0, out_separate = 0;
+  for (const auto& x : mixed.records) out_mixed += static_cast<double>(x.output_tokens);
+  for (const auto& x : separate.records) out_separate += static_cast<double>(x.output_tokens);
+  CHECK(out_mixed == out_separate);
+}
+
 TEST_CASE("the batch never exceeds the engine's cap of sequences") {
   Query q = infer_query("llama-3-8b", "h100-sxm");
   serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes);
@@ -443,6 +491,29 @@ TEST_CASE("serving measurement sets: kind serving required, one of generate or i
   CHECK(both.find("generate") != std::string::npos);
   CHECK(error_of(head + row + "generate: 10, concurrency: 1, rate: 2, measured: {requests_per_second: 1}, source: x}\n")
             .find("concurrency") != std::string::npos);
+  // The server's settings where they differ from the preset: typed on reading, checked (naming the case's key and
+  // line) when the case is resolved.
+  const std::string engine_keys =
+      "generate: 10, concurrency: 1, chunked_prefill: false, separate_prefill: true, preempted_kv: freed, "
+      "overlap_scheduling: false, max_sequences: 40, max_batched_tokens: 8192, block_size: 128, kv_memory_fraction: 0.8, "
+      "prompt_dist: 'uniform:50:150', measured: {requests_per_second: 1}, source: x}\n";
+  io::ServingSet set = io::parse_serving_measurements(head + row + "kv_admission: reserve, " + engine_keys, "s.yaml");
+  REQUIRE(set.cases.size() == 1);
+  const io::ServingCase& c = set.cases[0];
+  CHECK(c.chunked_prefill == std::optional<bool>(false));
+  CHECK(c.separate_prefill == std::optional<bool>(true));
+  CHECK(c.preempted_kv == std::optional<std::string>("freed"));
+  CHECK(c.max_sequences == std::optional<long long>(40));
+  CHECK(c.block_size == std::optional<long long>(128));
+  CHECK(c.kv_admission == std::optional<std::string>("reserve"));
+  CHECK(c.prompt_dist == std::optional<std::string>("uniform:50:150"));
+  CHECK(error_of(head + row + "generate: 10, concurrency: 1, separate_prefill: maybe, measured: {requests_per_second: 1}, source: x}\n")
+            .find("s.yaml:4") != std::string::npos);
+  const std::string bad = temp_file("bad_admission.yaml", head + row + "kv_admission: sometimes, " + engine_keys);
+  auto r = run_hwplan("validate --measurements " + bad);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(":4:") != std::string::npos);
+  CHECK(r.err.find("cases[].kv_admission") != std::string::npos);
 }
 
 TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and the knee") {

@@ -31,6 +31,20 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   a.add_option("--max-batched-tokens", o.max_batched_tokens, "Token budget per step (chunked prefill)");
   a.add_option("--max-sequences", o.max_sequences, "Most sequences batched in one step");
   a.add_option("--chunked-prefill", o.chunked_prefill, "Split long prompts over steps (on | off; default on)")->type_name("on|off");
+  a.add_option("--preempted-kv", o.preempted_kv,
+               "A preempted sequence's KV: cached (its blocks stay in the prefix cache until evicted; re-admitted it "
+               "recomputes only what was evicted: vllm with prefix caching) | freed (recomputed in full: sglang, vLLM "
+               "without prefix caching)")
+      ->type_name("cached|freed");
+  a.add_option("--separate-prefill", o.separate_prefill,
+               "Prefills in steps of their own, run first while a prompt can start; the decodes wait (on: sglang, vLLM V0 "
+               "without chunked prefill) | off: decodes and prefill chunks share a step (vllm, trtllm, llamacpp)")
+      ->type_name("on|off");
+  a.add_option("--kv-admission", o.kv_admission,
+               "When a request gets its KV blocks: on-demand (as tokens come; the newest sequence is preempted when the cache "
+               "is full: vllm), estimate (on demand, admitted only beside an estimate of the running outputs: sglang) or "
+               "reserve (prompt and all output up front, never preempted: trtllm's GUARANTEED_NO_EVICT, llamacpp's slots)")
+      ->type_name("on-demand|estimate|reserve");
   a.add_option("--step-overhead-ms", o.step_overhead_ms, "Engine overhead per step, ms (default: the engine preset's)");
   a.add_option("--request-overhead-ms", o.request_overhead_ms,
                "The server's handling of one request outside the engine (HTTP, tokenisation, hand-off, first chunk back), ms; "
@@ -42,14 +56,14 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   group_options(a, "Latency targets", {"--ttft-p95", "--ttft-p99", "--tpot-p95", "--tpot-p99", "--e2e-p95", "--e2e-p99"});
   group_options(a, "Serving engine",
                 {"--block-size", "--kv-memory-fraction", "--max-batched-tokens", "--max-sequences", "--chunked-prefill",
-                 "--step-overhead-ms", "--request-overhead-ms"});
+                 "--preempted-kv", "--kv-admission", "--separate-prefill", "--step-overhead-ms", "--request-overhead-ms"});
   if (threads_flag) group_options(a, "Serving engine", {"--threads"});
 }
 
 bool serve_flags_given(const ServeOptions& o) {
   return o.rate || o.concurrency || o.trace || o.requests || o.warmup || o.prompt_dist || o.generate_dist || o.burstiness ||
          o.targets.any() || o.block_size || o.max_batched_tokens || o.max_sequences || o.kv_memory_fraction ||
-         o.step_overhead_ms || o.request_overhead_ms || o.chunked_prefill || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
+         o.step_overhead_ms || o.request_overhead_ms || o.chunked_prefill || o.preempted_kv || o.kv_admission || o.separate_prefill || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
 }
 
 int threads_of(const ServeOptions& o) {

@@ -33,6 +33,18 @@ ServingSet parse_serving_measurements(const std::string& text, const std::string
     s.prompt = *c.integer("prompt", true, 1, 10'000'000);
     s.generate = c.integer("generate", false, 1, 10'000'000);
     s.generate_dist = c.str("generate_dist", false);
+    s.prompt_dist = c.str("prompt_dist", false);
+    s.weights = c.str("weights", false);
+    s.kv_cache = c.str("kv_cache", false);
+    s.kv_admission = c.str("kv_admission", false);
+    s.chunked_prefill = c.boolean("chunked_prefill", false);
+    s.preempted_kv = c.str("preempted_kv", false);
+    s.overlap_scheduling = c.boolean("overlap_scheduling", false);
+    s.separate_prefill = c.boolean("separate_prefill", false);
+    s.max_sequences = c.integer("max_sequences", false, 1, 1'000'000);
+    s.max_batched_tokens = c.integer("max_batched_tokens", false, 1, 10'000'000);
+    s.block_size = c.integer("block_size", false, 1, 4096);
+    s.kv_memory_fraction = c.number("kv_memory_fraction", false, 0.01, 1);
     if (!s.generate == !s.generate_dist) c.fail("generate", "give generate or generate_dist (one of them)");
     s.concurrency = c.integer("concurrency", false, 1, 1'000'000);
     s.rate = c.number("rate", false, 0, 1e7);

@@ -19,7 +19,13 @@ struct ServingCase {
   long long tp = 1;
   long long prompt = 0;
   std::optional<long long> generate;
-  std::optional<std::string> generate_dist;  // uniform:MIN:MAX | lognormal:MEAN:SIGMA
+  std::optional<std::string> prompt_dist, generate_dist;  // uniform:MIN:MAX | lognormal:MEAN:SIGMA
+  // What the server ran when it differs from the engine preset's defaults (hwplan serve's flags of the same names):
+  // weight and KV-cache formats, and the scheduler's settings.
+  std::optional<std::string> weights, kv_cache, kv_admission, preempted_kv;
+  std::optional<bool> chunked_prefill, overlap_scheduling, separate_prefill;
+  std::optional<long long> max_sequences, max_batched_tokens, block_size;
+  std::optional<double> kv_memory_fraction;
   std::optional<long long> concurrency;
   std::optional<double> rate;
   long long requests = 300;

@@ -50,6 +50,20 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
     if (*o.chunked_prefill != "on" && *o.chunked_prefill != "off") bad("--chunked-prefill", "'" + *o.chunked_prefill + "' is not one of: on, off");
     e.chunked_prefill = *o.chunked_prefill == "on";
   }
+  if (o.preempted_kv) {
+    if (*o.preempted_kv != "cached" && *o.preempted_kv != "freed") bad("--preempted-kv", "'" + *o.preempted_kv + "' is not one of: cached, freed");
+    e.keep_preempted_kv = *o.preempted_kv == "cached";
+  }
+  if (o.separate_prefill) {
+    if (*o.separate_prefill != "on" && *o.separate_prefill != "off") bad("--separate-prefill", "'" + *o.separate_prefill + "' is not one of: on, off");
+    e.separate_prefill = *o.separate_prefill == "on";
+  }
+  if (o.kv_admission) {
+    if (*o.kv_admission == "on-demand") e.kv_admission = serve::KvAdmission::kOnDemand;
+    else if (*o.kv_admission == "reserve") e.kv_admission = serve::KvAdmission::kReserve;
+    else if (*o.kv_admission == "estimate") e.kv_admission = serve::KvAdmission::kEstimate;
+    else bad("--kv-admission", "'" + *o.kv_admission + "' is not one of: on-demand, estimate, reserve");
+  }
   return e;
 }
 

@@ -522,7 +522,10 @@ std::string recommend_serve_html(const ServeRankingReport& r, const HtmlContext&
                                                                             serve::kv_fraction_for(q.engine, 1),
                                                                             serve::kv_fraction_for(q.engine, 16)))
                                                          : json(q.engine.kv_memory_fraction)},
-                              {"chunked_prefill", q.engine.chunked_prefill}}}};
+                              {"chunked_prefill", q.engine.chunked_prefill},
+                              {"preempted_kv", q.engine.keep_preempted_kv ? "cached" : "freed"},
+                              {"kv_admission", serve::to_string(q.engine.kv_admission)},
+                              {"separate_prefill", q.engine.separate_prefill}}}};
     for (const char* key : {"traffic", "targets", "engine"}) flatten_given(given[key], key, p.assumptions);
     p.assumptions.push_back({"engine.max_batched_tokens, engine.max_sequences",
                              "as set for each device: the engine's defaults for its memory unless --max-batched-tokens / "

@@ -108,6 +108,9 @@ json serve_json(const ServeReport& r) {
                  {"max_batched_tokens", q.engine.max_batched_tokens},
                  {"max_sequences", q.engine.max_sequences},
                  {"chunked_prefill", q.engine.chunked_prefill},
+                 {"preempted_kv", q.engine.keep_preempted_kv ? "cached" : "freed"},
+                 {"kv_admission", to_string(q.engine.kv_admission)},
+                 {"separate_prefill", q.engine.separate_prefill},
                  {"overlap_scheduling", q.engine.overlap_scheduling},
                  {"step_overhead_seconds", q.overhead_seconds},
                  {"request_overhead_seconds", q.engine.request_overhead_seconds}};
@@ -200,9 +203,14 @@ std::string serve_text(const ServeReport& r, Format format) {
     return render(t, format);
   }
   std::string out;
-  out += fmt::format("{} on {} ({} engine{}, {:g} ms request handling), {}\n", r.model->id, r.device->name,
-                     r.question->engine.preset, r.question->engine.overlap_scheduling ? ", overlap scheduling" : "",
-                     r.question->engine.request_overhead_seconds * 1000, r.traffic);
+  const serve::EngineConfig& e = r.question->engine;
+  out += fmt::format("{} on {} ({} engine{}{}, KV {}{}, {:g} ms request handling), {}\n", r.model->id, r.device->name, e.preset,
+                     e.overlap_scheduling ? ", overlap scheduling" : "", e.separate_prefill ? ", prefill steps first" : "",
+                     e.kv_admission == serve::KvAdmission::kReserve    ? "reserved per request"
+                     : e.kv_admission == serve::KvAdmission::kEstimate ? "on demand within estimated outputs"
+                                                                      : "on demand",
+                     e.kv_admission != serve::KvAdmission::kReserve ? (e.keep_preempted_kv ? ", preempted KV cached" : ", preempted KV freed") : "",
+                     e.request_overhead_seconds * 1000, r.traffic);
   if (!o) {
     out += "No layout serves this load: " + binding_words(r) + "\n";
   } else {

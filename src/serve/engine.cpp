@@ -23,6 +23,15 @@ const char* to_string(KvBudget b) {
   return "device";
 }
 
+const char* to_string(KvAdmission a) {
+  switch (a) {
+    case KvAdmission::kOnDemand: return "on-demand";
+    case KvAdmission::kReserve: return "reserve";
+    case KvAdmission::kEstimate: return "estimate";
+  }
+  return "on-demand";
+}
+
 bool engine_served(Engine e) {
   return e == Engine::kVllm || e == Engine::kSglang || e == Engine::kTrtllm || e == Engine::kLlamacpp;
 }
@@ -48,11 +57,21 @@ EngineConfig engine_config(Engine e, double device_memory_bytes, const std::stri
       c.kv_budget = KvBudget::kStaticShareOfDevice;
       c.max_batched_tokens = large ? 8192 : 4096;
       c.max_sequences = 4096;
+      // Its event loop runs a prefill batch whenever one can be formed and a decode batch otherwise (mixing the two
+      // only with --enable-mixed-chunk, off by default). A new request is admitted when its prompt and output fit
+      // beside the running requests' estimated remaining outputs (new_token_ratio); a retracted request's computed
+      // tokens are freed, not inserted in the radix tree (retract_decode), so it is recomputed in full.
+      c.separate_prefill = true;
+      c.kv_admission = KvAdmission::kEstimate;
+      c.keep_preempted_kv = false;
       break;
     case Engine::kTrtllm:
       // TensorRT-LLM LLM API / trtllm-serve defaults: max_batch_size 2048, max_num_tokens 8192, KV cache
-      // free_gpu_memory_fraction 0.9 of the memory left after the weights, tokens_per_block 32.
+      // free_gpu_memory_fraction 0.9 of the memory left after the weights, tokens_per_block 32; the capacity
+      // scheduler's policy GUARANTEED_NO_EVICT (SchedulerConfig's default: a request starts only when the KV blocks
+      // for its prompt and its maximum new tokens are free, and a started request is never paused).
       c.block_tokens = 32;
+      c.kv_admission = KvAdmission::kReserve;
       c.kv_memory_fraction = 0.90;
       c.kv_budget = KvBudget::kShareOfFree;
       c.max_batched_tokens = 8192;
@@ -60,12 +79,15 @@ EngineConfig engine_config(Engine e, double device_memory_bytes, const std::stri
       break;
     case Engine::kLlamacpp:
       // llama-server: a unified KV cache of token cells (no pages), 4 parallel slots by default (-np), logical
-      // batch 2048 tokens (-b) per step.
+      // batch 2048 tokens (-b) per step; a slot keeps its context until the request ends (no preemption): the
+      // whole request's cells are reserved when a slot takes it.
       c.block_tokens = 1;
       c.kv_memory_fraction = 0.90;
       c.kv_budget = KvBudget::kShareOfFree;
       c.max_batched_tokens = 2048;
       c.max_sequences = 4;
+      c.kv_admission = KvAdmission::kReserve;
+      c.keep_preempted_kv = false;
       break;
     default:
       // vLLM V1 (EngineArgs defaults for the OpenAI server): block_size 16, gpu_memory_utilization 0.90 of the

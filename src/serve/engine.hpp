@@ -22,6 +22,21 @@ enum class KvBudget {
   kShareOfFree,
 };
 
+// When a request gets its KV blocks (hwplan serve --kv-admission).
+enum class KvAdmission {
+  // As its tokens are computed (vLLM, SGLang): a waiting request is admitted when its next chunk fits; when a running
+  // sequence needs a block and none is free, the most recently admitted sequence is preempted (recomputed later).
+  kOnDemand,
+  // The whole request up front (TensorRT-LLM's GUARANTEED_NO_EVICT capacity scheduler, its default): admitted only
+  // when the blocks for its prompt and its maximum output are free; a running sequence is never preempted.
+  kReserve,
+  // As its tokens are computed, but admitted only when its prompt and its whole output fit beside an estimate of what
+  // the running sequences will still write: their remaining outputs times a ratio that starts at
+  // EngineConfig::estimate_ratio_start, falls by estimate_ratio_decay each decode step to estimate_ratio_floor, and
+  // after a preemption is set to what the survivors need (SGLang's new_token_ratio and its PrefillAdder).
+  kEstimate,
+};
+
 struct EngineConfig {
   std::string preset;                // "vllm", "sglang", "trtllm", "llamacpp"
   int block_tokens = 16;             // KV-cache page size in tokens
@@ -37,6 +52,22 @@ struct EngineConfig {
   // loop client's cycle); not its growth under load (the server's queue), which is not modelled.
   double request_overhead_seconds = 0.010;
   bool chunked_prefill = true;       // a prompt longer than the budget is split over steps
+  KvAdmission kv_admission = KvAdmission::kOnDemand;
+  // Prefill and decode in separate steps, prefills first: while a prompt can start (or continue) the running decodes
+  // wait (vLLM V0 without chunked prefill; SGLang unless --enable-mixed-chunk). Off: one step carries both (vLLM's
+  // chunked prefill, TensorRT-LLM's in-flight batching).
+  bool separate_prefill = false;
+  // kEstimate's ratio (SGLang's global_config: init_new_token_ratio 0.7, base_min_new_token_ratio 0.1,
+  // new_token_ratio_decay 0.001 per decode step; after a retraction, (tokens decoded + retract_decode_steps 20 per
+  // sequence) over the outputs asked, at most 1).
+  double estimate_ratio_start = 0.7, estimate_ratio_floor = 0.1, estimate_ratio_decay = 0.001;
+  int estimate_retract_steps = 20;
+  // What a preempted sequence's KV becomes. Kept cached (vLLM's automatic prefix caching, on by default in V1): its
+  // full blocks stay in the cache, hashed, until a new allocation evicts them (least recently freed first, a
+  // sequence's last blocks before its first); re-admitted, it finds what is left of them and recomputes only the
+  // rest. Freed (vLLM without prefix caching, before 0.8 by default; SGLang, whose retraction frees the request's
+  // computed tokens without putting them in its radix tree): recomputed in full.
+  bool keep_preempted_kv = true;
   // The next step is formed while the GPU runs this one (the stack's overlap_scheduling, which the step model and
   // the simulator read from StepRates; kept here for the report).
   bool overlap_scheduling = false;
@@ -44,6 +75,8 @@ struct EngineConfig {
 
 // "device", "device-static" (weights and cache), "free": what the fraction is of, for the report.
 const char* to_string(KvBudget b);
+// "on-demand", "reserve", "estimate".
+const char* to_string(KvAdmission a);
 
 // The memory fraction a layout of `tp` tensor-parallel ranks uses: SGLang's server_args default (0.88 at tp 1,
 // 0.87 at 2-3, 0.85 at 4-7, 0.81 at 8-15, 0.79 at 16 and more) where the preset follows it, else kv_memory_fraction.

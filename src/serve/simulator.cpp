@@ -12,8 +12,20 @@ struct State {
   long long computed = 0;   // tokens whose KV is in the cache
   long long generated = 0;  // output tokens produced
   long long blocks = 0;
+  long long retained = 0;   // after a preemption: its full blocks still in the prefix cache (not yet evicted)
+  int generation = 0;       // which of its freed-block runs in the cache's free list is current
   bool started = false;
 };
+
+// The free blocks of a paged cache with prefix caching, in the order they will be reused: least recently freed
+// first (vLLM's free block queue). A run of blocks given back by a preempted sequence stays useful to it until
+// evicted; a sequence's last blocks are evicted before its first, so what remains is a prefix.
+struct FreeRun {
+  size_t owner;      // kNoOwner: blocks nobody will look up (never used, a finished sequence's, a partial block)
+  long long count;   // kNoOwner runs only; an owner's count is its State::retained
+  int generation;
+};
+constexpr size_t kNoOwner = static_cast<size_t>(-1);
 
 long long blocks_for(long long tokens, long long block) { return tokens <= 0 ? 0 : (tokens + block - 1) / block; }
 
@@ -98,7 +110,33 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       sent.push_back(next_arrival);
     }
   }
-  long long free_blocks = total_blocks;
+  long long free_blocks = total_blocks;  // every block no running sequence holds, the cached ones included
+  const bool reserve = cfg.engine.kv_admission == KvAdmission::kReserve;
+  const bool retain = cfg.engine.keep_preempted_kv && !reserve;
+  const bool estimate = cfg.engine.kv_admission == KvAdmission::kEstimate && !unlimited;
+  double ratio = cfg.engine.estimate_ratio_start;  // kEstimate: share of the running outputs still to be written
+  std::deque<FreeRun> free_runs;
+  if (retain) free_runs.push_back({kNoOwner, total_blocks, 0});
+  // Hands `k` free blocks to a sequence: the least recently freed go first, evicting what they cached.
+  auto take = [&](long long k) {
+    free_blocks -= k;
+    while (retain && k > 0 && !free_runs.empty()) {
+      FreeRun& r = free_runs.front();
+      if (r.owner != kNoOwner && r.generation != st[r.owner].generation) {  // its owner took these blocks back
+        free_runs.pop_front();
+        continue;
+      }
+      long long& left = r.owner == kNoOwner ? r.count : st[r.owner].retained;
+      const long long e = std::min(k, left);
+      left -= e;
+      k -= e;
+      if (left == 0) free_runs.pop_front();
+    }
+  };
+  auto give_back = [&](size_t owner, long long k) {
+    free_blocks += k;
+    if (retain && k > 0) free_runs.push_back({owner, k, owner == kNoOwner ? 0 : st[owner].generation});
+  };
   double now = 0;
   size_t finished = 0;
   double batch_time = 0, prefill_time = 0, gpu_time = 0, decode_slots = 0, decode_context = 0;
@@ -118,7 +156,13 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
   };
   auto preempt = [&](size_t id) {
     State& s = st[id];
-    free_blocks += s.blocks;
+    // Its blocks go back tail first: a partial last block is not cached; the full ones stay until evicted.
+    const long long full = retain ? std::min(s.blocks, (s.computed - reqs[id].cached_tokens) / block) : 0;
+    ++s.generation;
+    s.retained = 0;
+    give_back(kNoOwner, s.blocks - full);
+    s.retained = full;
+    give_back(id, full);
     s.blocks = 0;
     s.computed = reqs[id].cached_tokens;
     s.target = reqs[id].prompt_tokens + s.generated;  // recompute the prompt and what was generated
@@ -147,69 +191,115 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       now = visible(next_arrival);
       continue;
     }
-    // 1. Running sequences, in admission order: one token each when decoding, a chunk when prefilling.
-    long long budget = cfg.engine.max_batched_tokens;
-    scheduled.clear();
-    bool preempted = false;
-    for (size_t i = 0; i < running.size() && budget > 0; ++i) {
-      size_t id = running[i];
-      State& s = st[id];
-      long long want = s.computed < s.target ? chunk(s.target - s.computed, budget) : 1;
-      if (want == 0) continue;
-      if (!unlimited) {
-        long long need = blocks_for(s.computed + want - reqs[id].cached_tokens, block) - s.blocks;
-        while (need > free_blocks && running.size() > i + 1) {  // evict the newest sequence
-          preempt(running.back());
-          running.pop_back();
-          preempted = true;
-        }
-        if (need > free_blocks) {  // this sequence is the newest: it goes back to the queue itself
-          preempt(id);
-          running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
-          preempted = true;
-          break;
-        }
-        free_blocks -= need;
-        s.blocks += need;
-      }
-      scheduled.push_back({id, want});
-      budget -= want;
-    }
-    // 2. Waiting requests, first come first served, while the budget, the batch cap and the cache allow.
-    if (!waiting.empty()) {
-      ++waiting_steps;
-      bool kv_stop = preempted, seq_stop = false;
-      while (!waiting.empty() && budget > 0 && !preempted) {
-        if (static_cast<long long>(running.size()) >= cfg.engine.max_sequences) {
-          seq_stop = true;
-          break;
-        }
-        size_t id = waiting.front();
-        if (overlap && visible(id) > admit_until) break;  // arrived after this step's batch was formed
+    // The step's batch. Mixed: decodes and prefill chunks together (chunked-prefill engines, TensorRT-LLM's in-flight
+    // batching). Separate (vLLM V0 without chunked prefill, SGLang): a step of prefills whenever one can start or
+    // continue, the running decodes waiting for it; a decode step otherwise.
+    auto form = [&](bool decodes, bool prefills) {
+      // 1. Running sequences, in admission order: one token each when decoding, a chunk when prefilling.
+      long long budget = cfg.engine.max_batched_tokens;
+      scheduled.clear();
+      bool preempted = false;
+      for (size_t i = 0; i < running.size() && budget > 0; ++i) {
+        size_t id = running[i];
         State& s = st[id];
-        if (!s.started) {
-          s.started = true;
-          s.computed = reqs[id].cached_tokens;
-          s.target = reqs[id].prompt_tokens;
-        }
-        long long want = chunk(s.target - s.computed, budget);
-        if (want == 0) break;
+        if (s.computed < s.target ? !prefills : !decodes) continue;
+        long long want = s.computed < s.target ? chunk(s.target - s.computed, budget) : 1;
+        if (want == 0) continue;
         if (!unlimited) {
-          long long need = blocks_for(s.computed + want - reqs[id].cached_tokens, block);
-          if (need > free_blocks) {
-            kv_stop = true;
+          long long need = std::max(0LL, blocks_for(s.computed + want - reqs[id].cached_tokens, block) - s.blocks);
+          while (need > free_blocks && running.size() > i + 1) {  // evict the newest sequence
+            preempt(running.back());
+            running.pop_back();
+            preempted = true;
+          }
+          if (need > free_blocks) {  // this sequence is the newest: it goes back to the queue itself
+            preempt(id);
+            running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+            preempted = true;
             break;
           }
-          free_blocks -= need;
-          s.blocks = need;
+          take(need);
+          s.blocks += need;
         }
-        waiting.pop_front();
-        running.push_back(id);
         scheduled.push_back({id, want});
         budget -= want;
       }
-      kv_blocked += kv_stop;
-      seq_blocked += seq_stop;
+      // 2. Waiting requests, first come first served, while the budget, the batch cap and the cache allow.
+      if (prefills && !waiting.empty()) {
+        ++waiting_steps;
+        bool kv_stop = preempted, seq_stop = false;
+        // kEstimate: the tokens left once the running sequences' estimated outputs are set aside.
+        double room = 0;
+        if (estimate) {
+          room = static_cast<double>(free_blocks * block);
+          for (size_t r : running) room -= ratio * static_cast<double>(reqs[r].output_tokens - st[r].generated);
+        }
+        while (!waiting.empty() && budget > 0 && !preempted) {
+          if (static_cast<long long>(running.size()) >= cfg.engine.max_sequences) {
+            seq_stop = true;
+            break;
+          }
+          size_t id = waiting.front();
+          if (overlap && visible(id) > admit_until) break;  // arrived after this step's batch was formed
+          State& s = st[id];
+          if (!s.started) {
+            s.started = true;
+            s.computed = reqs[id].cached_tokens;
+            s.target = reqs[id].prompt_tokens;
+          }
+          const long long cached = reqs[id].cached_tokens;
+          // A preempted sequence finds what is left of its own blocks in the prefix cache and starts after them (at
+          // least the last token is computed again: it samples the next one).
+          const long long hit = unlimited ? 0 : s.retained;
+          const long long start = std::max(s.computed, cached + std::min(hit * block, s.target - cached - 1));
+          long long want = chunk(s.target - start, budget);
+          if (want == 0) break;
+          if (estimate) {  // its prompt and its whole output must fit in what the estimate leaves (alone, it may start)
+            const double whole = static_cast<double>(s.target - start + reqs[id].output_tokens - s.generated);
+            if (whole >= room && !running.empty()) {
+              kv_stop = true;
+              break;
+            }
+            room -= whole;
+          }
+          if (!unlimited) {
+            // Reserving: the blocks of the prompt and every output token now; on demand: those of this chunk.
+            long long need = (reserve ? blocks_for(reqs[id].prompt_tokens + reqs[id].output_tokens - cached, block)
+                                      : blocks_for(start + want - cached, block)) - hit;
+            if (hit + need > free_blocks) {
+              kv_stop = true;
+              break;
+            }
+            if (hit > 0) {  // its cached blocks leave the free list
+              ++s.generation;
+              s.retained = 0;
+              free_blocks -= hit;
+            }
+            take(need);
+            s.blocks = hit + need;
+          }
+          s.computed = start;
+          waiting.pop_front();
+          running.push_back(id);
+          scheduled.push_back({id, want});
+          budget -= want;
+        }
+        kv_blocked += kv_stop;
+        seq_blocked += seq_stop;
+      }
+    };
+    const long long preempted_before = res.preemptions;
+    form(!cfg.engine.separate_prefill, true);
+    if (cfg.engine.separate_prefill && scheduled.empty()) form(true, false);
+    if (estimate && res.preemptions > preempted_before && !running.empty()) {
+      // After a preemption the estimate becomes what the survivors need: what they wrote and a few more steps each,
+      // over the outputs they were asked for.
+      double written = 0, asked = 0;
+      for (size_t r : running) {
+        written += static_cast<double>(st[r].generated + cfg.engine.estimate_retract_steps);
+        asked += static_cast<double>(reqs[r].output_tokens);
+      }
+      ratio = std::min(1.0, written / std::max(1.0, asked));
     }
     if (scheduled.empty()) {
       // Nothing could run: only possible while waiting for an arrival (the first running sequence always fits).
@@ -243,6 +333,8 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       }
     }
     StepTime t = model.time(load);
+    if (estimate && load.decode_context_tokens > 0)
+      ratio = std::max(cfg.engine.estimate_ratio_floor, ratio - cfg.engine.estimate_ratio_decay);
     const double step_start = now;
     now += t.seconds;
     ++res.steps;
@@ -267,7 +359,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
         rec.arrival = reqs[id].arrival_seconds;
         rec.prompt_tokens = reqs[id].prompt_tokens;
         rec.output_tokens = reqs[id].output_tokens;
-        free_blocks += s.blocks;
+        give_back(kNoOwner, s.blocks);
         s.blocks = 0;
         ++finished;
         if (closed && next_arrival < n) {

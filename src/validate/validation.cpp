@@ -205,6 +205,19 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
     o.workload.prompt = c.prompt;
     if (c.generate) o.workload.generate = *c.generate;
     o.generate_dist = c.generate_dist;
+    o.prompt_dist = c.prompt_dist;
+    o.workload.weights = c.weights;
+    o.workload.kv_cache = c.kv_cache;
+    o.workload.overlap_scheduling = c.overlap_scheduling;
+    auto on_off = [](const std::optional<bool>& b) { return b ? std::optional<std::string>(*b ? "on" : "off") : std::nullopt; };
+    o.chunked_prefill = on_off(c.chunked_prefill);
+    o.preempted_kv = c.preempted_kv;
+    o.separate_prefill = on_off(c.separate_prefill);
+    o.kv_admission = c.kv_admission;
+    o.max_sequences = c.max_sequences;
+    o.max_batched_tokens = c.max_batched_tokens;
+    o.block_size = c.block_size;
+    o.kv_memory_fraction = c.kv_memory_fraction;
     o.concurrency = c.concurrency;
     o.rate = c.rate;
     o.requests = c.requests;
@@ -214,7 +227,13 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
       ServeSetup setup = prepare_serve(registry, o);
       a = serve::plan_serving(setup.layouts, setup.question, 1);
     } catch (const InputError& e) {
-      throw InputError(c.where, e.key(), "case '" + c.name + "': " + e.detail());
+      // A flag's error names the case's key of the same name (--kv-admission: cases[].kv_admission).
+      std::string key = e.key();
+      if (key.rfind("--", 0) == 0) {
+        key = "cases[]." + key.substr(2);
+        std::replace(key.begin(), key.end(), '-', '_');
+      }
+      throw InputError(c.where, key, "case '" + c.name + "': " + e.detail());
     }
     if (!a.chosen || a.at_load.unservable)
       throw InputError(c.where, "cases[].name", "case '" + c.name + "': no layout serves it (the KV cache or the device is too small)");
