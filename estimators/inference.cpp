@@ -14,9 +14,11 @@ namespace {
 // The token-wise part of one layer for `batch` new tokens (decode: one per sequence), per device: each projection
 // is a skinny GEMM (M = tokens) that reads the whole weight matrix, memory-bound until the token count reaches the
 // device's ridge point; the small elementwise kernels (norms, RoPE, KV append, residuals, activation) cost mostly
-// their launch.
+// their launch. `grouped_experts`: the engine runs a MoE layer's experts as one grouped GEMM per projection
+// (vLLM's and SGLang's fused_moe, TensorRT-LLM's MoE plugin, llama.cpp's mul_mat_id), one kernel floor each; else
+// (eager modelling code) a loop over the touched experts, each its own GEMMs.
 double token_layer_seconds(const Model& m, const DeviceRates& r, double batch, int tp, double weight_bytes,
-                           double* weight_read) {
+                           double* weight_read, bool grouped_experts) {
   const double h = static_cast<double>(m.hidden_size);
   const double q = static_cast<double>(m.attention_heads * m.head_dim) / tp;
   const double kv = std::max(static_cast<double>(m.head_dim), static_cast<double>(m.kv_heads * m.head_dim) / tp);
@@ -40,11 +42,21 @@ double token_layer_seconds(const Model& m, const DeviceRates& r, double batch, i
     double experts = m.moe->experts;
     double touched = experts * (1 - std::pow(1 - static_cast<double>(m.moe->experts_per_token) / experts, batch));
     double tokens_per_expert = batch * m.moe->experts_per_token / touched;
-    for (int i = 0; i < static_cast<int>(std::ceil(touched)); ++i) {
-      t += gemm_seconds(r, tokens_per_expert, (m.gated() ? 2 : 1) * f, h, 1, e, weight_bytes);
-      t += gemm_seconds(r, tokens_per_expert, h, f, 1, e, weight_bytes);
+    if (grouped_experts) {
+      t += gemm_seconds(r, tokens_per_expert, (m.gated() ? 2 : 1) * f, h, touched, e, weight_bytes);
+      t += gemm_seconds(r, tokens_per_expert, h, f, touched, e, weight_bytes);
+    } else {
+      for (int i = 0; i < static_cast<int>(std::ceil(touched)); ++i) {
+        t += gemm_seconds(r, tokens_per_expert, (m.gated() ? 2 : 1) * f, h, 1, e, weight_bytes);
+        t += gemm_seconds(r, tokens_per_expert, h, f, 1, e, weight_bytes);
+      }
     }
     weights += touched * (m.gated() ? 3 : 2) * h * f * weight_bytes;
+    if (m.moe->shared_experts > 0) {  // always-active experts: a dense MLP of their combined width
+      const double shared = m.moe->shared_experts;
+      proj((m.gated() ? 2 : 1) * f * shared, h);
+      proj(h, f * shared);
+    }
   } else {
     proj((m.gated() ? 2 : 1) * f, h);
     proj(h, f);
@@ -78,8 +90,8 @@ double decode_attention_layer_seconds(const Model& m, const DeviceRates& r, doub
 
 // One decode step of one layer for `batch` sequences at `context` tokens of KV cache, per device.
 double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, double context, int tp,
-                            double weight_bytes, double kv_bytes, double* weight_read, double* kv_read) {
-  return token_layer_seconds(m, r, batch, tp, weight_bytes, weight_read) +
+                            double weight_bytes, double kv_bytes, double* weight_read, double* kv_read, bool grouped_experts) {
+  return token_layer_seconds(m, r, batch, tp, weight_bytes, weight_read, grouped_experts) +
          decode_attention_layer_seconds(m, r, context * batch, tp, kv_bytes, kv_read, batch);
 }
 
@@ -196,7 +208,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     // A decode step of a few sequences is memory-bound: a power-limited device runs it at its boost clock.
     const DeviceRates decode = rates_at_load(rates, batch, weight_bytes);
     double layer = decode_layer_seconds(m, decode, batch, context, plan.tp, weight_bytes, bytes_per_element(w.kv_cache),
-                                        &weight_read, &kv_read);
+                                        &weight_read, &kv_read, w.stack.fused_kernels);
     double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
     double logits = gemm_seconds(decode, batch, static_cast<double>(m.vocab_size) / plan.tp,
                                  static_cast<double>(m.hidden_size), 1, 2, weight_bytes) + 4 * decode.kernel_overhead_seconds;
@@ -251,13 +263,14 @@ StepRates step_rates(const EstimateInput& in) {
   s.step_overhead_seconds = st.decode_step_overhead_seconds;
   s.overlap_scheduling = st.overlap_scheduling;
   s.extra_kernels = extra_kernels(m, w);
+  s.grouped_experts = st.fused_kernels;
   return s;
 }
 
 double step_tokens_seconds(const StepRates& s, double tokens) {
   if (tokens <= 0) return 0;
   const Model& m = *s.model;
-  double layer = token_layer_seconds(m, s.at(tokens), tokens, s.tp, s.weight_bytes, nullptr);
+  double layer = token_layer_seconds(m, s.at(tokens), tokens, s.tp, s.weight_bytes, nullptr, s.grouped_experts);
   double tp_comm = s.tp > 1 ? 2 * allreduce_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.tp, s.tp_link) : 0;
   double pp_comm = s.pp > 1 ? (s.pp - 1) * p2p_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.pp_link) : 0;
   return s.layers * (layer + tp_comm) + pp_comm;

@@ -32,6 +32,7 @@ struct StepRates {
   double step_overhead_seconds = 0; // the engine's scheduler, sampler, detokeniser, once per step
   bool overlap_scheduling = false;  // that CPU work runs while the GPU executes the previous step
   double extra_kernels = 0;         // the unfused engine's kernels beyond the fused ones, once per step
+  bool grouped_experts = true;      // a MoE layer's experts as one grouped GEMM per projection (fused engines)
   // Steps of fewer new tokens than memory_bound_tokens are memory-bound: the device holds its boost clock there
   // (efficiency.hpp rates_at_load), and these rates apply.
   double memory_bound_tokens = 0;
