@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <unistd.h>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -242,4 +244,22 @@ TEST_CASE("the fitted stack constant is refitted inside the leave-one-out loop")
     CHECK(cv.median_abs <= 0.12);
     CHECK(cv.p90_abs <= 0.40);
   }
+}
+
+TEST_CASE("a decode row starts from its prompt: a long context reads more KV cache per token") {
+  const std::string head = "source: s\ncases:\n";
+  auto row = [](const std::string& name, const std::string& prompt) {
+    return "  - {name: " + name + ", kind: decode, engine: vllm, model: llama-3-8b, device: a100-80gb-sxm, precision: bf16, " +
+           prompt + "generate: 200, global_batch: 8, measured: {decode_tokens_per_second: 500}}\n";
+  };
+  io::MeasurementSet set = io::parse_measurements(head + row("short", "") + row("long", "prompt: 16000, "), "s.yaml");
+  REQUIRE(set.cases.size() == 2);
+  CHECK(set.cases[0].spec.prompt == 0);
+  CHECK(set.cases[1].spec.prompt == 16000);
+  const std::string path = "/tmp/hwplan_decode_prompt_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << head + row("short", "") + row("long", "prompt: 16000, ");
+  auto rows = validate::validate_measurement_file(test::registry(), path);
+  REQUIRE(rows.size() == 2);
+  // Eight sequences at ~16,100 tokens read ~16 GiB of KV cache per step beside 15 GiB of weights.
+  CHECK(rows[1].predicted < 0.7 * rows[0].predicted);
 }

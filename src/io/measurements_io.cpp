@@ -80,7 +80,9 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
       s.task = "infer";
       s.precision = "fp16";
       s.weights = precision == "f16" ? "fp16" : precision;
-      s.prompt = 0;
+      // The tokens before the first decode step (the KV context the decode starts from); 0 when the source gives
+      // none. Decode speed is taken at the mean context, prompt + generate / 2.
+      s.prompt = c.integer("prompt", false, 0, 100'000'000).value_or(0);
       s.generate = c.integer("generate", false, 1, 1'000'000).value_or(128);
       s.batch = c.integer("global_batch", false, 1, 1'000'000).value_or(1);
       c.integer("seq", false, 1, 100'000'000);
