@@ -76,6 +76,9 @@ constexpr Entry kEntries[] = {
      "pinned host <-> device copies against the PCIe peak (offload, paged optimizer states)"},
     {"collective_sms", &Assumptions::collective_sms, "SMs", 0, 256,
      "one CTA per NCCL channel, ~16 channels (NCCL_MAX_NCHANNELS); DeepSeek-V3 dedicates 20 of 132 SMs"},
+    {"driver_reserved_memory_fraction", &Assumptions::driver_reserved_memory_fraction, "fraction", 0, 0.5,
+     "the total memory CUDA reports against the nominal: 79.22 GiB on an 80 GB GPU (vLLM's memory profile in its "
+     "pull request #10511), 23.58 GiB on a 24 GB one (vLLM's log in pull request #14447)"},
     {"device_speed_spread", &Assumptions::device_speed_spread, "fraction", 0, 1,
      "Sinha et al., 'Not All GPUs Are Created Equal', SC22 (arXiv:2208.11035): GPUs of one SKU in five clusters "
      "differ by 8% on average (max 22%) in speed under the same work, from power management and manufacturing "

@@ -41,6 +41,9 @@ struct Assumptions {
   double network_efficiency = 0.85;                 // inter-node collectives / NIC line rate
   double host_link_efficiency = 0.80;               // host <-> device copies (offload, paging) / link peak
   double collective_sms = 16;                       // streaming multiprocessors an overlapped collective holds
+  // Share of a device's nominal memory the driver keeps for itself: what CUDA reports as total is the rest
+  // (serve/capacity.cpp, the engines that size their cache from it).
+  double driver_reserved_memory_fraction = 0.01;
   // Speed spread of identical devices (fastest to slowest, outliers aside) / the median: a synchronous job of many
   // steps at the pace of its slowest (estimators/training.cpp, slowest_device_slowdown).
   double device_speed_spread = 0.08;

@@ -39,6 +39,7 @@ ServingSet parse_serving_measurements(const std::string& text, const std::string
     s.kv_admission = c.str("kv_admission", false);
     s.chunked_prefill = c.boolean("chunked_prefill", false);
     s.preempted_kv = c.str("preempted_kv", false);
+    s.kv_profile = c.str("kv_profile", false);
     s.overlap_scheduling = c.boolean("overlap_scheduling", false);
     s.separate_prefill = c.boolean("separate_prefill", false);
     s.max_sequences = c.integer("max_sequences", false, 1, 1'000'000);

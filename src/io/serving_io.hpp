@@ -22,7 +22,7 @@ struct ServingCase {
   std::optional<std::string> prompt_dist, generate_dist;  // uniform:MIN:MAX | lognormal:MEAN:SIGMA
   // What the server ran when it differs from the engine preset's defaults (hwplan serve's flags of the same names):
   // weight and KV-cache formats, and the scheduler's settings.
-  std::optional<std::string> weights, kv_cache, kv_admission, preempted_kv;
+  std::optional<std::string> weights, kv_cache, kv_admission, preempted_kv, kv_profile;
   std::optional<bool> chunked_prefill, overlap_scheduling, separate_prefill;
   std::optional<long long> max_sequences, max_batched_tokens, block_size;
   std::optional<double> kv_memory_fraction;

@@ -54,6 +54,11 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
     if (*o.preempted_kv != "cached" && *o.preempted_kv != "freed") bad("--preempted-kv", "'" + *o.preempted_kv + "' is not one of: cached, freed");
     e.keep_preempted_kv = *o.preempted_kv == "cached";
   }
+  if (o.kv_profile) {
+    if (*o.kv_profile == "allocated-peak") e.kv_profile = serve::KvProfile::kAllocatedPeak;
+    else if (*o.kv_profile == "device-used") e.kv_profile = serve::KvProfile::kDeviceUsed;
+    else bad("--kv-profile", "'" + *o.kv_profile + "' is not one of: allocated-peak, device-used");
+  }
   if (o.separate_prefill) {
     if (*o.separate_prefill != "on" && *o.separate_prefill != "off") bad("--separate-prefill", "'" + *o.separate_prefill + "' is not one of: on, off");
     e.separate_prefill = *o.separate_prefill == "on";

@@ -33,7 +33,7 @@ struct ServeSpec {
   serve::Targets targets;
   std::optional<long long> block_size, max_batched_tokens, max_sequences;
   std::optional<double> kv_memory_fraction, step_overhead_ms, request_overhead_ms;
-  std::optional<std::string> chunked_prefill, preempted_kv, kv_admission, separate_prefill;
+  std::optional<std::string> chunked_prefill, preempted_kv, kv_admission, separate_prefill, kv_profile;
   int threads = 0;
   double own_years = 3;  // the owned cost per million tokens over this horizon (serve --own-years; recommend's)
 };

@@ -105,6 +105,7 @@ json serve_json(const ServeReport& r) {
                  {"block_tokens", q.engine.block_tokens},
                  {"kv_memory_fraction", kv_fraction_for(q.engine, o ? o->tp : 1)},
                  {"kv_memory_fraction_of", to_string(q.engine.kv_budget)},
+                 {"kv_profile", to_string(q.engine.kv_profile)},
                  {"max_batched_tokens", q.engine.max_batched_tokens},
                  {"max_sequences", q.engine.max_sequences},
                  {"chunked_prefill", q.engine.chunked_prefill},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/assumptions.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/params.hpp"
 
@@ -80,7 +81,14 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
   k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan);
   k.mean_request_tokens = mean_request_tokens;
   switch (engine.kv_budget) {
-    case KvBudget::kShareOfDevice: k.kv_bytes = f * device - m.total(); break;
+    case KvBudget::kShareOfDevice:
+      if (engine.kv_profile == KvProfile::kAllocatedPeak) {
+        const double reported = device * (1 - assumptions().driver_reserved_memory_fraction);
+        k.kv_bytes = f * reported - (m.weights + m.activations + m.runtime_workspace);
+      } else {
+        k.kv_bytes = f * device - m.total();
+      }
+      break;
     case KvBudget::kStaticShareOfDevice: k.kv_bytes = std::min(f * device - m.weights, k.free_bytes); break;
     case KvBudget::kShareOfFree: k.kv_bytes = f * k.free_bytes; break;
   }

@@ -23,6 +23,8 @@ const char* to_string(KvBudget b) {
   return "device";
 }
 
+const char* to_string(KvProfile p) { return p == KvProfile::kDeviceUsed ? "device-used" : "allocated-peak"; }
+
 const char* to_string(KvAdmission a) {
   switch (a) {
     case KvAdmission::kOnDemand: return "on-demand";

@@ -37,11 +37,24 @@ enum class KvAdmission {
   kEstimate,
 };
 
+// How vLLM's profiling pass counts what is not KV cache (its gpu_memory_utilization is a share of the total).
+enum class KvProfile {
+  // vLLM 0.6.5 and later (its memory profiler, pull request #10511): the weights, the peak PyTorch *allocated*
+  // during the pass and the memory outside PyTorch that grew during it (cuBLAS workspace, NCCL buffers), against
+  // the total the driver reports; the CUDA context, created before its baseline, and the caching allocator's
+  // reserve beyond what it allocated are not counted.
+  kAllocatedPeak,
+  // Earlier vLLM: the device's whole used memory after the pass (total - free from cudaMemGetInfo): the context,
+  // the weights, the allocator's reserved peak with its fragmentation, and the workspaces.
+  kDeviceUsed,
+};
+
 struct EngineConfig {
   std::string preset;                // "vllm", "sglang", "trtllm", "llamacpp"
   int block_tokens = 16;             // KV-cache page size in tokens
   double kv_memory_fraction = 0.90;  // the engine's memory fraction, of what kv_budget says
   KvBudget kv_budget = KvBudget::kShareOfDevice;
+  KvProfile kv_profile = KvProfile::kAllocatedPeak;  // with kShareOfDevice
   // The fraction falls with the tensor-parallel degree (SGLang's default, unless --kv-memory-fraction is given):
   // kv_fraction_for gives the one a layout uses.
   bool kv_fraction_by_tp = false;
@@ -75,6 +88,8 @@ struct EngineConfig {
 
 // "device", "device-static" (weights and cache), "free": what the fraction is of, for the report.
 const char* to_string(KvBudget b);
+// "allocated-peak", "device-used".
+const char* to_string(KvProfile p);
 // "on-demand", "reserve", "estimate".
 const char* to_string(KvAdmission a);
 

@@ -212,6 +212,7 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
     auto on_off = [](const std::optional<bool>& b) { return b ? std::optional<std::string>(*b ? "on" : "off") : std::nullopt; };
     o.chunked_prefill = on_off(c.chunked_prefill);
     o.preempted_kv = c.preempted_kv;
+    o.kv_profile = c.kv_profile;
     o.separate_prefill = on_off(c.separate_prefill);
     o.kv_admission = c.kv_admission;
     o.max_sequences = c.max_sequences;
