@@ -183,6 +183,22 @@ TEST_CASE("prefill steps of their own hold the running decodes back: TPOT grows,
   CHECK(out_mixed == out_separate);
 }
 
+TEST_CASE("multi-step scheduling pays the CPU overhead once a round and makes new requests wait for the round's end") {
+  Query q = infer_query("llama-3-8b", "a100-80gb-sxm");
+  serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes, q.device->name);
+  serve::Replica r{&q.input, e, serve::kv_capacity(q.input, e, 1200), 0.004};  // 4 ms of CPU work per step
+  const serve::Traffic t = fixed_traffic(500, 300, 600, 5);
+  serve::SimResult one = serve::simulate_replica(r, t, {false, 3.0});
+  r.engine.scheduler_steps = 10;
+  serve::SimResult ten = serve::simulate_replica(r, t, {false, 3.0});
+  INFO("TTFT p50 " << one.ttft.p50 << " -> " << ten.ttft.p50 << ", TPOT p50 " << one.tpot.p50 << " -> " << ten.tpot.p50);
+  // A request arriving mid-round waits for the rest of it: about half a round of decode steps on average.
+  CHECK(ten.ttft.p50 > one.ttft.p50 + 2 * ten.tpot.p50);
+  // The overhead shared by ten steps: decoding is faster per token.
+  CHECK(ten.tpot.p50 < one.tpot.p50);
+  for (const auto& x : ten.records) CHECK(x.finish > x.first_token);
+}
+
 TEST_CASE("the batch never exceeds the engine's cap of sequences") {
   Query q = infer_query("llama-3-8b", "h100-sxm");
   serve::EngineConfig e = serve::engine_config(Engine::kVllm, q.device->memory_bytes);

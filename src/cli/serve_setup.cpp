@@ -41,6 +41,9 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
                "allocated peak and the non-PyTorch memory it added, of the total the driver reports) | device-used "
                "(earlier: all the device's used memory, context and allocator reserve included)")
       ->type_name("allocated-peak|device-used");
+  a.add_option("--scheduler-steps", o.scheduler_steps,
+               "Decode steps per scheduling round (vLLM 0.6-0.7's --num-scheduler-steps): the per-step CPU overhead is paid "
+               "once a round and new requests wait for the round to end (default 1)");
   a.add_option("--separate-prefill", o.separate_prefill,
                "Prefills in steps of their own, run first while a prompt can start; the decodes wait (on: sglang, vLLM V0 "
                "without chunked prefill) | off: decodes and prefill chunks share a step (vllm, trtllm, llamacpp)")
@@ -61,14 +64,14 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   group_options(a, "Latency targets", {"--ttft-p95", "--ttft-p99", "--tpot-p95", "--tpot-p99", "--e2e-p95", "--e2e-p99"});
   group_options(a, "Serving engine",
                 {"--block-size", "--kv-memory-fraction", "--max-batched-tokens", "--max-sequences", "--chunked-prefill",
-                 "--preempted-kv", "--kv-admission", "--separate-prefill", "--kv-profile", "--step-overhead-ms", "--request-overhead-ms"});
+                 "--preempted-kv", "--kv-admission", "--separate-prefill", "--kv-profile", "--scheduler-steps", "--step-overhead-ms", "--request-overhead-ms"});
   if (threads_flag) group_options(a, "Serving engine", {"--threads"});
 }
 
 bool serve_flags_given(const ServeOptions& o) {
   return o.rate || o.concurrency || o.trace || o.requests || o.warmup || o.prompt_dist || o.generate_dist || o.burstiness ||
          o.targets.any() || o.block_size || o.max_batched_tokens || o.max_sequences || o.kv_memory_fraction ||
-         o.step_overhead_ms || o.request_overhead_ms || o.chunked_prefill || o.preempted_kv || o.kv_admission || o.separate_prefill || o.kv_profile || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
+         o.step_overhead_ms || o.request_overhead_ms || o.chunked_prefill || o.preempted_kv || o.kv_admission || o.separate_prefill || o.kv_profile || o.scheduler_steps || o.prefix_cache_hit != 0 || o.arrival != "poisson" || o.seed != 1;
 }
 
 int threads_of(const ServeOptions& o) {

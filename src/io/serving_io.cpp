@@ -45,6 +45,7 @@ ServingSet parse_serving_measurements(const std::string& text, const std::string
     s.max_sequences = c.integer("max_sequences", false, 1, 1'000'000);
     s.max_batched_tokens = c.integer("max_batched_tokens", false, 1, 10'000'000);
     s.block_size = c.integer("block_size", false, 1, 4096);
+    s.scheduler_steps = c.integer("scheduler_steps", false, 1, 1024);
     s.kv_memory_fraction = c.number("kv_memory_fraction", false, 0.01, 1);
     if (!s.generate == !s.generate_dist) c.fail("generate", "give generate or generate_dist (one of them)");
     s.concurrency = c.integer("concurrency", false, 1, 1'000'000);

@@ -24,7 +24,7 @@ struct ServingCase {
   // weight and KV-cache formats, and the scheduler's settings.
   std::optional<std::string> weights, kv_cache, kv_admission, preempted_kv, kv_profile;
   std::optional<bool> chunked_prefill, overlap_scheduling, separate_prefill;
-  std::optional<long long> max_sequences, max_batched_tokens, block_size;
+  std::optional<long long> max_sequences, max_batched_tokens, block_size, scheduler_steps;
   std::optional<double> kv_memory_fraction;
   std::optional<long long> concurrency;
   std::optional<double> rate;

@@ -37,6 +37,10 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
     if (*o.max_batched_tokens < 1 || *o.max_batched_tokens > 10'000'000) bad("--max-batched-tokens", "must be 1 to 10,000,000");
     e.max_batched_tokens = *o.max_batched_tokens;
   }
+  if (o.scheduler_steps) {
+    if (*o.scheduler_steps < 1 || *o.scheduler_steps > 1024) bad("--scheduler-steps", "must be 1 to 1024");
+    e.scheduler_steps = static_cast<int>(*o.scheduler_steps);
+  }
   if (o.max_sequences) {
     if (*o.max_sequences < 1 || *o.max_sequences > 1'000'000) bad("--max-sequences", "must be 1 to 1,000,000");
     e.max_sequences = *o.max_sequences;

@@ -31,7 +31,7 @@ struct ServeSpec {
   std::optional<std::string> prompt_dist, generate_dist;
   double prefix_cache_hit = 0;
   serve::Targets targets;
-  std::optional<long long> block_size, max_batched_tokens, max_sequences;
+  std::optional<long long> block_size, max_batched_tokens, max_sequences, scheduler_steps;
   std::optional<double> kv_memory_fraction, step_overhead_ms, request_overhead_ms;
   std::optional<std::string> chunked_prefill, preempted_kv, kv_admission, separate_prefill, kv_profile;
   int threads = 0;

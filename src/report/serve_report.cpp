@@ -112,6 +112,7 @@ json serve_json(const ServeReport& r) {
                  {"preempted_kv", q.engine.keep_preempted_kv ? "cached" : "freed"},
                  {"kv_admission", to_string(q.engine.kv_admission)},
                  {"separate_prefill", q.engine.separate_prefill},
+                 {"scheduler_steps", q.engine.scheduler_steps},
                  {"overlap_scheduling", q.engine.overlap_scheduling},
                  {"step_overhead_seconds", q.overhead_seconds},
                  {"request_overhead_seconds", q.engine.request_overhead_seconds}};

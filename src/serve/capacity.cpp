@@ -101,8 +101,15 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
   return k;
 }
 
+// The engine's per-step CPU overhead: the given one or the preset's, paid once per multi-step round.
+double step_overhead(const Replica& r, const StepRates& rates) {
+  const double per_round = r.overhead_seconds >= 0 ? r.overhead_seconds : rates.step_overhead_seconds;
+  return per_round / std::max(1, r.engine.scheduler_steps);
+}
+
 SimResult simulate_replica(const Replica& r, const Traffic& traffic, Load load) {
-  StepModel model(step_rates(*r.input), r.overhead_seconds);
+  const StepRates rates = step_rates(*r.input);
+  StepModel model(rates, step_overhead(r, rates));
   SimConfig cfg;
   cfg.engine = r.engine;
   // Pipeline stages (vLLM's virtual engines): pp batches are in flight, one per stage; each batch's step walks
@@ -176,7 +183,8 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
     return false;
   };
   // Seed: one request at a time (open loop: the rate at which one request is in flight on average).
-  StepModel model(step_rates(*rep.input), rep.overhead_seconds);
+  const StepRates rates = step_rates(*rep.input);
+  StepModel model(rates, step_overhead(rep, rates));
   const double prompt = traffic.prompt.average(), output = traffic.output.average();
   const long long first_chunk = static_cast<long long>(std::min<double>(prompt, static_cast<double>(rep.engine.max_batched_tokens)));
   const double single = model.decode_step_seconds(1, prompt) * std::max(1.0, output) +

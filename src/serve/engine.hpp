@@ -70,6 +70,10 @@ struct EngineConfig {
   // wait (vLLM V0 without chunked prefill; SGLang unless --enable-mixed-chunk). Off: one step carries both (vLLM's
   // chunked prefill, TensorRT-LLM's in-flight batching).
   bool separate_prefill = false;
+  // Multi-step scheduling (vLLM 0.6-0.7's --num-scheduler-steps): a batch of decodes runs this many steps per
+  // scheduling round; its CPU work (scheduling, input preparation, output processing) is paid once per round, and a
+  // new request waits for the round to end before its prefill starts. 1: every step is scheduled.
+  int scheduler_steps = 1;
   // kEstimate's ratio (SGLang's global_config: init_new_token_ratio 0.7, base_min_new_token_ratio 0.1,
   // new_token_ratio_decay 0.001 per decode step; after a retraction, (tokens decoded + retract_decode_steps 20 per
   // sequence) over the outputs asked, at most 1).

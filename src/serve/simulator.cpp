@@ -175,6 +175,8 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
   // arrives after the current step began joins the step after next. An idle engine takes it at once.
   const bool overlap = model.rates().overlap_scheduling;
   double admit_until = INFINITY;
+  const long long rounds = std::max(1, cfg.engine.scheduler_steps);
+  long long decode_run = 0;  // decode-only steps since the last step that prefilled
   while (finished < n) {
     if (!closed)
       while (next_arrival < n && visible(next_arrival) <= now) waiting.push_back(next_arrival++);
@@ -289,8 +291,13 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       }
     };
     const long long preempted_before = res.preemptions;
-    form(!cfg.engine.separate_prefill, true);
-    if (cfg.engine.separate_prefill && scheduled.empty()) form(true, false);
+    // Multi-step scheduling: within a round of decode steps nothing new is admitted.
+    const bool mid_round = rounds > 1 && decode_run % rounds != 0 && !running.empty();
+    if (mid_round) form(true, false);
+    if (!mid_round || scheduled.empty()) {
+      form(!cfg.engine.separate_prefill, true);
+      if (cfg.engine.separate_prefill && scheduled.empty()) form(true, false);
+    }
     if (estimate && res.preemptions > preempted_before && !running.empty()) {
       // After a preemption the estimate becomes what the survivors need: what they wrote and a few more steps each,
       // over the outputs they were asked for.
@@ -333,6 +340,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       }
     }
     StepTime t = model.time(load);
+    decode_run = load.prefill_tokens > 0 ? 0 : decode_run + 1;
     if (estimate && load.decode_context_tokens > 0)
       ratio = std::max(cfg.engine.estimate_ratio_floor, ratio - cfg.engine.estimate_ratio_decay);
     const double step_start = now;

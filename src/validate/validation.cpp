@@ -218,6 +218,7 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
     o.max_sequences = c.max_sequences;
     o.max_batched_tokens = c.max_batched_tokens;
     o.block_size = c.block_size;
+    o.scheduler_steps = c.scheduler_steps;
     o.kv_memory_fraction = c.kv_memory_fraction;
     o.concurrency = c.concurrency;
     o.rate = c.rate;
