@@ -107,14 +107,31 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
 // (Workload::fused_dequant_kernels) where a bare --weights int8 means bitsandbytes' LLM.int8().
 constexpr double kFusedDecodeKernelsPerLayer = 4 + 3 + 12;
 
-double decode_kernels_per_layer(const Model& m, const Workload& w) {
+// The experts a MoE layer's `tokens` touch, on average: E (1 - (1 - k/E)^tokens).
+double experts_touched(const Model& m, double tokens) {
+  if (!m.moe) return 0;
+  const double experts = m.moe->experts;
+  return experts * (1 - std::pow(1 - static_cast<double>(m.moe->experts_per_token) / experts, std::max(1.0, tokens)));
+}
+
+// Eager MoE blocks (transformers' Mixtral, Qwen2/3-MoE: a Python loop over the touched experts) replace the dense
+// MLP's ~5 kernels with the router (gate linear, softmax, top-k, renormalisation, cast, one-hot mask, its sum and hit
+// test, nonzero: ~10) and, per touched expert, torch.where over its mask, the gather of its tokens, its gated MLP
+// (5), the routing-weight lookup and multiply (2) and index_add_ (~10). The nonzero and each torch.where copy a
+// result to the host, which waits for the GPU: host and device work no longer overlap (eager_moe_syncs).
+double eager_moe_extra_kernels(const Model& m, const Workload& w, double tokens) {
+  if (!m.moe || w.stack.fused_kernels) return 0;
+  return 10 - 5 + 10 * experts_touched(m, tokens);
+}
+
+double decode_kernels_per_layer(const Model& m, const Workload& w, double tokens = 1) {
   const double linears = m.gated() ? 7 : 6;
   const bool quantized = w.weights && (*w.weights == WeightFormat::kInt8 || *w.weights == WeightFormat::kInt4 ||
                                        *w.weights == WeightFormat::kNf4 || *w.weights == WeightFormat::kQ4_0);
   if (w.stack.decode_kernels_per_layer > 0)
     return w.stack.decode_kernels_per_layer + (quantized ? linears * w.stack.quantized_linear_kernels : 0);
   const bool fused = w.stack.fused_kernels;
-  double kernels = fused ? kFusedDecodeKernelsPerLayer : 42;
+  double kernels = (fused ? kFusedDecodeKernelsPerLayer : 42) + eager_moe_extra_kernels(m, w, tokens);
   if (!fused && w.weights) {
     WeightFormat f = *w.weights;
     if (f == WeightFormat::kNf4 || f == WeightFormat::kQ4_0) kernels += 3 * linears;
@@ -126,8 +143,11 @@ double decode_kernels_per_layer(const Model& m, const Workload& w) {
 
 // Kernels per decode step beyond the fused engine's (which token_layer_seconds and the attention already count):
 // each still costs the device its per-kernel floor (launch, ramp-up, tail) however little it moves.
-double extra_kernels(const Model& m, const Workload& w) {
-  return static_cast<double>(m.total_layers()) * std::max(0.0, decode_kernels_per_layer(m, w) - kFusedDecodeKernelsPerLayer);
+double extra_kernels(const Model& m, const Workload& w, double tokens = 1) {
+  // The eager MoE loop's expert GEMMs are priced by token_layer_seconds already (2 per touched expert).
+  const double priced = m.moe && !w.stack.fused_kernels ? 2 * experts_touched(m, tokens) : 0;
+  return static_cast<double>(m.total_layers()) *
+         std::max(0.0, decode_kernels_per_layer(m, w, tokens) - kFusedDecodeKernelsPerLayer - priced);
 }
 
 }  // namespace
@@ -215,16 +235,19 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Pipeline stages work on different micro-batches in steady state only when there are several;
     // a single stream walks through all stages.
-    double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w) * decode.kernel_overhead_seconds;
+    double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w, batch) * decode.kernel_overhead_seconds;
     const Stack& st = w.stack;
     // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
     // (the concatenation's kernels are already among the eager step's).
     if (st.kv_cache_concat) gpu += layers * memory_seconds(decode, 2 * kv_read);
     // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
     // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
-    double host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
+    double host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w, batch) + 8) * st.host_seconds_per_kernel;
     out.host_seconds_per_token = host + st.decode_step_overhead_seconds;
     out.time_per_output_token_seconds = engine_step_seconds(gpu, host, st.decode_step_overhead_seconds, st.overlap_scheduling);
+    // An eager MoE loop synchronises with the device in every layer: the host's issue and the GPU's work add up.
+    if (eager_moe_extra_kernels(m, w, batch) > 0 && !st.cuda_graphs)
+      out.time_per_output_token_seconds = gpu + host + st.decode_step_overhead_seconds;
     out.decode_host_bound = host > gpu;
     out.decode_weight_bytes = layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * weight_bytes;
     out.decode_kv_bytes = layers_per_stage * kv_read;

@@ -191,6 +191,29 @@ TEST_CASE("MoE decode: a fused engine reads the touched experts in one grouped G
   Estimate eager = estimate(in);
   const double floors = 94 * 2 * 120 * device_rates(d, Precision::kBf16).kernel_overhead_seconds;
   CHECK(eager.infer.time_per_output_token_seconds > fused.infer.time_per_output_token_seconds + 0.5 * floors);
+
+  // Transformers' eager MoE block at batch 1: the router's ~10 kernels and ~10 per touched expert in place of the
+  // MLP's 5, and a host sync in every layer (nonzero, torch.where), so host issue and GPU work add up. Mixtral 8x7B
+  // (2 of 8 experts, 32 layers) against Mistral 7B (the same attention, a dense MLP): 32 x (42 + 5 + 2 x 10) kernels
+  // against 32 x 42, at 27 us each.
+  Model mixtral = reg.model("mixtral-8x7b"), mistral = reg.model("mistral-7b");
+  auto eager_tpot = [&](const Model& model) {
+    EstimateInput e;
+    e.model = &model;
+    e.device = &d;
+    e.plan.micro_batch = 1;
+    e.workload.task = Task::kInfer;
+    e.workload.precision = Precision::kBf16;
+    e.workload.prompt = 128;
+    e.workload.generate = 128;
+    e.workload.stack = engine_preset(Engine::kHf);
+    return estimate(e).infer;
+  };
+  InferenceTime moe = eager_tpot(mixtral), dense = eager_tpot(mistral);
+  const double host = (32.0 * (42 + 5 + 20) + 8) * assumptions().eager_host_seconds_per_kernel;
+  CHECK(moe.host_seconds_per_token == doctest::Approx(host + engine_preset(Engine::kHf).decode_step_overhead_seconds).epsilon(1e-9));
+  CHECK(moe.time_per_output_token_seconds > moe.host_seconds_per_token);
+  CHECK(moe.time_per_output_token_seconds > 1.5 * dense.time_per_output_token_seconds);
 }
 TEST_CASE("attention kernels: FlashAttention-2-class kernels are slower than native ones only where the architecture needs async MMA") {
   const auto& reg = test::registry();

@@ -147,7 +147,8 @@ def serve(model, device, **options):
     without targets the figures describe ``count=`` devices at that load.
     engine: ``engine="vllm"`` (``sglang``, ``trtllm``, ``llamacpp``), ``block_size=``, ``kv_memory_fraction=``,
     ``max_batched_tokens=``, ``max_sequences=``, ``chunked_prefill="off"``, ``separate_prefill="on"``,
-    ``kv_admission="reserve"`` (``on-demand``, ``estimate``), ``preempted_kv="freed"``, ``step_overhead_ms=``,
+    ``kv_admission="reserve"`` (``on-demand``, ``estimate``), ``preempted_kv="freed"``,
+    ``kv_profile="device-used"``, ``scheduler_steps=``, ``step_overhead_ms=``,
     ``request_overhead_ms=``; and the
     workload flags of :func:`estimate` that apply to inference (``weights="int4"``, ``kv_cache="fp8"``, ``tp=``).
     ``threads=`` (results do not depend on it).
