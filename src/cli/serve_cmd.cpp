@@ -89,9 +89,11 @@ warm-up and left out of the statistics. With targets, the rate (or concurrency) 
 replicas needed for the asked load follow; without targets the figures describe --count devices at that load.
 Engine defaults (overridable): vllm block 16, KV 0.90 of the memory left after weights and activations,
 8192 batched tokens and 1024 sequences on >= 70 GiB devices but A100s (2048 and 256 on the rest); sglang page 1, 0.88, 8192
-tokens; trtllm block 32, 0.90, 8192 tokens, 2048 sequences; llamacpp 4 slots, 2048 tokens. vllm and sglang take KV blocks
-on demand and preempt the newest sequence when the cache is full (prefix caching keeps its blocks until evicted);
-trtllm and llamacpp reserve a request's prompt and output when they start it and never preempt.
+tokens; trtllm block 32, 0.90, 8192 tokens, 2048 sequences; llamacpp 4 slots, 2048 tokens. vllm takes KV blocks on
+demand and preempts the newest sequence when the cache is full (its prefix cache keeps the blocks until evicted);
+sglang too, admitting a request only beside an estimate of the running outputs, running prefills in steps of their
+own first, and recomputing a preempted sequence in full; trtllm and llamacpp reserve a request's prompt and output
+when they start it and never preempt.
 Exit codes: 0 ok, 2 bad input (trace rows: file:line), 3 no layout serves the load within the targets.)");
     add_workload_options(*o->app, o->options.workload);
     add_serve_options(*o->app, o->options);
