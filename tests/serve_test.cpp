@@ -428,6 +428,33 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
   CHECK(j["cases"][0]["predicted"].get<double>() == doctest::Approx(rows[0].predicted));
 }
 
+TEST_CASE("serve against the second public set (data/measurements/serving-public.yaml): held to its figures") {
+  // Sourced after the simulator was built; its first comparison was off by a median 29.1% (README). The schedulers'
+  // admission and preemption rules, MoE decode as a grouped GEMM, vLLM's cache accounting and multi-step scheduling
+  // took it to 13.7%. The bounds are a little above the figures measured when they were set, so that a change that
+  // loses them shows here; the bursts of a thousand short requests (the server's front end, not modelled) are not
+  // bounded.
+  const std::string file = test::source_path("data/measurements/serving-public.yaml");
+  auto rows = validate::validate_serving_file(test::registry(), file);
+  CHECK(rows.size() == 189);
+  std::vector<double> all, offline, fixed_load_tpot, fixed_load_throughput;
+  for (const auto& r : rows) {
+    const double e = std::fabs(r.error);
+    all.push_back(e);
+    const bool burst = r.name.find("burst") != std::string::npos, batch = r.name.find("offline") != std::string::npos;
+    if (batch) offline.push_back(e);
+    if (!burst && !batch && r.quantity == "tpot_median_seconds") fixed_load_tpot.push_back(e);
+    if (!burst && !batch && r.quantity == "output_tokens_per_second") fixed_load_throughput.push_back(e);
+  }
+  MESSAGE("serving-public: median |error| " << 100 * serve::percentile(all, 0.5) << "%, offline throughput "
+                                            << 100 * serve::percentile(offline, 0.5) << "%, TPOT at fixed load "
+                                            << 100 * serve::percentile(fixed_load_tpot, 0.5) << "%");
+  CHECK(serve::percentile(all, 0.5) <= 0.15);                       // 13.7%
+  CHECK(serve::percentile(offline, 0.5) <= 0.06);                   // 3.3%
+  CHECK(serve::percentile(fixed_load_tpot, 0.5) <= 0.10);           // 7.4%
+  CHECK(serve::percentile(fixed_load_throughput, 0.5) <= 0.15);     // the issue's bar for throughput is 15%
+}
+
 TEST_CASE("--warmup sets the share of requests left out of the statistics, and benchmark rows keep every request") {
   // A closed loop starts with every client sending at once: that burst queues for prefill. vllm bench serve reports
   // over every request, so its TTFT p99 holds the burst; the default 10% warm-up leaves it out.
