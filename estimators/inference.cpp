@@ -45,11 +45,9 @@ double token_layer_seconds(const Model& m, const DeviceRates& r, double batch, i
     if (grouped_experts) {
       t += gemm_seconds(r, tokens_per_expert, (m.gated() ? 2 : 1) * f, h, touched, e, weight_bytes);
       t += gemm_seconds(r, tokens_per_expert, h, f, touched, e, weight_bytes);
-    } else {
-      for (int i = 0; i < static_cast<int>(std::ceil(touched)); ++i) {
-        t += gemm_seconds(r, tokens_per_expert, (m.gated() ? 2 : 1) * f, h, 1, e, weight_bytes);
-        t += gemm_seconds(r, tokens_per_expert, h, f, 1, e, weight_bytes);
-      }
+    } else {  // each touched expert's own two GEMMs (the expected number of experts: extra_kernels counts the same)
+      t += touched * (gemm_seconds(r, tokens_per_expert, (m.gated() ? 2 : 1) * f, h, 1, e, weight_bytes) +
+                      gemm_seconds(r, tokens_per_expert, h, f, 1, e, weight_bytes));
     }
     weights += touched * (m.gated() ? 3 : 2) * h * f * weight_bytes;
     if (m.moe->shared_experts > 0) {  // always-active experts: a dense MLP of their combined width
@@ -119,8 +117,13 @@ double experts_touched(const Model& m, double tokens) {
 // test, nonzero: ~10) and, per touched expert, torch.where over its mask, the gather of its tokens, its gated MLP
 // (5), the routing-weight lookup and multiply (2) and index_add_ (~10). The nonzero and each torch.where copy a
 // result to the host, which waits for the GPU: host and device work no longer overlap (eager_moe_syncs).
+bool eager_moe(const Model& m, const Workload& w) {
+  // Engines that state their own kernels per layer (llama.cpp's graph) run the experts in one kernel each.
+  return m.moe && !w.stack.fused_kernels && w.stack.decode_kernels_per_layer <= 0;
+}
+
 double eager_moe_extra_kernels(const Model& m, const Workload& w, double tokens) {
-  if (!m.moe || w.stack.fused_kernels) return 0;
+  if (!eager_moe(m, w)) return 0;
   return 10 - 5 + 10 * experts_touched(m, tokens);
 }
 
@@ -145,7 +148,7 @@ double decode_kernels_per_layer(const Model& m, const Workload& w, double tokens
 // each still costs the device its per-kernel floor (launch, ramp-up, tail) however little it moves.
 double extra_kernels(const Model& m, const Workload& w, double tokens = 1) {
   // The eager MoE loop's expert GEMMs are priced by token_layer_seconds already (2 per touched expert).
-  const double priced = m.moe && !w.stack.fused_kernels ? 2 * experts_touched(m, tokens) : 0;
+  const double priced = eager_moe(m, w) ? 2 * experts_touched(m, tokens) : 0;
   return static_cast<double>(m.total_layers()) *
          std::max(0.0, decode_kernels_per_layer(m, w, tokens) - kFusedDecodeKernelsPerLayer - priced);
 }
@@ -228,7 +231,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     // A decode step of a few sequences is memory-bound: a power-limited device runs it at its boost clock.
     const DeviceRates decode = rates_at_load(rates, batch, weight_bytes);
     double layer = decode_layer_seconds(m, decode, batch, context, plan.tp, weight_bytes, bytes_per_element(w.kv_cache),
-                                        &weight_read, &kv_read, w.stack.fused_kernels);
+                                        &weight_read, &kv_read, !eager_moe(m, w));
     double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
     double logits = gemm_seconds(decode, batch, static_cast<double>(m.vocab_size) / plan.tp,
                                  static_cast<double>(m.hidden_size), 1, 2, weight_bytes) + 4 * decode.kernel_overhead_seconds;
@@ -246,7 +249,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     out.host_seconds_per_token = host + st.decode_step_overhead_seconds;
     out.time_per_output_token_seconds = engine_step_seconds(gpu, host, st.decode_step_overhead_seconds, st.overlap_scheduling);
     // An eager MoE loop synchronises with the device in every layer: the host's issue and the GPU's work add up.
-    if (eager_moe_extra_kernels(m, w, batch) > 0 && !st.cuda_graphs)
+    if (eager_moe(m, w) && !st.cuda_graphs)
       out.time_per_output_token_seconds = gpu + host + st.decode_step_overhead_seconds;
     out.decode_host_bound = host > gpu;
     out.decode_weight_bytes = layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * weight_bytes;
@@ -286,7 +289,7 @@ StepRates step_rates(const EstimateInput& in) {
   s.step_overhead_seconds = st.decode_step_overhead_seconds;
   s.overlap_scheduling = st.overlap_scheduling;
   s.extra_kernels = extra_kernels(m, w);
-  s.grouped_experts = st.fused_kernels;
+  s.grouped_experts = !eager_moe(m, w);
   return s;
 }
 

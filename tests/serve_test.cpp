@@ -163,6 +163,21 @@ TEST_CASE("reserving a request's KV when it starts never preempts, and on demand
   CHECK(reserved.seconds < uncached.seconds);
   CHECK(reserved.tpot.p50 < cached.tpot.p50);
   for (const auto& x : reserved.records) CHECK(x.preemptions == 0);
+
+  // SGLang: prefills first, admitted only beside an estimate of the running outputs. A burst that fills the cache
+  // with prompts on demand (then retracts decodes to make room) retracts far less with the estimate.
+  serve::EngineConfig sg = serve::engine_config(Engine::kSglang, q.device->memory_bytes, q.device->name);
+  serve::Replica s{&q.input, sg, {}, -1};
+  s.kv.tokens = 40000;
+  const serve::Traffic burst_traffic = fixed_traffic(200, 400, 600);
+  CHECK(s.engine.kv_admission == serve::KvAdmission::kEstimate);
+  serve::SimResult estimated = serve::simulate_replica(s, burst_traffic, {true, 600.0});
+  s.engine.kv_admission = serve::KvAdmission::kOnDemand;
+  serve::SimResult greedy = serve::simulate_replica(s, burst_traffic, {true, 600.0});
+  INFO("preemptions: estimate " << estimated.preemptions << ", on demand " << greedy.preemptions);
+  CHECK(greedy.preemptions > 0);
+  CHECK(estimated.preemptions * 4 < greedy.preemptions);
+  CHECK(estimated.requests_per_second > greedy.requests_per_second);
 }
 
 TEST_CASE("prefill steps of their own hold the running decodes back: TPOT grows, TTFT shrinks") {

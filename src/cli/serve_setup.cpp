@@ -53,7 +53,8 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
                "is full: vllm), estimate (on demand, admitted only beside an estimate of the running outputs: sglang) or "
                "reserve (prompt and all output up front, never preempted: trtllm's GUARANTEED_NO_EVICT, llamacpp's slots)")
       ->type_name("on-demand|estimate|reserve");
-  a.add_option("--step-overhead-ms", o.step_overhead_ms, "Engine overhead per step, ms (default: the engine preset's)");
+  a.add_option("--step-overhead-ms", o.step_overhead_ms,
+               "Engine overhead per step, ms (per scheduling round with --scheduler-steps; default: the engine preset's)");
   a.add_option("--request-overhead-ms", o.request_overhead_ms,
                "The server's handling of one request outside the engine (HTTP, tokenisation, hand-off, first chunk back), ms; "
                "in every TTFT and E2E (default 10: vLLM's client TTFT less its own)");

@@ -84,7 +84,8 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
     case KvBudget::kShareOfDevice:
       if (engine.kv_profile == KvProfile::kAllocatedPeak) {
         const double reported = device * (1 - assumptions().driver_reserved_memory_fraction);
-        k.kv_bytes = f * reported - (m.weights + m.activations + m.runtime_workspace);
+        // Never more than is really free: past that the engine would run out of memory, not serve.
+        k.kv_bytes = std::min(f * reported - (m.weights + m.activations + m.runtime_workspace), k.free_bytes);
       } else {
         k.kv_bytes = f * device - m.total();
       }

@@ -75,10 +75,11 @@ struct EngineConfig {
   // new request waits for the round to end before its prefill starts. 1: every step is scheduled.
   int scheduler_steps = 1;
   // kEstimate's ratio (SGLang's global_config: init_new_token_ratio 0.7, base_min_new_token_ratio 0.1,
-  // new_token_ratio_decay 0.001 per decode step; after a retraction, (tokens decoded + retract_decode_steps 20 per
-  // sequence) over the outputs asked, at most 1).
+  // new_token_ratio_decay 0.001 per decode step, back to the start when the engine is idle; after a retraction,
+  // (tokens decoded + retract_decode_steps 20 per sequence) over the outputs asked, at most 1).
   double estimate_ratio_start = 0.7, estimate_ratio_floor = 0.1, estimate_ratio_decay = 0.001;
   int estimate_retract_steps = 20;
+  long long estimate_output_cap = 4096;  // a request's output counted at most this far (CLIP_MAX_NEW_TOKENS_ESTIMATION)
   // What a preempted sequence's KV becomes. Kept cached (vLLM's automatic prefix caching, on by default in V1): its
   // full blocks stay in the cache, hashed, until a new allocation evicts them (least recently freed first, a
   // sequence's last blocks before its first); re-admitted, it finds what is left of them and recomputes only the

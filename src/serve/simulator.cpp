@@ -115,6 +115,12 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
   const bool retain = cfg.engine.keep_preempted_kv && !reserve;
   const bool estimate = cfg.engine.kv_admission == KvAdmission::kEstimate && !unlimited;
   double ratio = cfg.engine.estimate_ratio_start;  // kEstimate: share of the running outputs still to be written
+  // kEstimate counts at most estimate_output_cap tokens of any one request's output (SGLang's
+  // CLIP_MAX_NEW_TOKENS_ESTIMATION).
+  auto still_to_write = [&](size_t id) {
+    return static_cast<double>(std::min<long long>(reqs[id].output_tokens - st[id].generated, cfg.engine.estimate_output_cap));
+  };
+  bool reset_this_step = false;
   std::deque<FreeRun> free_runs;
   if (retain) free_runs.push_back({kNoOwner, total_blocks, 0});
   // Hands `k` free blocks to a sequence: the least recently freed go first, evicting what they cached.
@@ -234,7 +240,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
         double room = 0;
         if (estimate) {
           room = static_cast<double>(free_blocks * block);
-          for (size_t r : running) room -= ratio * static_cast<double>(reqs[r].output_tokens - st[r].generated);
+          for (size_t r : running) room -= ratio * still_to_write(r);
         }
         while (!waiting.empty() && budget > 0 && !preempted) {
           if (static_cast<long long>(running.size()) >= cfg.engine.max_sequences) {
@@ -257,7 +263,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
           long long want = chunk(s.target - start, budget);
           if (want == 0) break;
           if (estimate) {  // its prompt and its whole output must fit in what the estimate leaves (alone, it may start)
-            const double whole = static_cast<double>(s.target - start + reqs[id].output_tokens - s.generated);
+            const double whole = static_cast<double>(s.target - start) + still_to_write(id);
             if (whole >= room && !running.empty()) {
               kv_stop = true;
               break;
@@ -291,6 +297,8 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       }
     };
     const long long preempted_before = res.preemptions;
+    reset_this_step = false;
+    if (estimate && running.empty()) ratio = cfg.engine.estimate_ratio_start;  // an idle engine starts over
     // Multi-step scheduling: within a round of decode steps nothing new is admitted.
     const bool mid_round = rounds > 1 && decode_run % rounds != 0 && !running.empty();
     if (mid_round) form(true, false);
@@ -307,6 +315,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
         asked += static_cast<double>(reqs[r].output_tokens);
       }
       ratio = std::min(1.0, written / std::max(1.0, asked));
+      reset_this_step = true;
     }
     if (scheduled.empty()) {
       // Nothing could run: only possible while waiting for an arrival (the first running sequence always fits).
@@ -341,7 +350,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
     }
     StepTime t = model.time(load);
     decode_run = load.prefill_tokens > 0 ? 0 : decode_run + 1;
-    if (estimate && load.decode_context_tokens > 0)
+    if (estimate && load.decode_context_tokens > 0 && !reset_this_step)
       ratio = std::max(cfg.engine.estimate_ratio_floor, ratio - cfg.engine.estimate_ratio_decay);
     const double step_start = now;
     now += t.seconds;
