@@ -446,7 +446,8 @@ TEST_CASE("serve against published serving measurements (data/measurements/servi
 TEST_CASE("serve against the second public set (data/measurements/serving-public.yaml): held to its figures") {
   // Sourced after the simulator was built; its first comparison was off by a median 29.1% (README). The schedulers'
   // admission and preemption rules, MoE decode as a grouped GEMM, vLLM's cache accounting and multi-step scheduling
-  // took it to 13.7%. The bounds are a little above the figures measured when they were set, so that a change that
+  // took it to 13.7%, and the Qwen3-32B "H100" page taken as the H100 PCIe its decode steps show to 10.3%. The bounds
+  // are a little above the figures measured when they were set, so that a change that
   // loses them shows here; the bursts of a thousand short requests (the server's front end, not modelled) are not
   // bounded.
   const std::string file = test::source_path("data/measurements/serving-public.yaml");
@@ -464,7 +465,7 @@ TEST_CASE("serve against the second public set (data/measurements/serving-public
   MESSAGE("serving-public: median |error| " << 100 * serve::percentile(all, 0.5) << "%, offline throughput "
                                             << 100 * serve::percentile(offline, 0.5) << "%, TPOT at fixed load "
                                             << 100 * serve::percentile(fixed_load_tpot, 0.5) << "%");
-  CHECK(serve::percentile(all, 0.5) <= 0.15);                       // 13.7%
+  CHECK(serve::percentile(all, 0.5) <= 0.12);                       // 10.3%
   CHECK(serve::percentile(offline, 0.5) <= 0.06);                   // 3.3%
   CHECK(serve::percentile(fixed_load_tpot, 0.5) <= 0.10);           // 7.4%
   CHECK(serve::percentile(fixed_load_throughput, 0.5) <= 0.15);     // the issue's bar for throughput is 15%
