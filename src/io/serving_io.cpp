@@ -47,6 +47,7 @@ ServingSet parse_serving_measurements(const std::string& text, const std::string
     s.block_size = c.integer("block_size", false, 1, 4096);
     s.scheduler_steps = c.integer("scheduler_steps", false, 1, 1024);
     s.kv_memory_fraction = c.number("kv_memory_fraction", false, 0.01, 1);
+    for (const auto& key : c.keys()) s.key_where[key] = c.where(key);
     if (!s.generate == !s.generate_dist) c.fail("generate", "give generate or generate_dist (one of them)");
     s.concurrency = c.integer("concurrency", false, 1, 1'000'000);
     s.rate = c.number("rate", false, 0, 1e7);

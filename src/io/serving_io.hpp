@@ -26,6 +26,8 @@ struct ServingCase {
   std::optional<bool> chunked_prefill, overlap_scheduling, separate_prefill;
   std::optional<long long> max_sequences, max_batched_tokens, block_size, scheduler_steps;
   std::optional<double> kv_memory_fraction;
+  // Where each key given in the case sits (a value checked later, when the case is resolved, names its own line).
+  std::map<std::string, SourceLocation> key_where;
   std::optional<long long> concurrency;
   std::optional<double> rate;
   long long requests = 300;

@@ -231,11 +231,14 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
     } catch (const InputError& e) {
       // A flag's error names the case's key of the same name (--kv-admission: cases[].kv_admission).
       std::string key = e.key();
+      SourceLocation where = c.where;
       if (key.rfind("--", 0) == 0) {
-        key = "cases[]." + key.substr(2);
+        key = key.substr(2);
         std::replace(key.begin(), key.end(), '-', '_');
+        if (auto it = c.key_where.find(key); it != c.key_where.end()) where = it->second;
+        key = "cases[]." + key;
       }
-      throw InputError(c.where, key, "case '" + c.name + "': " + e.detail());
+      throw InputError(where, key, "case '" + c.name + "': " + e.detail());
     }
     if (!a.chosen || a.at_load.unservable)
       throw InputError(c.where, "cases[].name", "case '" + c.name + "': no layout serves it (the KV cache or the device is too small)");
