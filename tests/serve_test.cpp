@@ -177,6 +177,18 @@ TEST_CASE("reserving a request's KV when it starts never preempts, and on demand
   INFO("preemptions: estimate " << estimated.preemptions << ", on demand " << greedy.preemptions);
   CHECK(greedy.preemptions > 0);
   CHECK(estimated.preemptions * 4 < greedy.preemptions);
+  // Every request ends, though a step of prefills never preempts (a chunk that does not fit waits for the decodes).
+  for (const serve::SimResult* run : {&estimated, &greedy}) {
+    CHECK_FALSE(run->unservable);
+    for (const auto& x : run->records) CHECK(x.finish >= x.first_token);
+  }
+  // Long prompts in chunks against a cache that holds one and a half of them: still every request ends.
+  s.kv.tokens = 6000;
+  s.engine.max_batched_tokens = 1024;
+  serve::SimResult tight = serve::simulate_replica(s, fixed_traffic(4000, 50, 40), {true, 8.0});
+  CHECK_FALSE(tight.unservable);
+  CHECK(tight.records.size() == 40);
+  for (const auto& x : tight.records) CHECK(x.finish > x.first_token);
   CHECK(estimated.requests_per_second > greedy.requests_per_second);
 }
 

@@ -215,6 +215,8 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
         if (want == 0) continue;
         if (!unlimited) {
           long long need = std::max(0LL, blocks_for(s.computed + want - reqs[id].cached_tokens, block) - s.blocks);
+          // A step of prefills only (SGLang) never preempts: a chunk that does not fit waits, the decodes run.
+          if (need > free_blocks && !decodes) continue;
           while (need > free_blocks && running.size() > i + 1) {  // evict the newest sequence
             preempt(running.back());
             running.pop_back();
@@ -305,6 +307,9 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
     if (!mid_round || scheduled.empty()) {
       form(!cfg.engine.separate_prefill, true);
       if (cfg.engine.separate_prefill && scheduled.empty()) form(true, false);
+      // Defensive: nothing decodes and no chunk fits without preempting; then a prefill may preempt (the newest goes
+      // back) rather than the engine stall.
+      if (cfg.engine.separate_prefill && scheduled.empty()) form(true, true);
     }
     if (estimate && res.preemptions > preempted_before && !running.empty()) {
       // After a preemption the estimate becomes what the survivors need: what they wrote and a few more steps each,
