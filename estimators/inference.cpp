@@ -11,6 +11,13 @@
 namespace hwplan {
 namespace {
 
+// The experts a MoE layer's `tokens` touch, on average: E (1 - (1 - k/E)^tokens).
+double experts_touched(const Model& m, double tokens) {
+  if (!m.moe) return 0;
+  const double experts = m.moe->experts;
+  return experts * (1 - std::pow(1 - static_cast<double>(m.moe->experts_per_token) / experts, std::max(1.0, tokens)));
+}
+
 // The token-wise part of one layer for `batch` new tokens (decode: one per sequence), per device: each projection
 // is a skinny GEMM (M = tokens) that reads the whole weight matrix, memory-bound until the token count reaches the
 // device's ridge point; the small elementwise kernels (norms, RoPE, KV append, residuals, activation) cost mostly
@@ -38,9 +45,8 @@ double token_layer_seconds(const Model& m, const DeviceRates& r, double batch, i
     proj(h, q);           // output
   }
   if (m.moe) {
-    // Each token activates k experts; with a batch, distinct experts touched ~ E (1 - (1 - k/E)^batch).
-    double experts = m.moe->experts;
-    double touched = experts * (1 - std::pow(1 - static_cast<double>(m.moe->experts_per_token) / experts, batch));
+    // Each token activates k experts; a batch touches experts_touched of them.
+    const double touched = experts_touched(m, batch);
     double tokens_per_expert = batch * m.moe->experts_per_token / touched;
     if (grouped_experts) {
       t += gemm_seconds(r, tokens_per_expert, (m.gated() ? 2 : 1) * f, h, touched, e, weight_bytes);
@@ -105,18 +111,11 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
 // (Workload::fused_dequant_kernels) where a bare --weights int8 means bitsandbytes' LLM.int8().
 constexpr double kFusedDecodeKernelsPerLayer = 4 + 3 + 12;
 
-// The experts a MoE layer's `tokens` touch, on average: E (1 - (1 - k/E)^tokens).
-double experts_touched(const Model& m, double tokens) {
-  if (!m.moe) return 0;
-  const double experts = m.moe->experts;
-  return experts * (1 - std::pow(1 - static_cast<double>(m.moe->experts_per_token) / experts, std::max(1.0, tokens)));
-}
-
 // Eager MoE blocks (transformers' Mixtral, Qwen2/3-MoE: a Python loop over the touched experts) replace the dense
 // MLP's ~5 kernels with the router (gate linear, softmax, top-k, renormalisation, cast, one-hot mask, its sum and hit
 // test, nonzero: ~10) and, per touched expert, torch.where over its mask, the gather of its tokens, its gated MLP
 // (5), the routing-weight lookup and multiply (2) and index_add_ (~10). The nonzero and each torch.where copy a
-// result to the host, which waits for the GPU: host and device work no longer overlap (eager_moe_syncs).
+// result to the host, which waits for the GPU: host and device work no longer overlap (inference_time).
 bool eager_moe(const Model& m, const Workload& w) {
   // Engines that state their own kernels per layer (llama.cpp's graph) run the experts in one kernel each.
   return m.moe && !w.stack.fused_kernels && w.stack.decode_kernels_per_layer <= 0;

@@ -17,6 +17,17 @@ constexpr long long kMaxDefaultTraceRequests = 20000;
 
 [[noreturn]] void bad(const std::string& flag, const std::string& message) { throw InputError({}, flag, message); }
 
+// One of a flag's named values, or an exit-2 error listing them.
+template <typename T>
+T pick(const std::string& flag, const std::string& value, std::initializer_list<std::pair<const char*, T>> choices) {
+  std::string names;
+  for (const auto& [name, v] : choices) {
+    if (value == name) return v;
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  bad(flag, "'" + value + "' is not one of: " + names);
+}
+
 void positive(const std::string& flag, const std::optional<double>& v, double hi) {
   if (v && (!std::isfinite(*v) || *v <= 0 || *v > hi)) bad(flag, fmt::format("must be a positive number up to {:g}", hi));
 }
@@ -50,29 +61,17 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
       bad("--request-overhead-ms", "must be between 0 and 100,000 ms");
     e.request_overhead_seconds = *o.request_overhead_ms / 1000;
   }
-  if (o.chunked_prefill) {
-    if (*o.chunked_prefill != "on" && *o.chunked_prefill != "off") bad("--chunked-prefill", "'" + *o.chunked_prefill + "' is not one of: on, off");
-    e.chunked_prefill = *o.chunked_prefill == "on";
-  }
-  if (o.preempted_kv) {
-    if (*o.preempted_kv != "cached" && *o.preempted_kv != "freed") bad("--preempted-kv", "'" + *o.preempted_kv + "' is not one of: cached, freed");
-    e.keep_preempted_kv = *o.preempted_kv == "cached";
-  }
-  if (o.kv_profile) {
-    if (*o.kv_profile == "allocated-peak") e.kv_profile = serve::KvProfile::kAllocatedPeak;
-    else if (*o.kv_profile == "device-used") e.kv_profile = serve::KvProfile::kDeviceUsed;
-    else bad("--kv-profile", "'" + *o.kv_profile + "' is not one of: allocated-peak, device-used");
-  }
-  if (o.separate_prefill) {
-    if (*o.separate_prefill != "on" && *o.separate_prefill != "off") bad("--separate-prefill", "'" + *o.separate_prefill + "' is not one of: on, off");
-    e.separate_prefill = *o.separate_prefill == "on";
-  }
-  if (o.kv_admission) {
-    if (*o.kv_admission == "on-demand") e.kv_admission = serve::KvAdmission::kOnDemand;
-    else if (*o.kv_admission == "reserve") e.kv_admission = serve::KvAdmission::kReserve;
-    else if (*o.kv_admission == "estimate") e.kv_admission = serve::KvAdmission::kEstimate;
-    else bad("--kv-admission", "'" + *o.kv_admission + "' is not one of: on-demand, estimate, reserve");
-  }
+  using serve::KvAdmission, serve::KvProfile;
+  if (o.chunked_prefill) e.chunked_prefill = pick<bool>("--chunked-prefill", *o.chunked_prefill, {{"on", true}, {"off", false}});
+  if (o.separate_prefill) e.separate_prefill = pick<bool>("--separate-prefill", *o.separate_prefill, {{"on", true}, {"off", false}});
+  if (o.preempted_kv) e.keep_preempted_kv = pick<bool>("--preempted-kv", *o.preempted_kv, {{"cached", true}, {"freed", false}});
+  if (o.kv_profile)
+    e.kv_profile = pick<KvProfile>("--kv-profile", *o.kv_profile,
+                                   {{"allocated-peak", KvProfile::kAllocatedPeak}, {"device-used", KvProfile::kDeviceUsed}});
+  if (o.kv_admission)
+    e.kv_admission = pick<KvAdmission>("--kv-admission", *o.kv_admission,
+                                       {{"on-demand", KvAdmission::kOnDemand}, {"estimate", KvAdmission::kEstimate},
+                                        {"reserve", KvAdmission::kReserve}});
   return e;
 }
 
