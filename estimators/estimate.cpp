@@ -125,6 +125,9 @@ Estimate estimate(const EstimateInput& in) {
                          std::to_string(std::llround(assumptions().default_forward_kernels)) +
                          " kernels per forward pass (default_forward_kernels; it sets the host and launch floor of "
                          "small batches)");
+  if (!m.is_transformer() && !e.training && m.inference_activation_bytes_per_sample <= 0)
+    e.warnings.push_back(m.id + " gives no inference_activation_mib_per_sample: inference activations assumed a "
+                                "quarter of its training activations per sample");
   if (e.training && !d.training)
     e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
                          "): treat the training figures as theoretical");

@@ -340,7 +340,11 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
     if (w.lm_head) transient += batch * static_cast<double>(model.vocab_size) * 4;
     m.activations = transient;
   } else {
-    m.activations = model.activation_bytes_per_sample * batch * 0.25;
+    // A no-grad forward pass frees each tensor when its last reader is done: what is alive at once is the widest
+    // point's input, outputs and kept residual (the model file's fp32 figure), in the precision that runs.
+    const double live = model.inference_activation_bytes_per_sample > 0 ? model.inference_activation_bytes_per_sample
+                                                                         : 0.25 * model.activation_bytes_per_sample;
+    m.activations = live * batch * activation_bytes(w.precision) / 4;
   }
   add_runtime(m, device, plan.count() > 1);
   return m;

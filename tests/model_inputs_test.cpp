@@ -383,6 +383,8 @@ TEST_CASE("models show --format yaml loads back to the same model, for the whole
     CHECK(back.generic_parameters == m.generic_parameters);
     CHECK(back.forward_flops_per_sample == doctest::Approx(m.forward_flops_per_sample).epsilon(1e-15));
     CHECK(back.activation_bytes_per_sample == doctest::Approx(m.activation_bytes_per_sample).epsilon(1e-15));
+    CHECK(back.inference_activation_bytes_per_sample ==
+          doctest::Approx(m.inference_activation_bytes_per_sample).epsilon(1e-15));
     CHECK(back.input == m.input);
     CHECK(back.published_parameters == m.published_parameters);
     CHECK(back.published_active_parameters == m.published_active_parameters);

@@ -149,6 +149,7 @@ void emit_model(std::ostream& o, const Model& m, int index) {
   o << "    m.generic_parameters = " << num(m.generic_parameters) << ";\n    m.forward_flops_per_sample = " << num(m.forward_flops_per_sample) << ";\n";
   o << "    m.activation_bytes_per_sample = " << num(m.activation_bytes_per_sample) << ";\n    m.input = " << str(m.input) << ";\n";
   o << "    m.forward_kernels = " << num(m.forward_kernels) << ";\n";
+  o << "    m.inference_activation_bytes_per_sample = " << num(m.inference_activation_bytes_per_sample) << ";\n";
   o << "    m.published_parameters = " << num(m.published_parameters) << ";\n    m.published_active_parameters = " << num(m.published_active_parameters) << ";\n";
   o << "    m.source = " << str(m.source) << ";\n    m.origin = " << str(m.origin) << ";\n    m.where_id = " << location(m.where_id) << ";\n";
   o << "    return m;\n  }\n}\n\n";

@@ -84,6 +84,9 @@ struct Model {
   double generic_parameters = 0;
   double forward_flops_per_sample = 0;
   double activation_bytes_per_sample = 0;
+  // fp32 bytes per sample alive at once in an inference (eval, no-grad) forward pass: the widest point's input,
+  // outputs and kept residual (0: not given, a quarter of activation_bytes_per_sample, with a warning).
+  double inference_activation_bytes_per_sample = 0;
   double forward_kernels = 0;  // kernels one eager forward pass issues (0: not given, assumptions().default_forward_kernels)
   std::string input;
   // Published figures, for checking.

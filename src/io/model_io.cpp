@@ -46,6 +46,8 @@ Model parse_model(const std::string& text, const std::string& file) {
     model.generic_parameters = *m.number("parameters", true, 0, 1e15);
     model.forward_flops_per_sample = *m.number("forward_gflops_per_sample", true, 0, 1e12) * 1e9;
     model.activation_bytes_per_sample = *m.number("activation_mib_per_sample", true, 0, 1e9) * kMiB;
+    model.inference_activation_bytes_per_sample =
+        m.number("inference_activation_mib_per_sample", false, 0, 1e9).value_or(0) * kMiB;
     model.forward_kernels = static_cast<double>(m.integer("forward_kernels", false, 1, 1000000).value_or(0));
     model.input = *m.str("input", true);
     m.finish();
@@ -162,6 +164,8 @@ std::string model_to_yaml(const Model& m) {
     o << "parameters: " << number_text(m.generic_parameters) << "\n";
     o << "forward_gflops_per_sample: " << number_text(m.forward_flops_per_sample / 1e9) << "\n";
     o << "activation_mib_per_sample: " << number_text(m.activation_bytes_per_sample / kMiB) << "\n";
+    if (m.inference_activation_bytes_per_sample > 0)
+      o << "inference_activation_mib_per_sample: " << number_text(m.inference_activation_bytes_per_sample / kMiB) << "\n";
     if (m.forward_kernels > 0) o << "forward_kernels: " << number_text(m.forward_kernels) << "\n";
     o << "input: " << yaml_quoted(m.input) << "\n";
   } else {

@@ -128,6 +128,10 @@ json model_json(const Model& m) {
   } else {
     j["forward_flops_per_sample"] = m.forward_flops_per_sample;
     j["activation_bytes_per_sample"] = m.activation_bytes_per_sample;
+    // fp32 bytes per sample alive at once in an inference pass; null when the model file gives none (a quarter of
+    // activation_bytes_per_sample applies).
+    j["inference_activation_bytes_per_sample"] =
+        m.inference_activation_bytes_per_sample > 0 ? json(m.inference_activation_bytes_per_sample) : json(nullptr);
     // Kernels per eager forward pass; null when the model file gives none (default_forward_kernels applies).
     j["forward_kernels"] = m.forward_kernels > 0 ? json(m.forward_kernels) : json(nullptr);
     j["input"] = m.input;
