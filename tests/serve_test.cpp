@@ -76,6 +76,26 @@ TEST_CASE("the step model's decode step is inference_time's time per output toke
   CHECK(m.decode_step_seconds(16, 2250) == doctest::Approx(e.infer.time_per_output_token_seconds).epsilon(1e-9));
 }
 
+TEST_CASE("estimate's TTFT and serve's differ by the request handling, and estimate says by how much") {
+  auto run = [](const std::string& args) { return run_hwplan(args); };
+  const std::string work = "--model llama-3-8b --device h100-sxm --engine vllm --prompt 1000 --generate 200";
+  auto est = run("estimate --task infer --batch 1 " + work + " --format json");
+  REQUIRE(est.exit_code == 0);
+  const double prefill = json::parse(est.out)["inference"]["time_to_first_token_seconds"].get<double>();
+  auto srv = run("serve --concurrency 1 --requests 50 " + work + " --format json");
+  REQUIRE(srv.exit_code == 0);
+  const double ttft = json::parse(srv.out)["latency"]["ttft_seconds"]["p50"].get<double>();
+  // One client: the prompt never waits for another request, only for the step under way (at most one decode step).
+  const double handling = 0.010;
+  CHECK(ttft >= prefill + handling);
+  CHECK(ttft <= prefill + handling + 0.01);
+  auto text = run("estimate --task infer --batch 1 " + work);
+  CHECK(text.out.find("through a server, +10.0 ms of request handling") != std::string::npos);
+  // Plain Transformers has no server to add.
+  auto hf = run("estimate --task infer --batch 1 --model llama-3-8b --device h100-sxm --engine hf --prompt 1000 --generate 200");
+  CHECK(hf.out.find("request handling") == std::string::npos);
+}
+
 TEST_CASE("with an unlimited cache and no step overhead the simulated decode speed is the step model's") {
   Query q = infer_query("llama-3-8b", "a100-80gb-sxm");
   serve::Replica r{&q.input, serve::engine_config(Engine::kVllm, q.device->memory_bytes), {}, 0.0, true};

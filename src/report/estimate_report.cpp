@@ -5,6 +5,7 @@
 
 #include "estimators/memory.hpp"
 #include "estimators/uncertainty.hpp"
+#include "serve/engine.hpp"
 
 #include <cmath>
 
@@ -298,7 +299,14 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     else
       row("samples/s", fmt::format("{:.1f}{}", e.infer.decode_tokens_per_second, e.fits ? "" : " (would be, if it fit)"));
   } else {
-    row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? "" : " (would be, if it fit: it does not)"));
+    // The engine's prefill; behind a server the first token also waits for the request's handling, which hwplan serve
+    // adds (its --request-overhead-ms): say so, so that the two commands' TTFTs read the same.
+    std::string server;
+    if (auto engine = parse_engine(in.workload.stack.preset); engine && serve::engine_served(*engine)) {
+      const double handling = serve::engine_config(*engine, in.device->memory_bytes, in.device->name).request_overhead_seconds;
+      server = fmt::format("; through a server, +{} of request handling (hwplan serve)", human_seconds(handling));
+    }
+    row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? server : " (would be, if it fit: it does not)"));
     if (in.workload.generate > 0) {
       row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{})",
                                                human_seconds(e.infer.time_per_output_token_seconds),
