@@ -179,7 +179,10 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     s.model = &m;
     s.micro_batch = batch;
     s.training = false;
-    s.activation_bytes = activation_bytes(w.precision);
+    // An engine that runs the layers in 8 bits (TensorRT's INT8 and FP8 modes) also hands 8-bit tensors from one
+    // layer to the next: the memory-bound traffic halves with the arithmetic (eager PyTorch has no such mode).
+    const bool eight_bit = compute == Precision::kInt8 || compute == Precision::kFp8;
+    s.activation_bytes = eight_bit && w.stack.fused_kernels ? 1.0 : activation_bytes(w.precision);
     s.stack = &w.stack;
     Cost c = generic_cost(s, rates);
     out.prefill_seconds = c.forward_seconds;

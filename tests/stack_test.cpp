@@ -272,6 +272,29 @@ TEST_CASE("a CNN's inference holds the tensors alive at its widest point, not wh
   CHECK(warned);
 }
 
+TEST_CASE("a fused engine running a CNN in int8 hands int8 tensors between layers: half the fp16 traffic") {
+  const auto& reg = test::registry();
+  Model m = reg.model("resnet-50");
+  const Device& a100 = reg.device("a100-80gb-sxm");
+  auto seconds = [&](bool int8) {
+    EstimateInput in = input(m, a100, Task::kInfer, engine_preset(Engine::kTrtllm));
+    in.workload.seq = 1;
+    in.workload.precision = Precision::kFp16;
+    if (int8) in.workload.weights = WeightFormat::kInt8;
+    in.plan.micro_batch = 256;
+    return estimate(in).infer.total_seconds;
+  };
+  // The memory-bound part is what the passes add: with them counted and without.
+  const double int8 = seconds(true), fp16 = seconds(false);
+  Assumptions none;
+  none.cnn_fused_inference_passes = 0;
+  set_assumptions(none);
+  const double int8_compute = seconds(true), fp16_compute = seconds(false);
+  set_assumptions(Assumptions{});
+  CHECK(int8 - int8_compute == doctest::Approx(0.5 * (fp16 - fp16_compute)).epsilon(1e-9));
+  CHECK(int8_compute < fp16_compute);  // and the convolutions run at the int8 rate
+}
+
 TEST_CASE("FP32 convolutions on the vector units use the Winograd-aware efficiency, tensor-core ones do not") {
   const auto& reg = test::registry();
   Model m = reg.model("resnet-50");

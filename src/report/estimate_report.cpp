@@ -215,7 +215,8 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   row("device", fmt::format("{} x {}", in.system.count, in.device->name));
   const Workload& w = in.workload;
   const bool generic = !in.model->is_transformer();
-  std::string task = generic ? fmt::format("{} {} (a sample: {})", to_string(w.task), to_string(w.precision), in.model->input)
+  std::string task = generic ? fmt::format("{} {}{} (a sample: {})", to_string(w.task), to_string(w.precision),
+                                           w.weights ? fmt::format(" weights {}", to_string(*w.weights)) : "", in.model->input)
                      : w.task == Task::kInfer
                          ? fmt::format("{} {} prompt {} generate {} weights {} kv-cache {}", to_string(w.task),
                                        to_string(w.precision), w.prompt, w.generate,
