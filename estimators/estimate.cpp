@@ -128,6 +128,15 @@ Estimate estimate(const EstimateInput& in) {
   if (!m.is_transformer() && !e.training && m.inference_activation_bytes_per_sample <= 0)
     e.warnings.push_back(m.id + " gives no inference_activation_mib_per_sample: inference activations assumed a "
                                 "quarter of its training activations per sample");
+  // The layout changes a CNN's time on tensor cores: say which one was assumed when the user did not.
+  if (!m.is_transformer() && std::find(w.stack.overridden.begin(), w.stack.overridden.end(), std::string("memory-format nchw")) ==
+                                 w.stack.overridden.end()) {
+    const Precision compute = e.training ? w.precision : inference_compute_precision(w);
+    const bool tensor = compute != Precision::kFp32 && device_rates(d, compute, in.profile).tensor_cores;
+    if (tensor && !w.stack.channels_last)
+      e.notes.push_back("activations in NCHW (PyTorch's default): cuDNN transposes them around every tensor-core "
+                        "convolution; --memory-format nhwc (channels_last) is faster");
+  }
   if (e.training && !d.training)
     e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
                          "): treat the training figures as theoretical");

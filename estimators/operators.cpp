@@ -376,33 +376,119 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
   OpRecord conv{"convolutions", OpKind::kGemm};
   conv.forward_flops = m.forward_flops_per_sample * batch;
   conv.forward_kernels = static_cast<int>(convs);
-  // On the FP32 vector units cuDNN's Winograd kernels make up part of the implicit-GEMM loss (simt_conv_efficiency).
-  const double rate = r.matrix_flops * r.gemm_efficiency * (r.tensor_cores ? a.conv_efficiency : a.simt_conv_efficiency);
-  const double compute = rate > 0 ? conv.forward_flops / rate : 0;
-  conv.forward_seconds = compute + convs * r.kernel_overhead_seconds;
-  if (s.training) {
-    // Data and weight gradients: two convolutions of the forward's size each.
-    conv.backward_flops = 2 * conv.forward_flops;
-    conv.backward_kernels = static_cast<int>(2 * convs);
-    conv.backward_seconds = 2 * compute + 2 * convs * r.kernel_overhead_seconds;
+  // The convolutions' own reads and writes, in passes over the saved tensors, that the per-layer pricing below
+  // counts itself: forward, the input read and the output written (1); backward, the data gradient's read and write
+  // and the weight gradient's two reads (2).
+  double own_forward_passes = 0, own_backward_passes = 0;
+  // NCHW activations on tensor cores: each convolution transposes its input to NHWC and its output back, and in
+  // backward the data gradient transposes dY in and dX out, the weight gradient X and dY in (cuDNN's tensor-core
+  // kernels are NHWC-native; MosaicML's Channels Last method card: "the NCHW tensor must be transposed to NHWC
+  // before the convolution and transposed back to NCHW after"). Separate memory-bound kernels, in series.
+  const bool transposes = r.tensor_cores && s.stack && !s.stack->channels_last;
+  // The transposes run inside the convolution library's call: their kernels cost the device its floor (in their
+  // seconds) but no host dispatch of their own, so they are not counted as kernels.
+  OpRecord layout{"nchw-transposes", OpKind::kMemory};
+  layout.forward_kernels = 0;
+  if (!m.convolutions.empty()) {
+    own_forward_passes = 1;
+    own_backward_passes = 2;
+    double kernels_listed = 0;
+    conv.forward_seconds = conv.backward_seconds = 0;
+    const double e = s.activation_bytes;
+    for (const ConvLayer& l : m.convolutions) {
+      // One implicit GEMM per group: M = output positions of the batch, N = output channels, K = the window over the
+      // input channels. Its time is the larger of its arithmetic (at the shape's own efficiency: small batches and
+      // late 7x7 maps leave most of the device idle) and its traffic (input, output, weights), plus a kernel floor.
+      const double g = l.groups, k2 = static_cast<double>(l.kernel) * l.kernel;
+      const double out_pos = batch * static_cast<double>(l.output_size * l.output_size);
+      const double in_side = static_cast<double>(l.output_size * l.stride);
+      const double in_pos = batch * in_side * in_side;
+      const double cin = static_cast<double>(l.in_channels) / g, cout = static_cast<double>(l.out_channels) / g;
+      const double x_bytes = in_pos * cin * g * e, y_bytes = out_pos * cout * g * e, w_bytes = cout * cin * k2 * g * e;
+      const double winograd = !r.tensor_cores && l.kernel == 3 && l.stride == 1 ? a.winograd_speedup : 1.0;
+      auto implicit_gemm = [&](double gm, double gn, double gk, double bytes) {
+        // Too few output tiles to fill the device (a weight gradient's channels x window, a small batch's last
+        // stages): the kernels split the reduction over more blocks (split-K) and add the partial sums; the best
+        // split keeps each part at least 256 long.
+        double shape = 0;
+        for (double split = 1; split <= 64 && (split == 1 || gk / split >= 256); split *= 2)
+          shape = std::max(shape, gemm_efficiency(r, gm, gn, gk / split, g * split));
+        const double eff = std::max(1e-3, shape) * a.implicit_gemm_conv_efficiency * winograd;
+        const double flops = 2 * gm * gn * gk * g;
+        const double compute = r.matrix_flops > 0 ? flops / (r.matrix_flops * eff) : 0;
+        // Its traffic hidden under its arithmetic by conv_traffic_overlap (0: in series, the conservative bound; 1:
+        // the roofline's max).
+        const double memory = bytes / achieved_bandwidth(r, bytes);
+        return compute + memory - a.conv_traffic_overlap * std::min(compute, memory) + r.kernel_overhead_seconds;
+      };
+      conv.forward_seconds += l.count * implicit_gemm(out_pos, cout, cin * k2, x_bytes + y_bytes + w_bytes);
+      if (s.training) {
+        // Data gradient: dY (output-sized) through the transposed window into dX (input-sized); weight gradient: X
+        // against dY, reducing over the batch's output positions.
+        // The first listed convolution reads the network's input, which needs no gradient: no data gradient there.
+        const bool input_layer = &l == &m.convolutions.front();
+        conv.backward_seconds +=
+            (input_layer ? 0.0 : l.count * implicit_gemm(in_pos, cin, cout * k2, y_bytes + w_bytes + x_bytes)) +
+            l.count * implicit_gemm(cout, cin * k2, out_pos, x_bytes + y_bytes + w_bytes);
+      }
+      if (transposes) {
+        auto transpose = [&](double bytes) { return 2 * bytes / achieved_bandwidth(r, 2 * bytes) + r.kernel_overhead_seconds; };
+        layout.forward_bytes += l.count * 2 * (x_bytes + y_bytes);
+        layout.forward_seconds += l.count * (transpose(x_bytes) + transpose(y_bytes));
+        if (s.training) {  // the weight gradient's two; the data gradient's two where it runs
+          const double passes = &l == &m.convolutions.front() ? 1 : 2;
+          layout.backward_seconds += l.count * passes * (transpose(x_bytes) + transpose(y_bytes));
+        }
+      }
+      kernels_listed += l.count;
+    }
+    conv.forward_kernels = static_cast<int>(kernels_listed);
+    if (s.training) {
+      conv.backward_flops = 2 * conv.forward_flops;
+      conv.backward_kernels = static_cast<int>(2 * kernels_listed);
+    }
+  } else {
+    // On the FP32 vector units cuDNN's Winograd kernels make up part of the implicit-GEMM loss (simt_conv_efficiency).
+    const double rate = r.matrix_flops * r.gemm_efficiency * (r.tensor_cores ? a.conv_efficiency : a.simt_conv_efficiency);
+    const double compute = rate > 0 ? conv.forward_flops / rate : 0;
+    conv.forward_seconds = compute + convs * r.kernel_overhead_seconds;
+    if (s.training) {
+      // Data and weight gradients: two convolutions of the forward's size each.
+      conv.backward_flops = 2 * conv.forward_flops;
+      conv.backward_kernels = static_cast<int>(2 * convs);
+      conv.backward_seconds = 2 * compute + 2 * convs * r.kernel_overhead_seconds;
+    }
   }
+  // The listed convolutions' count replaces the estimate of a third of the kernels.
+  const double others_listed = m.convolutions.empty() ? others : (s.training || !fused ? std::max(0.0, kernels - conv.forward_kernels) : 0.0);
 
   OpRecord pass{"norm-activation", OpKind::kMemory};
-  const double forward_passes = s.training ? a.cnn_training_forward_passes
-                                : fused    ? a.cnn_fused_inference_passes
-                                           : a.cnn_eager_inference_passes;
+  const double forward_passes = std::max(0.0, (s.training ? a.cnn_training_forward_passes
+                                               : fused    ? a.cnn_fused_inference_passes
+                                                          : a.cnn_eager_inference_passes) - own_forward_passes);
   pass.forward_bytes = forward_passes * saved;
-  pass.forward_kernels = static_cast<int>(others);
+  pass.forward_kernels = static_cast<int>(others_listed);
   auto bytes_seconds = [&](double bytes, double n) {
     if (bytes <= 0) return n * r.kernel_overhead_seconds;
     return bytes / achieved_bandwidth(r, bytes / std::max(1.0, n)) + n * r.kernel_overhead_seconds;
   };
-  pass.forward_seconds = bytes_seconds(pass.forward_bytes, others);
+  pass.forward_seconds = bytes_seconds(pass.forward_bytes, others_listed);
   if (s.training) {
-    pass.backward_kernels = static_cast<int>(others);
-    pass.backward_seconds = bytes_seconds(a.cnn_training_backward_passes * saved, others);
+    pass.backward_kernels = static_cast<int>(others_listed);
+    pass.backward_seconds =
+        bytes_seconds(std::max(0.0, a.cnn_training_backward_passes - own_backward_passes) * saved, others_listed);
   }
-  for (const OpRecord* op : {&conv, &pass}) {
+  // Without a convolution list: the same transposes as passes over the saved tensors (forward the convolutions'
+  // inputs and outputs read and written once more: 2; backward twice that: 4).
+  if (transposes && m.convolutions.empty()) {
+    layout.forward_bytes = 2 * saved;
+    layout.forward_seconds = bytes_seconds(layout.forward_bytes, 2 * convs);
+    if (s.training) {
+      layout.backward_seconds = bytes_seconds(4 * saved, 4 * convs);
+    }
+  }
+  for (const OpRecord* op : {&conv, &pass, &layout}) {
+    if (op->forward_seconds <= 0 && op->backward_seconds <= 0) continue;
     cost.add(*op);
     if (ops) ops->push_back(*op);
   }

@@ -79,7 +79,9 @@ double host_backward_seconds(const Cost& c, const Stack* stack);
 // Cost of one layer (per device, one micro-batch).
 Cost layer_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);
 // A non-transformer network (CNN) from its per-sample FLOPs, saved-activation bytes and kernel count: the
-// convolutions (compute-bound) and the normalisation / activation passes between them (memory-bound), in series.
+// convolutions and the normalisation / activation passes between them (memory-bound), in series. Convolutions the
+// model lists by shape are priced one by one (implicit GEMMs with their shape's efficiency and their own traffic),
+// with the NCHW layout's transposes when the stack keeps PyTorch's default layout on tensor cores.
 Cost generic_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);
 // Embedding, final norm, logits and (training) the loss, per device, one micro-batch.
 Cost head_cost(const LayerShape& shape, const DeviceRates& rates, std::vector<OpRecord>* ops = nullptr);

@@ -96,6 +96,9 @@ Stack engine_preset(Engine e) {
   Stack s;
   s.preset = to_string(e);
   s.memory_metric = MemoryMetric::kDevice;
+  // Compiled engines lay a CNN's activations out as their kernels want them (TensorRT picks NHWC for tensor-core
+  // convolutions); eager PyTorch keeps its NCHW default unless the model is converted to channels_last.
+  s.channels_last = e != Engine::kHf;
   switch (e) {
     case Engine::kHf:
       // transformers generate(): eager modelling code, one Python dispatch per op, no CUDA graphs; sampling and

@@ -150,6 +150,9 @@ void emit_model(std::ostream& o, const Model& m, int index) {
   o << "    m.activation_bytes_per_sample = " << num(m.activation_bytes_per_sample) << ";\n    m.input = " << str(m.input) << ";\n";
   o << "    m.forward_kernels = " << num(m.forward_kernels) << ";\n";
   o << "    m.inference_activation_bytes_per_sample = " << num(m.inference_activation_bytes_per_sample) << ";\n";
+  for (const auto& c : m.convolutions)
+    o << "    m.convolutions.push_back(ConvLayer{" << c.count << ", " << c.in_channels << ", " << c.out_channels << ", "
+      << c.kernel << ", " << c.stride << ", " << c.output_size << ", " << c.groups << "});\n";
   o << "    m.published_parameters = " << num(m.published_parameters) << ";\n    m.published_active_parameters = " << num(m.published_active_parameters) << ";\n";
   o << "    m.source = " << str(m.source) << ";\n    m.origin = " << str(m.origin) << ";\n    m.where_id = " << location(m.where_id) << ";\n";
   o << "    return m;\n  }\n}\n\n";

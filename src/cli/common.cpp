@@ -126,6 +126,9 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
   app.add_option("--host-kernel-us", w.host_kernel_us,
                  "Host time to issue one kernel, us (eager PyTorch: 27 by default; 15-25 measured on H200 hosts)");
   app.add_option("--memory-metric", w.memory_metric, "Which peak to report: allocated | reserved | device (nvidia-smi)");
+  app.add_option("--memory-format", w.memory_format,
+                 "A CNN's activation layout: nchw (PyTorch's default; tensor-core convolutions transpose in and out) | nhwc "
+                 "(channels_last); default: nchw in eager stacks, nhwc in fused engines");
 }
 
 }  // namespace
@@ -196,7 +199,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
                  "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
-                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--overlap-scheduling", "--host-kernel-us", "--memory-metric"});
+                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--overlap-scheduling", "--host-kernel-us", "--memory-metric", "--memory-format"});
 }
 
 }  // namespace hwplan::cli

@@ -31,7 +31,8 @@ constexpr Entry kEntries[] = {
     {"default_kernel_overhead_seconds", &Assumptions::default_kernel_overhead_seconds, "s", 0, 1e-3,
      "the 4 us above, for devices without a clock in the catalog"},
     {"conv_efficiency", &Assumptions::conv_efficiency, "fraction", 0.05, 1,
-     "cuDNN implicit-GEMM convolutions of ResNet-class networks / dense peak"},
+     "cuDNN implicit-GEMM convolutions of ResNet-class networks / dense peak, the whole forward pass at once; used "
+     "when a generic model lists no convolutions (a listed one is priced by its shape)"},
     {"portable_attention_fraction", &Assumptions::portable_attention_fraction, "fraction", 0.05, 1,
      "H100 SXM, head dim 128, 4k-8k tokens (Shah et al. 2024, FlashAttention-3, arXiv:2407.08608, Fig. 5-6): "
      "FlashAttention-2 forward 319-333 TFLOP/s and backward 310-318 against cuDNN's 518-529 and 499-518 = 0.61-0.63; "
@@ -40,6 +41,15 @@ constexpr Entry kEntries[] = {
      "FP32 without tensor cores: cuDNN runs 3x3 convolutions as Winograd transforms (2.25x fewer multiplies); in "
      "ResNet-50, 45% of the FLOPs are 3x3 convolutions, so at the implicit-GEMM 0.6 on the rest and a 2x Winograd "
      "gain on them the network runs at 0.6 / (0.55 + 0.45 / 2) = 0.78 of the SGEMM rate in useful FLOPs"},
+    {"implicit_gemm_conv_efficiency", &Assumptions::implicit_gemm_conv_efficiency, "fraction", 0.05, 1,
+     "a convolution run as an implicit GEMM (cuDNN, TensorRT) against a plain GEMM of the same M x N x K: the input "
+     "gather (im2col on the fly) and its halo; used per layer when a model lists its convolutions"},
+    {"winograd_speedup", &Assumptions::winograd_speedup, "x", 1, 4,
+     "FP32 3x3 stride-1 convolutions on the vector units run as Winograd F(2x2, 3x3) transforms: 2.25x fewer "
+     "multiplies, about 2x faster after the transforms (the figure simt_conv_efficiency's derivation uses)"},
+    {"conv_traffic_overlap", &Assumptions::conv_traffic_overlap, "fraction", 0, 1,
+     "0: a listed convolution's own reads and writes add to its arithmetic (the conservative bound, as the "
+     "aggregate model's passes do); 1: the larger of the two (the roofline)"},
     {"cnn_training_forward_passes", &Assumptions::cnn_training_forward_passes, "bytes/byte", 0, 100,
      "conv -> BatchNorm -> ReLU in training: the conv reads its input and writes x, BatchNorm reads x for its statistics and again to "
      "write y, ReLU rewrites y in place, the next conv reads y: 7 passes over the 2 tensors saved"},

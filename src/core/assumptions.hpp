@@ -23,6 +23,10 @@ struct Assumptions {
   // tensor-core rate needs asynchronous warp-group MMA (Hopper, datacenter Blackwell), / the native kernels' rate.
   double portable_attention_fraction = 0.62;
   double simt_conv_efficiency = 0.78;               // FP32 convolutions on the vector units (Winograd 3x3) / SGEMM rate
+  // A network whose convolutions are listed by shape prices each one (estimators/operators.cpp, generic_cost):
+  double implicit_gemm_conv_efficiency = 0.85;      // a convolution as an implicit GEMM / a plain GEMM of its shape
+  double winograd_speedup = 2.0;                    // FP32 3x3 stride-1 convolutions on the vector units (Winograd)
+  double conv_traffic_overlap = 0.0;                // share of a convolution's traffic hidden under its arithmetic
   // Bytes a CNN's normalisation / activation / residual kernels move per byte of the activations training saves
   // (estimators/operators.cpp, generic_cost): training forward and backward, eager and fused inference.
   double cnn_training_forward_passes = 3.5;

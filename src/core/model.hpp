@@ -38,6 +38,23 @@ struct MlaConfig {
   std::int64_t v_head_dim = 0;
 };
 
+// A group of identical convolutions of a generic network (a CNN): `count` layers of `in_channels` -> `out_channels`
+// with a `kernel` x `kernel` window at `stride`, writing `output_size` x `output_size` maps, in `groups` groups. A
+// fully-connected layer is a 1x1 convolution on a 1x1 map.
+struct ConvLayer {
+  int count = 1;
+  std::int64_t in_channels = 0;
+  std::int64_t out_channels = 0;
+  int kernel = 1;
+  int stride = 1;
+  std::int64_t output_size = 0;
+  int groups = 1;
+  double forward_flops() const {  // per sample, all `count` layers
+    return 2.0 * count * static_cast<double>(out_channels) * static_cast<double>(in_channels / groups) * kernel * kernel *
+           static_cast<double>(output_size * output_size);
+  }
+};
+
 struct Model {
   std::string id;
   std::string name;
@@ -87,6 +104,9 @@ struct Model {
   // fp32 bytes per sample alive at once in an inference (eval, no-grad) forward pass: the widest point's input,
   // outputs and kept residual (0: not given, a quarter of activation_bytes_per_sample, with a warning).
   double inference_activation_bytes_per_sample = 0;
+  // The network's convolutions by shape (optional): each is priced as its own implicit GEMM, with its own shape
+  // efficiency and roofline, instead of the whole forward pass at one efficiency (estimators/operators.cpp).
+  std::vector<ConvLayer> convolutions;
   double forward_kernels = 0;  // kernels one eager forward pass issues (0: not given, assumptions().default_forward_kernels)
   std::string input;
   // Published figures, for checking.

@@ -98,6 +98,10 @@ struct Stack {
   // stacks checkpoint every layer or none (Hugging Face gradient_checkpointing).
   bool partial_recompute = false;
   MemoryMetric memory_metric = MemoryMetric::kReserved;
+  // A CNN's activations in NHWC (channels last, hwplan --memory-format nhwc). In NCHW, PyTorch's default, every
+  // tensor-core convolution transposes its input to NHWC and its output back (cuDNN's tensor-core kernels are
+  // NHWC-native): extra passes over the activations. TensorRT-style engines choose NHWC themselves.
+  bool channels_last = false;
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
   double adapter_kernels = 2;           // kernels per LoRA adapter forward (A and B; PEFT adds dropout, scale, add)

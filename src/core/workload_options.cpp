@@ -27,7 +27,7 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--fp8-head", "fp8_head"}, {"--fp32-grads", "fp32_grads"},
       {"--overlap-scheduling", "overlap_scheduling"},
       {"--host-kernel-us", "host_kernel_us"},
-      {"--memory-metric", "memory_metric"}};
+      {"--memory-metric", "memory_metric"}, {"--memory-format", "memory_format"}};
   return names;
 }
 

@@ -59,6 +59,7 @@ struct WorkloadSpec {
   std::optional<bool> fp32_grads;              // gradients kept and reduced in fp32 under 16-bit parameters
   std::optional<double> host_kernel_us;        // host time to issue one kernel (eager dispatch), microseconds
   std::optional<std::string> memory_metric;    // allocated | reserved | device: which peak the stack reports
+  std::optional<std::string> memory_format;    // nchw | nhwc: a CNN's activation layout
   // On one device, also search recomputation (recommend does: it looks for the best way to run, not a given one).
   bool search_single_device = false;
 };

@@ -15,7 +15,8 @@ Assumptions parse_assumptions(Assumptions base, const std::string& text, const s
       auto near = nearest(key, assumption_names());
       top.fail(key, "not an assumption" + (near ? " (did you mean '" + *near + "'?)" : std::string("; `hwplan assumptions` lists them")));
     }
-    set_assumption(base, key, *top.number(key, true, info->min, info->max));
+    // A range starting at 0 includes it (no overhead, no overlap); a positive minimum is exclusive.
+    set_assumption(base, key, *top.number(key, true, info->min, info->max, info->min > 0));
   }
   return base;
 }

@@ -94,6 +94,8 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
       s.prompt = s.seq.value_or(1);
       s.generate = 0;
       s.batch = *c.integer("batch", true, 1, 1'000'000);
+      // Quantised inference (TensorRT INT8): the weight format, as --weights.
+      if (auto w = c.str("weights", false)) s.weights = *w;
     } else {
       s.precision = precision;
       std::string task = c.str("task", false).value_or("train");

@@ -50,7 +50,38 @@ Model parse_model(const std::string& text, const std::string& file) {
         m.number("inference_activation_mib_per_sample", false, 0, 1e9).value_or(0) * kMiB;
     model.forward_kernels = static_cast<double>(m.integer("forward_kernels", false, 1, 1000000).value_or(0));
     model.input = *m.str("input", true);
-    m.finish();
+    if (m.has("convolutions")) {
+      const YAML::Node list = m.node()["convolutions"];
+      if (!list.IsSequence() || list.size() == 0)
+        m.fail("convolutions", "expected a list of {count, in_channels, out_channels, kernel, stride, output_size, groups}");
+      double flops = 0;
+      for (const auto& item : list) {
+        YamlMap c(item, file, "convolutions[].");
+        ConvLayer l;
+        l.count = static_cast<int>(c.integer("count", false, 1, 100000).value_or(1));
+        l.in_channels = *c.integer("in_channels", true, 1, 10'000'000);
+        l.out_channels = *c.integer("out_channels", true, 1, 10'000'000);
+        l.kernel = static_cast<int>(*c.integer("kernel", true, 1, 1024));
+        l.stride = static_cast<int>(c.integer("stride", false, 1, 1024).value_or(1));
+        l.output_size = *c.integer("output_size", true, 1, 1'000'000);
+        l.groups = static_cast<int>(c.integer("groups", false, 1, 10'000'000).value_or(1));
+        if (l.in_channels % l.groups != 0 || l.out_channels % l.groups != 0)
+          c.fail("groups", std::to_string(l.groups) + " groups do not divide " + std::to_string(l.in_channels) + " -> " +
+                               std::to_string(l.out_channels) + " channels");
+        c.finish();
+        flops += l.forward_flops();
+        model.convolutions.push_back(l);
+      }
+      // The list prices part of the forward pass; it cannot hold more arithmetic than the whole.
+      if (flops > 1.01 * model.forward_flops_per_sample)
+      {
+        char text[160];
+        std::snprintf(text, sizeof text, "the listed convolutions do %.3g GFLOP per sample, more than forward_gflops_per_sample (%.3g)",
+                      flops / 1e9, model.forward_flops_per_sample / 1e9);
+        m.fail("convolutions", text);
+      }
+    }
+    m.finish({"convolutions"});
     return model;
   }
 
@@ -167,6 +198,13 @@ std::string model_to_yaml(const Model& m) {
     if (m.inference_activation_bytes_per_sample > 0)
       o << "inference_activation_mib_per_sample: " << number_text(m.inference_activation_bytes_per_sample / kMiB) << "\n";
     if (m.forward_kernels > 0) o << "forward_kernels: " << number_text(m.forward_kernels) << "\n";
+    if (!m.convolutions.empty()) {
+      o << "convolutions:\n";
+      for (const auto& c : m.convolutions)
+        o << "  - {count: " << c.count << ", in_channels: " << c.in_channels << ", out_channels: " << c.out_channels
+          << ", kernel: " << c.kernel << ", stride: " << c.stride << ", output_size: " << c.output_size
+          << ", groups: " << c.groups << "}\n";
+    }
     o << "input: " << yaml_quoted(m.input) << "\n";
   } else {
     o << "layers: " << m.layers << "\n";

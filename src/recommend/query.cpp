@@ -125,6 +125,11 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
     s.host_seconds_per_kernel = *o.host_kernel_us * 1e-6;
     s.overridden.push_back(fmt::format("host-kernel-us {:g}", *o.host_kernel_us));
   }
+  if (o.memory_format) {
+    if (*o.memory_format != "nchw" && *o.memory_format != "nhwc") bad("--memory-format", "'" + *o.memory_format + "' is not one of: nchw, nhwc");
+    s.channels_last = *o.memory_format == "nhwc";
+    s.overridden.push_back("memory-format " + *o.memory_format);
+  }
   if (o.memory_metric) {
     s.memory_metric = parse_choice<MemoryMetric>("--memory-metric", *o.memory_metric, parse_memory_metric, "allocated, reserved, device");
     s.overridden.push_back("memory-metric " + *o.memory_metric);

@@ -160,6 +160,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"fp8_head", st.fp8_head},
                 {"fp32_grads", st.fp32_grads},
                 {"memory_metric", to_string(st.memory_metric)},
+                {"memory_format", st.channels_last ? "nhwc" : "nchw"},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
                 {"decode_step_overhead_seconds", st.decode_step_overhead_seconds},
                 {"eager_traffic_factor", st.eager_traffic_factor}};

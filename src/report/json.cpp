@@ -135,6 +135,12 @@ json model_json(const Model& m) {
     // Kernels per eager forward pass; null when the model file gives none (default_forward_kernels applies).
     j["forward_kernels"] = m.forward_kernels > 0 ? json(m.forward_kernels) : json(nullptr);
     j["input"] = m.input;
+    // Convolutions listed by shape (priced layer by layer); empty when the model file lists none.
+    json convs = json::array();
+    for (const auto& c : m.convolutions)
+      convs.push_back({{"count", c.count}, {"in_channels", c.in_channels}, {"out_channels", c.out_channels},
+                       {"kernel", c.kernel}, {"stride", c.stride}, {"output_size", c.output_size}, {"groups", c.groups}});
+    j["convolutions"] = convs;
   }
   return j;
 }
