@@ -75,10 +75,10 @@ Model parse_model(const std::string& text, const std::string& file) {
       // The list prices part of the forward pass; it cannot hold more arithmetic than the whole.
       if (flops > 1.01 * model.forward_flops_per_sample)
       {
-        char text[160];
-        std::snprintf(text, sizeof text, "the listed convolutions do %.3g GFLOP per sample, more than forward_gflops_per_sample (%.3g)",
+        char message[160];
+        std::snprintf(message, sizeof message, "the listed convolutions do %.3g GFLOP per sample, more than forward_gflops_per_sample (%.3g)",
                       flops / 1e9, model.forward_flops_per_sample / 1e9);
-        m.fail("convolutions", text);
+        m.fail("convolutions", message);
       }
     }
     m.finish({"convolutions"});

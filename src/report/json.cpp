@@ -137,9 +137,10 @@ json model_json(const Model& m) {
     j["input"] = m.input;
     // Convolutions listed by shape (priced layer by layer); empty when the model file lists none.
     json convs = json::array();
-    for (const auto& c : m.convolutions)
-      convs.push_back({{"count", c.count}, {"in_channels", c.in_channels}, {"out_channels", c.out_channels},
-                       {"kernel", c.kernel}, {"stride", c.stride}, {"output_size", c.output_size}, {"groups", c.groups}});
+    for (const auto& conv : m.convolutions)
+      convs.push_back({{"count", conv.count}, {"in_channels", conv.in_channels}, {"out_channels", conv.out_channels},
+                       {"kernel", conv.kernel}, {"stride", conv.stride}, {"output_size", conv.output_size},
+                       {"groups", conv.groups}});
     j["convolutions"] = convs;
   }
   return j;
