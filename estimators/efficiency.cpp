@@ -218,6 +218,7 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     r.gemm_efficiency *= clock;
   }
   r.clock_fraction = clock;
+  r.nhwc_convolutions = device.vendor == "nvidia";
   // FlashAttention-2, PyTorch SDPA's flash backend, xformers and Triton kernels use the warp-level mma.sync of
   // Ampere; Hopper's full rate needs wgmma issued asynchronously from TMA-fed shared memory (FlashAttention-3,
   // cuDNN), and datacenter Blackwell's its tcgen05 MMA. Consumer Blackwell (GB20x) has neither: mma.sync is native.

@@ -22,6 +22,9 @@ struct DeviceRates {
   double memory_bound_kernel_overhead_seconds = 4e-6;
   int compute_units = 0;             // SMs / CUs (0 = unknown: no wave quantisation)
   bool tensor_cores = true;          // GEMM runs on matrix units (tile 128x128) rather than SIMT (128x64)
+  // cuDNN's tensor-core convolutions are NHWC-native: NCHW tensors are transposed around each one (NVIDIA only;
+  // MIOpen and the other vendors' libraries take NCHW as it is).
+  bool nhwc_convolutions = false;
   double simt_flops = 0;             // FP32 vector units: skinny GEMMs (GEMV) may run there instead
   const std::vector<CurvePoint>* gemm_curve = nullptr;       // measured, from a profile
   const std::vector<CurvePoint>* bandwidth_curve = nullptr;  // measured, from a profile

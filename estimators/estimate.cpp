@@ -129,10 +129,14 @@ Estimate estimate(const EstimateInput& in) {
     e.warnings.push_back(m.id + " gives no inference_activation_mib_per_sample: inference activations assumed a "
                                 "quarter of its training activations per sample");
   // The layout changes a CNN's time on tensor cores: say which one was assumed when the user did not.
-  if (!m.is_transformer() && std::find(w.stack.overridden.begin(), w.stack.overridden.end(), std::string("memory-format nchw")) ==
-                                 w.stack.overridden.end()) {
+  const bool format_set = std::any_of(w.stack.overridden.begin(), w.stack.overridden.end(),
+                                      [](const std::string& o) { return o.rfind("memory-format", 0) == 0; });
+  if (m.is_transformer() && format_set)
+    e.warnings.push_back("--memory-format is the layout of a CNN's activations; " + m.id + " is a transformer: ignored");
+  if (!m.is_transformer() && !m.convolutions.empty() && !format_set) {
     const Precision compute = e.training ? w.precision : inference_compute_precision(w);
-    const bool tensor = compute != Precision::kFp32 && device_rates(d, compute, in.profile).tensor_cores;
+    const DeviceRates rates = device_rates(d, compute, in.profile);
+    const bool tensor = compute != Precision::kFp32 && rates.tensor_cores && rates.nhwc_convolutions;
     if (tensor && !w.stack.channels_last)
       e.notes.push_back("activations in NCHW (PyTorch's default): cuDNN transposes them around every tensor-core "
                         "convolution; --memory-format nhwc (channels_last) is faster");

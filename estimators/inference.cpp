@@ -158,6 +158,12 @@ double engine_step_seconds(double gpu, double host_issue, double step_overhead, 
   return overlap ? std::max(gpu, host_issue + step_overhead) : std::max(gpu, host_issue) + step_overhead;
 }
 
+double generic_inference_activation_bytes(const Workload& w) {
+  const Precision compute = inference_compute_precision(w);
+  const bool eight_bit = compute == Precision::kInt8 || compute == Precision::kFp8;
+  return eight_bit && w.stack.fused_kernels ? 1.0 : activation_bytes(w.precision);
+}
+
 Precision inference_compute_precision(const Workload& w) {
   if (w.precision == Precision::kFp32) return Precision::kFp32;
   return w.weights ? compute_precision(*w.weights) : w.precision;
@@ -179,10 +185,8 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     s.model = &m;
     s.micro_batch = batch;
     s.training = false;
-    // An engine that runs the layers in 8 bits (TensorRT's INT8 and FP8 modes) also hands 8-bit tensors from one
-    // layer to the next: the memory-bound traffic halves with the arithmetic (eager PyTorch has no such mode).
-    const bool eight_bit = compute == Precision::kInt8 || compute == Precision::kFp8;
-    s.activation_bytes = eight_bit && w.stack.fused_kernels ? 1.0 : activation_bytes(w.precision);
+    // 8-bit engines hand 8-bit tensors between layers: the memory-bound traffic halves with the arithmetic.
+    s.activation_bytes = generic_inference_activation_bytes(w);
     s.stack = &w.stack;
     Cost c = generic_cost(s, rates);
     out.prefill_seconds = c.forward_seconds;

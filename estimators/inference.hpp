@@ -10,6 +10,9 @@ namespace hwplan {
 // The precision inference GEMMs are asked to run in: quantised weights are dequantised to fp16 (int8 weights use
 // int8 GEMMs), and fp32 activations keep everything in fp32. The device may substitute (effective_precision).
 Precision inference_compute_precision(const Workload& w);
+// Bytes per activation value of a generic network's inference: an engine that runs the layers in 8 bits
+// (TensorRT's INT8 and FP8 modes) hands 8-bit tensors from one layer to the next; otherwise the compute precision's.
+double generic_inference_activation_bytes(const Workload& w);
 InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params);
 
 // One engine iteration that batches prefill chunks and decode tokens together (continuous batching, as src/serve

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/units.hpp"
+#include "estimators/inference.hpp"
 
 namespace hwplan {
 
@@ -344,7 +345,7 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
     // point's input, outputs and kept residual (the model file's fp32 figure), in the precision that runs.
     const double live = model.inference_activation_bytes_per_sample > 0 ? model.inference_activation_bytes_per_sample
                                                                          : 0.25 * model.activation_bytes_per_sample;
-    m.activations = live * batch * activation_bytes(w.precision) / 4;
+    m.activations = live * batch * generic_inference_activation_bytes(w) / 4;
   }
   add_runtime(m, device, plan.count() > 1);
   return m;

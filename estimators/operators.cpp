@@ -384,73 +384,93 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
   // backward the data gradient transposes dY in and dX out, the weight gradient X and dY in (cuDNN's tensor-core
   // kernels are NHWC-native; MosaicML's Channels Last method card: "the NCHW tensor must be transposed to NHWC
   // before the convolution and transposed back to NCHW after"). Separate memory-bound kernels, in series.
-  const bool transposes = r.tensor_cores && s.stack && !s.stack->channels_last;
+  // Without a list, conv_efficiency was fitted on rows of both layouts: only listed convolutions pay them.
+  const bool transposes =
+      !m.convolutions.empty() && r.tensor_cores && r.nhwc_convolutions && s.stack && !s.stack->channels_last;
   // The transposes run inside the convolution library's call: their kernels cost the device its floor (in their
   // seconds) but no host dispatch of their own, so they are not counted as kernels.
   OpRecord layout{"nchw-transposes", OpKind::kMemory};
   layout.forward_kernels = 0;
+  // The whole forward pass at one efficiency: the aggregate model, and the part of a network its list leaves out.
+  const double aggregate_rate =
+      r.matrix_flops * r.gemm_efficiency * (r.tensor_cores ? a.conv_efficiency : a.simt_conv_efficiency);
   if (!m.convolutions.empty()) {
     own_forward_passes = 1;
     own_backward_passes = 2;
-    double kernels_listed = 0;
+    double kernels_listed = 0, data_gradients = 0, listed_flops = 0, skipped_flops = 0;
     conv.forward_seconds = conv.backward_seconds = 0;
     const double e = s.activation_bytes;
     for (const ConvLayer& l : m.convolutions) {
       // One implicit GEMM per group: M = output positions of the batch, N = output channels, K = the window over the
-      // input channels. Its time is the larger of its arithmetic (at the shape's own efficiency: small batches and
-      // late 7x7 maps leave most of the device idle) and its traffic (input, output, weights), plus a kernel floor.
+      // input channels. Its time is its arithmetic (at the shape's own efficiency: small batches and late 7x7 maps
+      // leave most of the device idle) and its traffic (input, output, weights), plus a kernel floor.
       const double g = l.groups, k2 = static_cast<double>(l.kernel) * l.kernel;
       const double out_pos = batch * static_cast<double>(l.output_size * l.output_size);
       const double in_side = static_cast<double>(l.output_size * l.stride);
       const double in_pos = batch * in_side * in_side;
       const double cin = static_cast<double>(l.in_channels) / g, cout = static_cast<double>(l.out_channels) / g;
       const double x_bytes = in_pos * cin * g * e, y_bytes = out_pos * cout * g * e, w_bytes = cout * cin * k2 * g * e;
-      const double winograd = !r.tensor_cores && l.kernel == 3 && l.stride == 1 ? a.winograd_speedup : 1.0;
+      // Groups of a few channels (depthwise convolutions) have no matrix shape to speak of: their kernels run on the
+      // vector units and are bound by their traffic. (An input layer's 3 channels are padded to 4 or 8 and stay on
+      // the matrix units.)
+      const bool thin = l.groups > 1 && (cin < 8 || cout < 8);
+      const double winograd = !r.tensor_cores && !thin && l.groups == 1 && l.kernel == 3 && l.stride == 1 ? a.winograd_speedup : 1.0;
       auto implicit_gemm = [&](double gm, double gn, double gk, double bytes) {
-        // Too few output tiles to fill the device (a weight gradient's channels x window, a small batch's last
-        // stages): the kernels split the reduction over more blocks (split-K) and add the partial sums; the best
-        // split keeps each part at least 256 long.
-        double shape = 0;
-        for (double split = 1; split <= 64 && (split == 1 || gk / split >= 256); split *= 2)
-          shape = std::max(shape, gemm_efficiency(r, gm, gn, gk / split, g * split));
-        const double eff = std::max(1e-3, shape) * a.implicit_gemm_conv_efficiency * winograd;
         const double flops = 2 * gm * gn * gk * g;
-        const double compute = r.matrix_flops > 0 ? flops / (r.matrix_flops * eff) : 0;
+        double compute = 0;
+        if (thin) {
+          compute = r.simt_flops > 0 ? flops / (r.simt_flops * a.simt_gemm_efficiency) : 0;
+        } else {
+          // Too few output tiles to fill the device (a weight gradient's channels x window, a small batch's last
+          // stages): the kernels split the reduction over more blocks (split-K) and add the partial sums; the best
+          // split keeps each part at least 256 long.
+          double shape = 0;
+          for (double split = 1; split <= 64 && (split == 1 || gk / split >= 256); split *= 2)
+            shape = std::max(shape, gemm_efficiency(r, gm, gn, gk / split, g * split));
+          const double eff = std::max(1e-3, shape) * a.implicit_gemm_conv_efficiency * winograd;
+          compute = r.matrix_flops > 0 ? flops / (r.matrix_flops * eff) : 0;
+        }
         // Its traffic hidden under its arithmetic by conv_traffic_overlap (0: in series, the conservative bound; 1:
         // the roofline's max).
         const double memory = bytes / achieved_bandwidth(r, bytes);
         return compute + memory - a.conv_traffic_overlap * std::min(compute, memory) + r.kernel_overhead_seconds;
       };
+      listed_flops += l.forward_flops() * batch;
       conv.forward_seconds += l.count * implicit_gemm(out_pos, cout, cin * k2, x_bytes + y_bytes + w_bytes);
+      // The first listed convolution reads the network's input, which needs no gradient: no data gradient there.
+      const double with_dgrad = &l == &m.convolutions.front() ? l.count - 1 : l.count;
       if (s.training) {
-        // Data gradient: dY (output-sized) through the transposed window into dX (input-sized); weight gradient: X
-        // against dY, reducing over the batch's output positions.
-        // The first listed convolution reads the network's input, which needs no gradient: no data gradient there.
-        const bool input_layer = &l == &m.convolutions.front();
-        conv.backward_seconds +=
-            (input_layer ? 0.0 : l.count * implicit_gemm(in_pos, cin, cout * k2, y_bytes + w_bytes + x_bytes)) +
-            l.count * implicit_gemm(cout, cin * k2, out_pos, x_bytes + y_bytes + w_bytes);
+        // Data gradient: dY through the transposed window into dX, as many multiply-adds as the forward (a strided
+        // convolution's kernels skip the zeros the stride leaves); weight gradient: X against dY, reducing over the
+        // batch's output positions.
+        conv.backward_seconds += with_dgrad * implicit_gemm(out_pos, cin, cout * k2, y_bytes + w_bytes + x_bytes) +
+                                 l.count * implicit_gemm(cout, cin * k2, out_pos, x_bytes + y_bytes + w_bytes);
+        data_gradients += with_dgrad;
+        skipped_flops += (l.count - with_dgrad) * l.forward_flops() / l.count * batch;
       }
-      if (transposes) {
+      // A 1x1 convolution on a 1x1 map is the classifier's matrix multiply (addmm), not a cuDNN convolution.
+      if (transposes && !(l.kernel == 1 && l.output_size == 1)) {
         auto transpose = [&](double bytes) { return 2 * bytes / achieved_bandwidth(r, 2 * bytes) + r.kernel_overhead_seconds; };
         layout.forward_bytes += l.count * 2 * (x_bytes + y_bytes);
         layout.forward_seconds += l.count * (transpose(x_bytes) + transpose(y_bytes));
-        if (s.training) {  // the weight gradient's two; the data gradient's two where it runs
-          const double passes = &l == &m.convolutions.front() ? 1 : 2;
-          layout.backward_seconds += l.count * passes * (transpose(x_bytes) + transpose(y_bytes));
-        }
+        // The weight gradient's two; the data gradient's two where it runs.
+        if (s.training) layout.backward_seconds += (l.count + with_dgrad) * (transpose(x_bytes) + transpose(y_bytes));
       }
       kernels_listed += l.count;
     }
+    // What the list leaves out of forward_gflops_per_sample (a partial list) at the aggregate rate.
+    const double rest = std::max(0.0, conv.forward_flops - listed_flops);
+    const double rest_seconds = aggregate_rate > 0 ? rest / aggregate_rate : 0;
+    conv.forward_seconds += rest_seconds;
     conv.forward_kernels = static_cast<int>(kernels_listed);
     if (s.training) {
-      conv.backward_flops = 2 * conv.forward_flops;
-      conv.backward_kernels = static_cast<int>(2 * kernels_listed);
+      conv.backward_seconds += 2 * rest_seconds;
+      conv.backward_flops = 2 * conv.forward_flops - skipped_flops;
+      conv.backward_kernels = static_cast<int>(kernels_listed + data_gradients);
     }
   } else {
     // On the FP32 vector units cuDNN's Winograd kernels make up part of the implicit-GEMM loss (simt_conv_efficiency).
-    const double rate = r.matrix_flops * r.gemm_efficiency * (r.tensor_cores ? a.conv_efficiency : a.simt_conv_efficiency);
-    const double compute = rate > 0 ? conv.forward_flops / rate : 0;
+    const double compute = aggregate_rate > 0 ? conv.forward_flops / aggregate_rate : 0;
     conv.forward_seconds = compute + convs * r.kernel_overhead_seconds;
     if (s.training) {
       // Data and weight gradients: two convolutions of the forward's size each.
@@ -477,15 +497,6 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
     pass.backward_kernels = static_cast<int>(others_listed);
     pass.backward_seconds =
         bytes_seconds(std::max(0.0, a.cnn_training_backward_passes - own_backward_passes) * saved, others_listed);
-  }
-  // Without a convolution list: the same transposes as passes over the saved tensors (forward the convolutions'
-  // inputs and outputs read and written once more: 2; backward twice that: 4).
-  if (transposes && m.convolutions.empty()) {
-    layout.forward_bytes = 2 * saved;
-    layout.forward_seconds = bytes_seconds(layout.forward_bytes, 2 * convs);
-    if (s.training) {
-      layout.backward_seconds = bytes_seconds(4 * saved, 4 * convs);
-    }
   }
   for (const OpRecord* op : {&conv, &pass, &layout}) {
     if (op->forward_seconds <= 0 && op->backward_seconds <= 0) continue;

@@ -385,6 +385,17 @@ TEST_CASE("models show --format yaml loads back to the same model, for the whole
     CHECK(back.activation_bytes_per_sample == doctest::Approx(m.activation_bytes_per_sample).epsilon(1e-15));
     CHECK(back.inference_activation_bytes_per_sample ==
           doctest::Approx(m.inference_activation_bytes_per_sample).epsilon(1e-15));
+    REQUIRE(back.convolutions.size() == m.convolutions.size());
+    for (std::size_t i = 0; i < m.convolutions.size(); ++i) {
+      const ConvLayer &a = m.convolutions[i], &b = back.convolutions[i];
+      CHECK(a.count == b.count);
+      CHECK(a.in_channels == b.in_channels);
+      CHECK(a.out_channels == b.out_channels);
+      CHECK(a.kernel == b.kernel);
+      CHECK(a.stride == b.stride);
+      CHECK(a.output_size == b.output_size);
+      CHECK(a.groups == b.groups);
+    }
     CHECK(back.input == m.input);
     CHECK(back.published_parameters == m.published_parameters);
     CHECK(back.published_active_parameters == m.published_active_parameters);

@@ -322,25 +322,81 @@ TEST_CASE("a CNN's inference holds the tensors alive at its widest point, not wh
 
 TEST_CASE("a fused engine running a CNN in int8 hands int8 tensors between layers: half the fp16 traffic") {
   const auto& reg = test::registry();
+  // The aggregate model (no convolution list): its one memory-bound pass is all the traffic there is.
   Model m = reg.model("resnet-50");
+  m.convolutions.clear();
   const Device& a100 = reg.device("a100-80gb-sxm");
-  auto seconds = [&](bool int8) {
+  auto run = [&](bool int8) {
     EstimateInput in = input(m, a100, Task::kInfer, engine_preset(Engine::kTrtllm));
     in.workload.seq = 1;
     in.workload.precision = Precision::kFp16;
     if (int8) in.workload.weights = WeightFormat::kInt8;
     in.plan.micro_batch = 256;
-    return estimate(in).infer.total_seconds;
+    return estimate(in);
   };
-  // The memory-bound part is what the passes add: with them counted and without.
-  const double int8 = seconds(true), fp16 = seconds(false);
+  // The memory-bound part is what the pass adds: with it counted and without.
+  const double int8 = run(true).infer.total_seconds, fp16 = run(false).infer.total_seconds;
   Assumptions none;
   none.cnn_fused_inference_passes = 0;
   set_assumptions(none);
-  const double int8_compute = seconds(true), fp16_compute = seconds(false);
+  const double int8_compute = run(true).infer.total_seconds, fp16_compute = run(false).infer.total_seconds;
   set_assumptions(Assumptions{});
+  REQUIRE(fp16 - fp16_compute > 1e-4);
   CHECK(int8 - int8_compute == doctest::Approx(0.5 * (fp16 - fp16_compute)).epsilon(1e-9));
   CHECK(int8_compute < fp16_compute);  // and the convolutions run at the int8 rate
+  // The memory estimate holds the same 8-bit tensors.
+  CHECK(run(true).memory.activations == doctest::Approx(0.5 * run(false).memory.activations));
+}
+
+TEST_CASE("listed convolutions: strided data gradients, depthwise groups, partial lists, the aggregate path") {
+  const auto& reg = test::registry();
+  const Device& a100 = reg.device("a100-80gb-sxm");
+  auto seconds = [&](const Model& m, Task task, Stack st, long long batch = 256) {
+    EstimateInput in = input(m, a100, task, std::move(st));
+    in.workload.seq = 1;
+    in.workload.precision = Precision::kFp16;
+    in.workload.optimizer = Optimizer::kSgd;
+    in.plan.micro_batch = batch;
+    Estimate e = estimate(in);
+    return task == Task::kTrain ? e.train.step_seconds : e.infer.total_seconds;
+  };
+  Model one;
+  one.id = "one";
+  one.family = ModelFamily::kGeneric;
+  one.generic_parameters = 1e6;
+  one.activation_bytes_per_sample = 4.0 * 1024 * 1024;
+  one.forward_kernels = 3;
+  one.input = "x";
+  auto with = [&](ConvLayer l) {
+    Model m = one;
+    m.convolutions = {ConvLayer{1, 3, 64, 3, 1, 56, 1}, l};  // an input layer first: it has no data gradient
+    m.forward_flops_per_sample = m.convolutions[0].forward_flops() + l.forward_flops();
+    return m;
+  };
+  // A stride-2 convolution does the multiply-adds of its output, forward and in its data gradient: training it costs
+  // about what a stride-1 one of the same output costs, not four times as much.
+  const double strided = seconds(with(ConvLayer{1, 256, 256, 3, 2, 28, 1}), Task::kTrain, framework_preset(Framework::kFsdp));
+  const double plain = seconds(with(ConvLayer{1, 256, 256, 3, 1, 28, 1}), Task::kTrain, framework_preset(Framework::kFsdp));
+  CHECK(strided < 1.5 * plain);
+  // A depthwise 3x3 over 32 channels at 112x112 is bound by its traffic, not priced as an empty tensor-core GEMM.
+  Model dw = with(ConvLayer{1, 32, 32, 3, 1, 112, 32});
+  const double traffic = 256.0 * 112 * 112 * 32 * 2 * 2 / (a100.memory_bandwidth_bytes_per_s * 0.85);
+  const double fused_first = seconds(with(ConvLayer{1, 64, 64, 1, 1, 1, 1}), Task::kInfer, engine_preset(Engine::kTrtllm));
+  CHECK(seconds(dw, Task::kInfer, engine_preset(Engine::kTrtllm)) - fused_first < 3 * traffic);
+  // A partial list: the rest of forward_gflops_per_sample is still priced (at the aggregate rate).
+  Model resnet = reg.model("resnet-50");
+  Model partial = resnet;
+  partial.convolutions.resize(1);
+  Model bare = resnet;
+  bare.convolutions.clear();
+  const double full_t = seconds(resnet, Task::kInfer, engine_preset(Engine::kTrtllm));
+  const double partial_t = seconds(partial, Task::kInfer, engine_preset(Engine::kTrtllm));
+  const double bare_t = seconds(bare, Task::kInfer, engine_preset(Engine::kTrtllm));
+  CHECK(partial_t > 0.5 * std::min(full_t, bare_t));
+  // Without a list the layout does not change the aggregate model (its conv_efficiency was fitted on both layouts).
+  Stack nhwc = framework_preset(Framework::kFsdp);
+  nhwc.channels_last = true;
+  CHECK(seconds(bare, Task::kTrain, framework_preset(Framework::kFsdp)) == doctest::Approx(seconds(bare, Task::kTrain, nhwc)));
 }
 
 TEST_CASE("FP32 convolutions on the vector units use the Winograd-aware efficiency, tensor-core ones do not") {
