@@ -1,4 +1,6 @@
 #include "estimators/operators.hpp"
+
+#include <limits>
 #include "core/assumptions.hpp"
 
 #include <algorithm>
@@ -420,15 +422,18 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
         double compute = 0;
         if (thin) {
           compute = r.simt_flops > 0 ? flops / (r.simt_flops * a.simt_gemm_efficiency) : 0;
-        } else {
+        } else if (r.matrix_flops > 0) {
           // Too few output tiles to fill the device (a weight gradient's channels x window, a small batch's last
-          // stages): the kernels split the reduction over more blocks (split-K) and add the partial sums; the best
-          // split keeps each part at least 256 long.
-          double shape = 0;
-          for (double split = 1; split <= 64 && (split == 1 || gk / split >= 256); split *= 2)
-            shape = std::max(shape, gemm_efficiency(r, gm, gn, gk / split, g * split));
-          const double eff = std::max(1e-3, shape) * a.implicit_gemm_conv_efficiency * winograd;
-          compute = r.matrix_flops > 0 ? flops / (r.matrix_flops * eff) : 0;
+          // stages): the kernels split the reduction over more blocks (split-K), each part at least 256 long, and a
+          // second kernel adds the fp32 partial sums (written and read once more). The fastest split is taken.
+          compute = std::numeric_limits<double>::infinity();
+          for (double split = 1; split <= 64 && (split == 1 || gk / split >= 256); split *= 2) {
+            const double eff = std::max(1e-3, gemm_efficiency(r, gm, gn, gk / split, g * split)) *
+                               a.implicit_gemm_conv_efficiency * winograd;
+            const double partials = split > 1 ? 2 * split * gm * gn * g * 4 : 0;
+            const double reduce = split > 1 ? partials / achieved_bandwidth(r, partials) + r.kernel_overhead_seconds : 0;
+            compute = std::min(compute, flops / (r.matrix_flops * eff) + reduce);
+          }
         }
         // Its traffic hidden under its arithmetic by conv_traffic_overlap (0: in series, the conservative bound; 1:
         // the roofline's max).
