@@ -441,6 +441,7 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
         return compute + memory - a.conv_traffic_overlap * std::min(compute, memory) + r.kernel_overhead_seconds;
       };
       listed_flops += l.forward_flops() * batch;
+      conv.forward_bytes += l.count * (x_bytes + y_bytes + w_bytes);
       conv.forward_seconds += l.count * implicit_gemm(out_pos, cout, cin * k2, x_bytes + y_bytes + w_bytes);
       // The first listed convolution reads the network's input, which needs no gradient: no data gradient there.
       const double with_dgrad = &l == &m.convolutions.front() ? l.count - 1 : l.count;

@@ -11,6 +11,7 @@
 #include "estimators/training.hpp"
 #include "core/error.hpp"
 #include "io/model_io.hpp"
+#include "report/plots.hpp"
 #include "test_util.hpp"
 
 #include <nlohmann/json.hpp>
@@ -649,4 +650,27 @@ TEST_CASE("unpacked samples: each micro-batch is padded to its longest, and toke
   CHECK(infer.exit_code == 2);
   CHECK(infer.err.find("--sample-tokens") != std::string::npos);
   CHECK(test::run_hwplan(base + " --sample-tokens uniform:10").exit_code == 2);
+}
+
+TEST_CASE("a CNN with listed convolutions draws them on its roofline below both roofs") {
+  const auto& reg = test::registry();
+  Model m = reg.model("resnet-50");
+  const Device& a100 = reg.device("a100-80gb-sxm");
+  EstimateInput in = input(m, a100, Task::kTrain, framework_preset(Framework::kFsdp));
+  in.workload.seq = 1;
+  in.workload.precision = Precision::kFp16;
+  in.plan.micro_batch = 256;
+  report::RooflineChart chart = report::roofline_chart(in, "train", "fp16");
+  bool found = false;
+  for (const auto& p : chart.points) {
+    if (p.label != "convolutions") continue;
+    found = true;
+    // ResNet-50's convolutions do tens of FLOPs per byte they move in 16 bits, and run below the memory roof there
+    // and below the fp16 peak.
+    CHECK(p.intensity_flop_per_byte > 10);
+    CHECK(p.intensity_flop_per_byte < 1000);
+    CHECK(p.achieved_flops_per_s < a100.memory_bandwidth_bytes_per_s * p.intensity_flop_per_byte);
+    CHECK(p.achieved_flops_per_s < a100.peak(Precision::kFp16));
+  }
+  CHECK(found);
 }

@@ -52,6 +52,21 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task, c
       if (op.forward_flops <= 0 || op.forward_bytes <= 0 || op.forward_seconds <= 0) continue;
       chart.points.push_back({op.name, op.forward_flops / op.forward_bytes, op.forward_flops / op.forward_seconds});
     }
+  } else if (!in.model->convolutions.empty()) {
+    // A CNN with its convolutions listed: their forward pass as one point (FLOPs over their own traffic).
+    DeviceRates rates = device_rates(d, in.workload.precision, in.profile);
+    LayerShape s;
+    s.model = in.model;
+    s.micro_batch = static_cast<double>(in.plan.micro_batch);
+    s.training = in.workload.task != Task::kInfer;
+    s.activation_bytes = activation_bytes(in.workload.precision);
+    s.stack = &in.workload.stack;
+    std::vector<OpRecord> ops;
+    generic_cost(s, rates, &ops);
+    for (const auto& op : ops) {
+      if (op.forward_flops <= 0 || op.forward_bytes <= 0 || op.forward_seconds <= 0) continue;
+      chart.points.push_back({op.name, op.forward_flops / op.forward_bytes, op.forward_flops / op.forward_seconds});
+    }
   }
   return chart;
 }
