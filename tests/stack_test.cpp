@@ -674,3 +674,15 @@ TEST_CASE("a CNN with listed convolutions draws them on its roofline below both 
   }
   CHECK(found);
 }
+
+TEST_CASE("engine tensorrt is TensorRT-LLM's preset under the name the user gave") {
+  auto trt = test::run_hwplan("estimate --model resnet-50 --device a10 --task infer --precision fp16 --batch 32 --engine tensorrt --format json");
+  auto trtllm = test::run_hwplan("estimate --model resnet-50 --device a10 --task infer --precision fp16 --batch 32 --engine trtllm --format json");
+  REQUIRE(trt.exit_code == 0);
+  REQUIRE(trtllm.exit_code == 0);
+  auto a = nlohmann::json::parse(trt.out), b = nlohmann::json::parse(trtllm.out);
+  CHECK(a["stack"]["preset"] == "tensorrt");
+  CHECK(b["stack"]["preset"] == "trtllm");
+  CHECK(a["inference"]["samples_per_second"].get<double>() ==
+        doctest::Approx(b["inference"]["samples_per_second"].get<double>()));
+}

@@ -107,7 +107,12 @@ const char* to_string(Framework f) { return name_of(kFrameworks, f); }
 const char* to_string(Engine e) { return name_of(kEngines, e); }
 const char* to_string(MemoryMetric m) { return name_of(kMemoryMetrics, m); }
 std::optional<Framework> parse_framework(const std::string& s) { return parse_of(kFrameworks, s); }
-std::optional<Engine> parse_engine(const std::string& s) { return parse_of(kEngines, s); }
+// "tensorrt" names the TensorRT family for networks TensorRT-LLM does not serve (a CNN through TensorRT): the same
+// preset (fused kernels, layouts of its choosing, no per-op host cost).
+std::optional<Engine> parse_engine(const std::string& s) {
+  if (s == "tensorrt") return Engine::kTrtllm;
+  return parse_of(kEngines, s);
+}
 std::optional<MemoryMetric> parse_memory_metric(const std::string& s) { return parse_of(kMemoryMetrics, s); }
 std::optional<Task> parse_task(const std::string& s) { return parse_of(kTasks, s); }
 std::optional<Recompute> parse_recompute(const std::string& s) { return parse_of(kRecomputes, s); }

@@ -83,9 +83,10 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
   Stack s;
   if (task == Task::kInfer) {
     if (o.framework) bad("--framework", "applies to training tasks; inference takes --engine");
-    Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm, llamacpp, exllama, mlc")
+    Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm (or tensorrt), llamacpp, exllama, mlc")
                         : default_engine(model);
     s = engine_preset(e);
+    if (o.engine && *o.engine == "tensorrt") s.preset = "tensorrt";  // the name the user gave (trtllm's preset)
     s.preset_assumed = !o.engine;
   } else {
     if (o.engine) bad("--engine", "applies to --task infer; training takes --framework");
