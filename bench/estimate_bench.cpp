@@ -61,6 +61,21 @@ void BM_InferenceEstimate(benchmark::State& state) {
 }
 BENCHMARK(BM_InferenceEstimate);
 
+// ResNet-50 training with its 54 listed convolutions priced one by one (forward, data and weight gradients, split-K
+// candidates): the per-layer CNN model's cost.
+void BM_CnnTrainingEstimate(benchmark::State& state) {
+  Model m = registry().model("resnet-50");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &registry().device("a100-80gb-sxm");
+  in.workload.seq = 1;
+  in.workload.precision = Precision::kFp16;
+  in.workload.optimizer = Optimizer::kSgd;
+  in.plan.micro_batch = 256;
+  for (auto _ : state) benchmark::DoNotOptimize(estimate(in));
+}
+BENCHMARK(BM_CnnTrainingEstimate);
+
 void BM_LayoutSearch1T3072(benchmark::State& state) {
   Model m = gpt_1t();
   EstimateInput in;

@@ -270,6 +270,9 @@ Estimate estimate(const EstimateInput& in) {
     else if (e.bound == "communication")
       e.notes.push_back("to speed it up: keep tensor parallelism inside one NVLink domain, raise gradient accumulation "
                         "so the reduction is amortised, or use a faster network (--network-gbps)");
+    else if (e.bound == "memory" && !m.is_transformer())
+      e.notes.push_back(std::string("to speed it up: ") + (w.stack.channels_last ? "" : "channels_last (--memory-format nhwc), ") +
+                        "fused BatchNorm and activation kernels (torch.compile, XLA) cut the memory-bound passes");
     else if (e.bound == "memory")
       e.notes.push_back("to speed it up: larger micro-batches, fused kernels and flash attention raise arithmetic intensity");
     else if (w.precision == Precision::kBf16 || w.precision == Precision::kFp16)
@@ -294,6 +297,10 @@ Estimate estimate(const EstimateInput& in) {
     e.notes.push_back("a forward pass of batch " + std::to_string(in.plan.micro_batch) + " takes " +
                       human_seconds(e.infer.prefill_seconds) + " (" + std::to_string(static_cast<long long>(e.infer.decode_tokens_per_second)) +
                       " samples/s)");
+    if (!w.stack.fused_kernels)
+      e.notes.push_back("eager inference runs BatchNorm and the activations as their own kernels; an engine that folds "
+                        "them into the convolutions (--engine tensorrt) runs faster" +
+                        std::string(d.supports(Precision::kInt8) ? ", and in int8 (--weights int8) faster still" : ""));
   } else if (w.generate > 0) {
     if (w.stack.layer_split && in.plan.pp > 1 && in.plan.tp == 1)
       e.notes.push_back(w.stack.preset + " splits the model by layers over " + std::to_string(in.plan.pp) +

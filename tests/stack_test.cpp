@@ -686,3 +686,25 @@ TEST_CASE("engine tensorrt is TensorRT-LLM's preset under the name the user gave
   CHECK(a["inference"]["samples_per_second"].get<double>() ==
         doctest::Approx(b["inference"]["samples_per_second"].get<double>()));
 }
+
+TEST_CASE("a CNN's speed-up hints name the CNN's own levers, not attention") {
+  const auto& reg = test::registry();
+  Model m = reg.model("resnet-50");
+  const Device& a100 = reg.device("a100-80gb-sxm");
+  auto notes = [&](Task task, Stack st) {
+    EstimateInput in = input(m, a100, task, std::move(st));
+    in.workload.seq = 1;
+    in.workload.precision = Precision::kFp16;
+    in.workload.optimizer = Optimizer::kSgd;
+    in.plan.micro_batch = 256;
+    std::string all;
+    for (const auto& n : estimate(in).notes) all += n + "\n";
+    return all;
+  };
+  const std::string train = notes(Task::kTrain, framework_preset(Framework::kFsdp));
+  CHECK(train.find("--memory-format nhwc") != std::string::npos);
+  CHECK(train.find("flash attention") == std::string::npos);
+  const std::string infer = notes(Task::kInfer, engine_preset(Engine::kHf));
+  CHECK(infer.find("--engine tensorrt") != std::string::npos);
+  CHECK(notes(Task::kInfer, engine_preset(Engine::kTrtllm)).find("--engine tensorrt") == std::string::npos);
+}
