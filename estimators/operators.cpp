@@ -372,8 +372,6 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
   const double kernels = m.forward_kernels > 0 ? m.forward_kernels : a.default_forward_kernels;
   const double convs = std::max(1.0, std::round(kernels / 3));
   const bool fused = !s.stack || s.stack->fused_kernels;
-  // A fused engine (TensorRT-style) folds normalisation and activation into the convolutions' epilogues.
-  const double others = s.training || !fused ? std::max(0.0, kernels - convs) : 0.0;
 
   OpRecord conv{"convolutions", OpKind::kGemm};
   conv.forward_flops = m.forward_flops_per_sample * batch;
@@ -400,7 +398,6 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
     own_forward_passes = 1;
     own_backward_passes = 2;
     double kernels_listed = 0, data_gradients = 0, listed_flops = 0, skipped_flops = 0;
-    conv.forward_seconds = conv.backward_seconds = 0;
     const double e = s.activation_bytes;
     for (const ConvLayer& l : m.convolutions) {
       // One implicit GEMM per group: M = output positions of the batch, N = output channels, K = the window over the
@@ -485,24 +482,25 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
       conv.backward_seconds = 2 * compute + 2 * convs * r.kernel_overhead_seconds;
     }
   }
-  // The listed convolutions' count replaces the estimate of a third of the kernels.
-  const double others_listed = m.convolutions.empty() ? others : (s.training || !fused ? std::max(0.0, kernels - conv.forward_kernels) : 0.0);
+  // The rest of the kernels (a third of them convolutions unless the model lists them); a fused engine (TensorRT-
+  // style) folds normalisation and activation into the convolutions' epilogues.
+  const double others = s.training || !fused ? std::max(0.0, kernels - conv.forward_kernels) : 0.0;
 
   OpRecord pass{"norm-activation", OpKind::kMemory};
   const double forward_passes = std::max(0.0, (s.training ? a.cnn_training_forward_passes
                                                : fused    ? a.cnn_fused_inference_passes
                                                           : a.cnn_eager_inference_passes) - own_forward_passes);
   pass.forward_bytes = forward_passes * saved;
-  pass.forward_kernels = static_cast<int>(others_listed);
+  pass.forward_kernels = static_cast<int>(others);
   auto bytes_seconds = [&](double bytes, double n) {
     if (bytes <= 0) return n * r.kernel_overhead_seconds;
     return bytes / achieved_bandwidth(r, bytes / std::max(1.0, n)) + n * r.kernel_overhead_seconds;
   };
-  pass.forward_seconds = bytes_seconds(pass.forward_bytes, others_listed);
+  pass.forward_seconds = bytes_seconds(pass.forward_bytes, others);
   if (s.training) {
-    pass.backward_kernels = static_cast<int>(others_listed);
+    pass.backward_kernels = static_cast<int>(others);
     pass.backward_seconds =
-        bytes_seconds(std::max(0.0, a.cnn_training_backward_passes - own_backward_passes) * saved, others_listed);
+        bytes_seconds(std::max(0.0, a.cnn_training_backward_passes - own_backward_passes) * saved, others);
   }
   for (const OpRecord* op : {&conv, &pass, &layout}) {
     if (op->forward_seconds <= 0 && op->backward_seconds <= 0) continue;

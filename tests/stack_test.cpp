@@ -40,6 +40,16 @@ EstimateInput input(const Model& m, const Device& d, Task task, Stack stack) {
   return in;
 }
 
+// An image network's estimate input: no sequence, `batch` images per step, SGD when it trains.
+EstimateInput cnn_input(const Model& m, const Device& d, Task task, Stack stack, Precision p, long long batch) {
+  EstimateInput in = input(m, d, task, std::move(stack));
+  in.workload.seq = 1;
+  in.workload.precision = p;
+  in.workload.optimizer = Optimizer::kSgd;
+  in.plan.micro_batch = batch;
+  return in;
+}
+
 }  // namespace
 
 TEST_CASE("unfused eager kernels cost more memory traffic than fused ones, never less") {
@@ -223,12 +233,7 @@ TEST_CASE("a CNN runs its convolutions and the memory-bound passes between them 
   Model m = reg.model("resnet-50");
   const Device& a100 = reg.device("a100-80gb-sxm");
   auto cnn = [&](Task task, Precision p, long long batch, Stack stack) {
-    EstimateInput in = input(m, a100, task, std::move(stack));
-    in.workload.seq = 1;
-    in.workload.precision = p;
-    in.workload.optimizer = Optimizer::kSgd;
-    in.plan.micro_batch = batch;
-    return estimate(in);
+    return estimate(cnn_input(m, a100, task, std::move(stack), p, batch));
   };
   // Training, batch 256 in bf16, channels-last: the norm/activation passes are 3.5 + 6 passes over the saved
   // activations (82 MiB per image in fp32, half that in bf16) less the convolutions' own reads and writes (1 + 2),
@@ -299,11 +304,7 @@ TEST_CASE("a CNN's inference holds the tensors alive at its widest point, not wh
   Model m = reg.model("resnet-50");
   const Device& a100 = reg.device("a100-80gb-sxm");
   auto infer = [&](const Model& model, Precision p) {
-    EstimateInput in = input(model, a100, Task::kInfer, engine_preset(Engine::kHf));
-    in.workload.seq = 1;
-    in.workload.precision = p;
-    in.plan.micro_batch = 512;
-    return estimate(in);
+    return estimate(cnn_input(model, a100, Task::kInfer, engine_preset(Engine::kHf), p, 512));
   };
   // The zoo's 10.5 MiB per image (fp32) in the precision that runs: 512 images in fp16 hold 2.6 GiB.
   const double mib = 1024.0 * 1024.0;
@@ -328,11 +329,8 @@ TEST_CASE("a fused engine running a CNN in int8 hands int8 tensors between layer
   m.convolutions.clear();
   const Device& a100 = reg.device("a100-80gb-sxm");
   auto run = [&](bool int8) {
-    EstimateInput in = input(m, a100, Task::kInfer, engine_preset(Engine::kTrtllm));
-    in.workload.seq = 1;
-    in.workload.precision = Precision::kFp16;
+    EstimateInput in = cnn_input(m, a100, Task::kInfer, engine_preset(Engine::kTrtllm), Precision::kFp16, 256);
     if (int8) in.workload.weights = WeightFormat::kInt8;
-    in.plan.micro_batch = 256;
     return estimate(in);
   };
   // The memory-bound part is what the pass adds: with it counted and without.
@@ -353,12 +351,7 @@ TEST_CASE("listed convolutions: strided data gradients, depthwise groups, partia
   const auto& reg = test::registry();
   const Device& a100 = reg.device("a100-80gb-sxm");
   auto seconds = [&](const Model& m, Task task, Stack st, long long batch = 256) {
-    EstimateInput in = input(m, a100, task, std::move(st));
-    in.workload.seq = 1;
-    in.workload.precision = Precision::kFp16;
-    in.workload.optimizer = Optimizer::kSgd;
-    in.plan.micro_batch = batch;
-    Estimate e = estimate(in);
+    Estimate e = estimate(cnn_input(m, a100, task, std::move(st), Precision::kFp16, batch));
     return task == Task::kTrain ? e.train.step_seconds : e.infer.total_seconds;
   };
   Model one;
@@ -404,11 +397,7 @@ TEST_CASE("FP32 convolutions on the vector units use the Winograd-aware efficien
   const auto& reg = test::registry();
   const Device& v100 = reg.device("v100-32gb-sxm");
   auto conv_seconds = [&](const Model& m, Precision p) {
-    EstimateInput in = input(m, v100, Task::kInfer, engine_preset(Engine::kTrtllm));
-    in.workload.seq = 1;
-    in.workload.precision = p;
-    in.plan.micro_batch = 128;
-    return estimate(in).infer.total_seconds;
+    return estimate(cnn_input(m, v100, Task::kInfer, engine_preset(Engine::kTrtllm), p, 128)).infer.total_seconds;
   };
   // Listed convolutions: the 3x3 stride-1 ones run as Winograd transforms on the vector units (winograd_speedup).
   Model listed = reg.model("resnet-50");
@@ -656,10 +645,7 @@ TEST_CASE("a CNN with listed convolutions draws them on its roofline below both 
   const auto& reg = test::registry();
   Model m = reg.model("resnet-50");
   const Device& a100 = reg.device("a100-80gb-sxm");
-  EstimateInput in = input(m, a100, Task::kTrain, framework_preset(Framework::kFsdp));
-  in.workload.seq = 1;
-  in.workload.precision = Precision::kFp16;
-  in.plan.micro_batch = 256;
+  EstimateInput in = cnn_input(m, a100, Task::kTrain, framework_preset(Framework::kFsdp), Precision::kFp16, 256);
   report::RooflineChart chart = report::roofline_chart(in, "train", "fp16");
   bool found = false;
   for (const auto& p : chart.points) {
@@ -692,13 +678,8 @@ TEST_CASE("a CNN's speed-up hints name the CNN's own levers, not attention") {
   Model m = reg.model("resnet-50");
   const Device& a100 = reg.device("a100-80gb-sxm");
   auto notes = [&](Task task, Stack st) {
-    EstimateInput in = input(m, a100, task, std::move(st));
-    in.workload.seq = 1;
-    in.workload.precision = Precision::kFp16;
-    in.workload.optimizer = Optimizer::kSgd;
-    in.plan.micro_batch = 256;
     std::string all;
-    for (const auto& n : estimate(in).notes) all += n + "\n";
+    for (const auto& n : estimate(cnn_input(m, a100, task, std::move(st), Precision::kFp16, 256)).notes) all += n + "\n";
     return all;
   };
   const std::string train = notes(Task::kTrain, framework_preset(Framework::kFsdp));

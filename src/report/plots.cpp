@@ -38,35 +38,25 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task, c
       if (best > 0) chart.ceilings.push_back({fmt::format("{} profile {:.1f} TFLOP/s", to_string(p), best / kTera), best});
     }
   }
-  if (in.model->is_transformer()) {
-    DeviceRates rates = device_rates(d, in.workload.precision, in.profile);
-    LayerShape s = training_shape(in);
-    if (in.workload.task == Task::kInfer) {
-      s.training = false;
-      s.seq = static_cast<double>(std::max<std::int64_t>(1, in.workload.prompt));
-    }
-    std::vector<OpRecord> ops;
+  // A transformer's layer and head operators; a CNN's listed convolutions as one point (FLOPs over their own traffic).
+  const bool transformer = in.model->is_transformer();
+  if (!transformer && in.model->convolutions.empty()) return chart;
+  DeviceRates rates = device_rates(d, in.workload.precision, in.profile);
+  LayerShape s = training_shape(in);
+  if (in.workload.task == Task::kInfer) {
+    s.training = false;
+    s.seq = static_cast<double>(std::max<std::int64_t>(1, in.workload.prompt));
+  }
+  std::vector<OpRecord> ops;
+  if (transformer) {
     layer_cost(s, rates, &ops);
     head_cost(s, rates, &ops);
-    for (const auto& op : ops) {
-      if (op.forward_flops <= 0 || op.forward_bytes <= 0 || op.forward_seconds <= 0) continue;
-      chart.points.push_back({op.name, op.forward_flops / op.forward_bytes, op.forward_flops / op.forward_seconds});
-    }
-  } else if (!in.model->convolutions.empty()) {
-    // A CNN with its convolutions listed: their forward pass as one point (FLOPs over their own traffic).
-    DeviceRates rates = device_rates(d, in.workload.precision, in.profile);
-    LayerShape s;
-    s.model = in.model;
-    s.micro_batch = static_cast<double>(in.plan.micro_batch);
-    s.training = in.workload.task != Task::kInfer;
-    s.activation_bytes = activation_bytes(in.workload.precision);
-    s.stack = &in.workload.stack;
-    std::vector<OpRecord> ops;
+  } else {
     generic_cost(s, rates, &ops);
-    for (const auto& op : ops) {
-      if (op.forward_flops <= 0 || op.forward_bytes <= 0 || op.forward_seconds <= 0) continue;
-      chart.points.push_back({op.name, op.forward_flops / op.forward_bytes, op.forward_flops / op.forward_seconds});
-    }
+  }
+  for (const auto& op : ops) {
+    if (op.forward_flops <= 0 || op.forward_bytes <= 0 || op.forward_seconds <= 0) continue;
+    chart.points.push_back({op.name, op.forward_flops / op.forward_bytes, op.forward_flops / op.forward_seconds});
   }
   return chart;
 }
