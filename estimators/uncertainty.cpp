@@ -12,7 +12,7 @@ namespace {
 constexpr Band kBands[] = {
     {Regime::kStep, "step", 0.128, 76},
     {Regime::kThroughput, "throughput", 0.182, 129},
-    {Regime::kDecode, "decode", 0.123, 20},
+    {Regime::kDecode, "decode", 0.122, 20},
     {Regime::kMemory, "memory", 0.205, 53},
     // From `hwplan validate --measurements data/measurements/cnn-throughput.yaml`, regime "image": training and
     // inference images/s of generic networks (ResNet-50) across stacks and GPUs; every CNN estimate prints it.

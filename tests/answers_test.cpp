@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/assumptions.hpp"
 #include "estimators/comm.hpp"
 #include "estimators/efficiency.hpp"
 #include "estimators/estimate.hpp"
@@ -19,6 +20,18 @@ using namespace hwplan;
 using nlohmann::json;
 
 namespace {
+// Llama 2 7B decoding in eager Transformers on `device`: host-bound at batch 1.
+WorkloadSpec eager_decode(const std::string& device) {
+  WorkloadSpec d;
+  d.model = "llama-2-7b";
+  d.device = device;
+  d.task = "infer";
+  d.engine = "hf";
+  d.prompt = 128;
+  d.generate = 256;
+  return d;
+}
+
 Estimate run(WorkloadSpec w) {
   Query q = resolve_query(test::registry(), w);
   return run_query(q).estimate;
@@ -408,13 +421,7 @@ TEST_CASE("the stack parts measured on the H200 are flags: autocast, persistent 
   CHECK(amp.memory.gradients < kept.memory.gradients / 3);
   w.persistent_grads.reset();
   // Eager decode is host-bound: the host's time per kernel sets the speed, and the flag says which host.
-  WorkloadSpec d;
-  d.model = "llama-2-7b";
-  d.device = "h200-sxm";
-  d.task = "infer";
-  d.engine = "hf";
-  d.prompt = 128;
-  d.generate = 256;
+  WorkloadSpec d = eager_decode("h200-sxm");
   const double slow = run(d).infer.decode_tokens_per_second;
   d.host_kernel_us = 15.5;
   const Estimate fast = run(d);
@@ -424,4 +431,30 @@ TEST_CASE("the stack parts measured on the H200 are flags: autocast, persistent 
   CHECK(fast.infer.decode_tokens_per_second == doctest::Approx(43.4).epsilon(0.1));
   d.host_kernel_us = -1;
   CHECK_THROWS_AS(run(d), InputError);
+}
+
+TEST_CASE("a GeForce card's host is a desktop: its eager host time is the server's scaled by the core clock") {
+  // The same eager decode on an RTX 4090 (a desktop's CPU) and with the server's 27 us given by hand.
+  WorkloadSpec d = eager_decode("rtx-4090");
+  Query q = resolve_query(test::registry(), d);
+  const Stack& st = q.input.workload.stack;
+  CHECK(st.desktop_host);
+  CHECK(st.host_seconds_per_kernel ==
+        doctest::Approx(assumptions().eager_host_seconds_per_kernel * assumptions().desktop_host_time_ratio));
+  const double desktop = run(d).infer.decode_tokens_per_second;
+  d.host_kernel_us = assumptions().eager_host_seconds_per_kernel * 1e6;  // a time given by hand is kept as given
+  Query given = resolve_query(test::registry(), d);
+  CHECK_FALSE(given.input.workload.stack.desktop_host);
+  const double server = run(d).infer.decode_tokens_per_second;
+  // Host-bound: the speed follows the host's time per kernel.
+  CHECK(desktop / server == doctest::Approx(1 / assumptions().desktop_host_time_ratio).epsilon(0.1));
+  // A datacenter card keeps the server's host, and the output says which host it assumed.
+  d.host_kernel_us.reset();
+  d.device = "l40s";
+  CHECK_FALSE(resolve_query(test::registry(), d).input.workload.stack.desktop_host);
+  auto j = nlohmann::json::parse(
+      test::run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task infer --engine hf --format json").out);
+  CHECK(j["stack"]["host"] == "desktop");
+  auto text = test::run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task infer --engine hf");
+  CHECK(text.out.find("host time per kernel (desktop CPU)") != std::string::npos);
 }

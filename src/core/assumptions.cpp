@@ -73,6 +73,9 @@ constexpr Entry kEntries[] = {
      "Inductor's Python wrapper plus the CUDA driver call (CUDA launch-latency measurements)"},
     {"native_host_seconds_per_kernel", &Assumptions::native_host_seconds_per_kernel, "s", 0, 1e-2,
      "cudaLaunchKernel from C++ (llama.cpp, ExLlama)"},
+    {"desktop_host_time_ratio", &Assumptions::desktop_host_time_ratio, "x", 0.05, 2,
+     "single-thread host work scales with the core's clock at equal IPC: GPU servers' CPUs turbo to 3.7-3.8 GHz (AMD EPYC "
+     "9654, Intel Xeon Platinum 8480+), desktops' to 5.7-5.8 GHz (Ryzen 9 7950X, Core i9-13900K): 3.7/5.7"},
     {"eager_traffic_factor", &Assumptions::eager_traffic_factor, "x", 1, 10,
      "torchtune's eager vs compiled Llama 3.2 3B on one A100; checked on IBM's FSDP Llama 2 7B (57% vs 68% MFU); "
      "hwplan validate refits it per held-out group"},

@@ -38,6 +38,7 @@ struct Assumptions {
   double eager_host_seconds_per_kernel = 27e-6;     // eager PyTorch: Python module call + dispatcher + launch
   double compiled_host_seconds_per_kernel = 8e-6;   // torch.compile's wrapper launching its kernels
   double native_host_seconds_per_kernel = 4e-6;     // a C++ engine's cudaLaunchKernel
+  double desktop_host_time_ratio = 0.65;            // host time on a desktop CPU / on a GPU server's CPU
   double eager_traffic_factor = 2.0;                // bytes eager 16-bit training moves / the per-op pass counts
   // Links (estimators/comm.cpp, training.cpp).
   double fabric_efficiency = 0.80;                  // NVLink / Infinity Fabric collectives / link peak

@@ -104,6 +104,9 @@ struct Stack {
   bool channels_last = false;
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
+  // The two host times above are a GPU server's CPU's (where the presets' figures were measured); true: scaled to
+  // a desktop's faster cores (consumer cards; src/recommend/query.cpp, desktop_host_time_ratio).
+  bool desktop_host = false;
   double adapter_kernels = 2;           // kernels per LoRA adapter forward (A and B; PEFT adds dropout, scale, add)
   // Kernels one decode step issues per transformer layer when the engine's graph is known op by op (llama.cpp's
   // ggml graph); 0 = from fused_kernels (estimators/inference.cpp). Plus this many per linear layer whose weights

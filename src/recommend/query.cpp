@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/assumptions.hpp"
 #include "estimators/stack.hpp"
 #include "io/profile_io.hpp"
 #include "recommend/serve_setup.hpp"
@@ -199,6 +200,15 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0)) bad("--tokens", "must be a positive number");
   w.tokens = o.tokens;
   w.stack = resolve_stack(o, w.task, q.model);
+  // Issuing kernels and scheduling steps is single-threaded CPU work that scales with the core's clock. The
+  // presets' host times come from GPU servers (CPUs turbo to 3.7-3.8 GHz); GeForce cards sit in desktops whose
+  // cores reach 5.7-5.8 GHz at the same IPC. Workstation cards are as often in servers as in workstations: they
+  // keep the server's time, the slower of the two. A time the user gave (--host-kernel-us) is kept.
+  if (!o.host_kernel_us && q.device->device_class == DeviceClass::kConsumer) {
+    w.stack.host_seconds_per_kernel *= assumptions().desktop_host_time_ratio;
+    w.stack.decode_step_overhead_seconds *= assumptions().desktop_host_time_ratio;
+    w.stack.desktop_host = true;
+  }
   w.attention = parse_choice<Attention>("--attention", o.attention, parse_attention, "eager, flash");
   w.optimizer = parse_choice<Optimizer>("--optimizer", o.optimizer, parse_optimizer, "adamw, sgd, adafactor, adam8bit");
   check_range("--lora-rank", o.lora_rank, 1, 65536);

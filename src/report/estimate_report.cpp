@@ -163,6 +163,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"memory_format", st.channels_last ? "nhwc" : "nchw"},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
                 {"decode_step_overhead_seconds", st.decode_step_overhead_seconds},
+                {"host", st.desktop_host ? "desktop" : "server"},
                 {"eager_traffic_factor", st.eager_traffic_factor}};
   j["memory"]["reported_bytes"] = m.reported(st.memory_metric);
   // Typical error of each figure: the 80th percentile of |predicted/measured - 1| of its regime over the
@@ -190,7 +191,9 @@ std::string stack_summary(const Workload& w) {
   if (st.preset_assumed) out += w.task == Task::kInfer ? " (assumed; set --engine)" : " (assumed; set --framework)";
   out += st.fused_kernels ? ": fused kernels" : ": unfused eager kernels";
   if (w.task == Task::kInfer) {
-    out += st.cuda_graphs ? ", CUDA graphs" : fmt::format(", {:.0f} us host time per kernel", st.host_seconds_per_kernel * 1e6);
+    out += st.cuda_graphs ? ", CUDA graphs"
+                          : fmt::format(", {:.0f} us host time per kernel{}", st.host_seconds_per_kernel * 1e6,
+                                        st.desktop_host ? " (desktop CPU)" : "");
   } else {
     out += st.master_weights_fp32 ? (st.autocast ? ", autocast over fp32 weights" : ", fp32 master weights")
                                   : ", pure 16-bit (no master copy)";
@@ -200,6 +203,7 @@ std::string stack_summary(const Workload& w) {
     if (st.paged_optimizer) out += ", paged optimizer";
     if (fp32_gradients(w) && !st.autocast) out += ", fp32 gradients";
     if (w.precision == Precision::kFp8 && !st.fp8_head) out += ", vocabulary projection in 16 bits";
+    if (st.desktop_host) out += ", desktop CPU";
   }
   out += fmt::format(", memory as {}", to_string(st.memory_metric));
   for (const auto& o : st.overridden) out += "; " + o + " (set)";
