@@ -82,6 +82,11 @@ LayerShape training_shape(const EstimateInput& in) {
   return s;
 }
 
+std::optional<DeviceRates> sixteen_bit_rates(const EstimateInput& in) {
+  if (in.workload.precision != Precision::kFp8) return std::nullopt;
+  return device_rates(*in.device, Precision::kBf16, in.profile);
+}
+
 MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rates) {
   MicroBatchCost c;
   c.memory_rates = device_rates(*in.device, Precision::kFp32, in.profile);
@@ -92,11 +97,8 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
     c.head = generic_cost(s, rates);
     return c;
   }
-  DeviceRates bf16_rates;
-  if (s.fp8) {
-    bf16_rates = device_rates(*in.device, Precision::kBf16, in.profile);
-    s.attention_rates = &bf16_rates;
-  }
+  const std::optional<DeviceRates> bf16_rates = sixteen_bit_rates(in);
+  if (bf16_rates) s.attention_rates = &*bf16_rates;
   c.layer = layer_cost(s, rates);
   c.head = head_cost(s, rates);
   if (in.plan.tp > 1) {

@@ -1,6 +1,8 @@
 // Time of one optimizer step of training / fine-tuning on a parallel layout.
 #pragma once
 
+#include <optional>
+
 #include "estimators/estimate_types.hpp"
 #include "estimators/operators.hpp"
 
@@ -32,6 +34,9 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
 TrainingTime training_time(const EstimateInput& in, const ParameterCounts& params, const MicroBatchCost& cost,
                            double paged_out_bytes);
 LayerShape training_shape(const EstimateInput& in);
+// Under fp8 training the attention core (and a 16-bit vocabulary projection) runs in bf16: the rates of those
+// GEMMs, which a LayerShape points to (attention_rates); none when the workload is not fp8.
+std::optional<DeviceRates> sixteen_bit_rates(const EstimateInput& in);
 
 // Tokens each sequence of a micro-batch of `micro_batch` computes: the sequence length, or with unpacked samples
 // (Workload::sample_tokens) the expected longest of micro_batch of them, which the others are padded to.

@@ -661,6 +661,25 @@ TEST_CASE("a CNN with listed convolutions draws them on its roofline below both 
   CHECK(found);
 }
 
+TEST_CASE("fp8 training's roofline draws the attention core at the bf16 rate the estimate prices it at") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3-8b");
+  const Device& h100 = reg.device("h100-sxm");
+  EstimateInput in = input(m, h100, Task::kTrain, framework_preset(Framework::kMegatron));
+  in.workload.seq = 8192;
+  auto rate = [&](Precision p, const char* op) {
+    in.workload.precision = p;
+    for (const auto& pt : report::roofline_chart(in, "train", to_string(p)).points)
+      if (pt.label == op) return pt.achieved_flops_per_s;
+    return 0.0;
+  };
+  const double bf16_attention = rate(Precision::kBf16, "flash-attention");
+  REQUIRE(bf16_attention > 0);
+  CHECK(rate(Precision::kFp8, "flash-attention") == doctest::Approx(bf16_attention));
+  // The projections do run at the fp8 rate.
+  CHECK(rate(Precision::kFp8, "mlp-up") > 1.2 * rate(Precision::kBf16, "mlp-up"));
+}
+
 TEST_CASE("engine tensorrt is TensorRT-LLM's preset under the name the user gave") {
   auto trt = test::run_hwplan("estimate --model resnet-50 --device a10 --task infer --precision fp16 --batch 32 --engine tensorrt --format json");
   auto trtllm = test::run_hwplan("estimate --model resnet-50 --device a10 --task infer --precision fp16 --batch 32 --engine trtllm --format json");

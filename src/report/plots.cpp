@@ -43,6 +43,9 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task, c
   if (!transformer && in.model->convolutions.empty()) return chart;
   DeviceRates rates = device_rates(d, in.workload.precision, in.profile);
   LayerShape s = training_shape(in);
+  // fp8 training keeps the attention core in bf16, as the training estimate prices it.
+  const std::optional<DeviceRates> sixteen = sixteen_bit_rates(in);
+  if (sixteen && in.workload.task != Task::kInfer) s.attention_rates = &*sixteen;
   if (in.workload.task == Task::kInfer) {
     s.training = false;
     s.seq = static_cast<double>(std::max<std::int64_t>(1, in.workload.prompt));
