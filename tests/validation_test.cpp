@@ -194,7 +194,8 @@ TEST_CASE("training recipes from other public repositories: memory and speed wit
   std::printf("training-public.yaml memory: median |error| %.1f%%, bias %+.1f%%; speed: median |error| %.1f%%, bias %+.1f%%\n",
               100 * m.median_abs, 100 * m.bias, 100 * s.median_abs, 100 * s.bias);
   // When first measured: memory median 8.3% (bias -9.4%: nvidia-smi readings of a near-full V100), speed median
-  // 17.5% (bias +14%: the A100 training rows run 6-34% fast). Held to those, with 2.5 points of slack.
+  // 17.5% (bias +14%: the A100 training rows run 6-34% fast; 15.1% and +12% since the FlashAttention rows carry
+  // the bf16 autocast their notes give). Held to the first figures, with 2.5 points of slack.
   CHECK(m.median_abs <= 0.108);
   CHECK(s.median_abs <= 0.20);
 }
