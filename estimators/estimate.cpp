@@ -202,7 +202,10 @@ Estimate estimate(const EstimateInput& in) {
     }
     double comm = e.train.communication_seconds() + e.train.bubble_seconds;
     double compute_part = e.train.gemm_seconds, memory_part = e.train.memory_bound_seconds + e.train.optimizer_seconds;
-    if (comm > compute_part && comm > memory_part) e.bound = "communication";
+    // An eager stack at small micro-batches: the GPU waits on the CPU issuing its kernels longer than it computes.
+    double host_part = e.train.host_wait_seconds;
+    if (host_part > compute_part && host_part > memory_part && host_part > comm) e.bound = "host";
+    else if (comm > compute_part && comm > memory_part) e.bound = "communication";
     else if (memory_part > compute_part) e.bound = "memory";
     else e.bound = "compute";
   } else {
@@ -264,9 +267,16 @@ Estimate estimate(const EstimateInput& in) {
     e.notes.push_back("step is " + e.bound + "-bound: GEMMs " + human_seconds(t.gemm_seconds) + ", memory-bound ops " +
                       human_seconds(t.memory_bound_seconds) + ", exposed communication " +
                       human_seconds(t.communication_seconds()) + ", pipeline bubble " + human_seconds(t.bubble_seconds) +
-                      ", optimizer " + human_seconds(t.optimizer_seconds));
+                      ", optimizer " + human_seconds(t.optimizer_seconds) +
+                      (t.host_wait_seconds > 0.01 * t.step_seconds
+                           ? ", GPU waiting on the host's kernel issue " + human_seconds(t.host_wait_seconds)
+                           : std::string()));
     if (!e.fits)
       ;  // speed-up hints are for a configuration that runs; the memory hint above comes first
+    else if (e.bound == "host")
+      e.notes.push_back("to speed it up: a larger micro-batch (more work per kernel), a compiled or fused stack "
+                        "(torch.compile, fused kernels: fewer kernels to issue), or a host CPU with faster cores; more "
+                        "devices or a faster GPU would wait as long");
     else if (e.bound == "communication")
       e.notes.push_back("to speed it up: keep tensor parallelism inside one NVLink domain, raise gradient accumulation "
                         "so the reduction is amortised, or use a faster network (--network-gbps)");

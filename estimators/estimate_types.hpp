@@ -45,6 +45,7 @@ struct TrainingTime {
   double mfu = 0;
   double hfu = 0;
   double gemm_seconds = 0;    // per step, per device
+  double host_wait_seconds = 0;  // per step: the GPU idle while the host issues eager kernels (part of forward/backward)
   double memory_bound_seconds = 0;
 };
 

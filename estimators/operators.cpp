@@ -163,6 +163,7 @@ void apply_host_floor(Cost& c, const Stack* stack) {
   c.forward_seconds += wait_f;
   c.backward_seconds += wait_b;
   c.host_wait_seconds = wait_f + wait_b;
+  c.host_wait_forward_seconds = wait_f;
 }
 
 }  // namespace

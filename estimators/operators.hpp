@@ -68,6 +68,7 @@ struct Cost {
   double forward_kernels = 0;
   double backward_kernels = 0;
   double host_wait_seconds = 0;  // GPU idle while the host issues kernels (forward + backward)
+  double host_wait_forward_seconds = 0;  // the forward's share (a recomputed forward waits as long again)
   void add(const OpRecord& op);
 };
 

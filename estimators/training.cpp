@@ -213,6 +213,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   t.bubble_seconds = bubble;
   t.gemm_seconds = (stage_layers * c.layer.gemm_seconds + c.head.gemm_seconds) * micro_batches;
   t.memory_bound_seconds = (stage_layers * c.layer.memory_seconds + c.head.memory_seconds) * micro_batches;
+  const double recompute_wait = plan.recompute == Recompute::kFull ? rc_share * c.layer.host_wait_forward_seconds : 0;
+  t.host_wait_seconds = (stage_layers * (c.layer.host_wait_seconds + recompute_wait) + c.head.host_wait_seconds) * micro_batches;
 
   // Data parallelism: gradients (trainable parameters of this stage) are reduced once per optimizer step.
   const bool lora = w.task == Task::kLora || w.task == Task::kQlora;

@@ -458,3 +458,21 @@ TEST_CASE("a GeForce card's host is a desktop: its eager host time is the server
   auto text = test::run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task infer --engine hf");
   CHECK(text.out.find("host time per kernel (desktop CPU)") != std::string::npos);
 }
+
+TEST_CASE("a small eager training step says it is host-bound and that a faster GPU would not help") {
+  auto small = nlohmann::json::parse(test::run_hwplan(
+      "estimate --model llama-3.2-1b --device h100-sxm --task lora --batch 1 --seq 128 --framework hf-trainer --format json").out);
+  const auto& t = small["time"];
+  CHECK(small["bound"] == "host");
+  CHECK(t["host_wait_seconds"].get<double>() > 0);
+  // The wait is part of the step (inside forward and backward), never more than it.
+  CHECK(t["host_wait_seconds"].get<double>() < t["step_seconds"].get<double>());
+  auto text = test::run_hwplan("estimate --model llama-3.2-1b --device h100-sxm --task lora --batch 1 --seq 128 --framework hf-trainer");
+  CHECK(text.out.find("step is host-bound") != std::string::npos);
+  CHECK(text.out.find("a faster GPU would wait as long") != std::string::npos);
+  // A large micro-batch gives each kernel enough work: the GPU's own work bounds the step again.
+  auto big = nlohmann::json::parse(test::run_hwplan(
+      "estimate --model llama-3.2-1b --device h100-sxm --task lora --batch 8 --seq 4096 --framework hf-trainer --format json").out);
+  CHECK(big["bound"] != "host");
+  CHECK(big["time"]["host_wait_seconds"].get<double>() < 0.05 * big["time"]["step_seconds"].get<double>());
+}

@@ -104,6 +104,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                    {"data_parallel_exposed_seconds", t.dp_comm_exposed_seconds},
                    {"overlap_interference_seconds", t.dp_interference_seconds}}},
                  {"pipeline_bubble_seconds", t.bubble_seconds},
+                 {"host_wait_seconds", t.host_wait_seconds},  // GPU idle on eager kernel issue, inside forward/backward
                  {"slowest_device_seconds", t.slowest_device_seconds},
                  {"step_seconds", t.step_seconds},
                  {"tokens_per_step", t.tokens_per_step},
