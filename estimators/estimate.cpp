@@ -202,9 +202,11 @@ Estimate estimate(const EstimateInput& in) {
     }
     double comm = e.train.communication_seconds() + e.train.bubble_seconds;
     double compute_part = e.train.gemm_seconds, memory_part = e.train.memory_bound_seconds + e.train.optimizer_seconds;
-    // An eager stack at small micro-batches: the GPU waits on the CPU issuing its kernels longer than it computes.
-    double host_part = e.train.host_wait_seconds;
-    if (host_part > compute_part && host_part > memory_part && host_part > comm) e.bound = "host";
+    // An eager stack at small micro-batches: the GPU waits on the CPU issuing its kernels longer than it works
+    // (its forward, backward with any recomputation, and optimizer time less the wait).
+    const double host_part = e.train.host_wait_seconds;
+    const double busy = e.train.forward_seconds + e.train.backward_seconds + e.train.optimizer_seconds - host_part;
+    if (host_part > busy && host_part > comm) e.bound = "host";
     else if (comm > compute_part && comm > memory_part) e.bound = "communication";
     else if (memory_part > compute_part) e.bound = "memory";
     else e.bound = "compute";

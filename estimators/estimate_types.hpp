@@ -45,7 +45,8 @@ struct TrainingTime {
   double mfu = 0;
   double hfu = 0;
   double gemm_seconds = 0;    // per step, per device
-  double host_wait_seconds = 0;  // per step: the GPU idle while the host issues eager kernels (part of forward/backward)
+  double host_wait_seconds = 0;  // per step: the GPU idle while the host issues eager kernels (inside forward,
+                                 // backward and a looped optimizer step)
   double memory_bound_seconds = 0;
 };
 

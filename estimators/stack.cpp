@@ -126,6 +126,9 @@ Stack engine_preset(Engine e) {
       s.native_attention = true;
       s.overlap_scheduling = true;
       s.decode_step_overhead_seconds = 1e-3;
+      // Without CUDA graphs (--cuda-graphs off, --enforce-eager, releases before vLLM 0.2.5) the step's kernels are
+      // issued from the Python model code one by one, as eager PyTorch does (fewer of them: fused custom ops).
+      s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       break;
     case Engine::kTrtllm:
       // C++ runtime with CUDA graphs (in-flight batching scheduler in C++) and its own per-architecture FMHA kernels;
@@ -134,10 +137,13 @@ Stack engine_preset(Engine e) {
       s.native_attention = true;
       s.overlap_scheduling = true;
       s.decode_step_overhead_seconds = 0.3e-3;
+      // Without CUDA graphs its C++ runtime launches each kernel itself.
+      s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;
       break;
     case Engine::kMlc:
       s.cuda_graphs = true;
       s.decode_step_overhead_seconds = 0.3e-3;
+      s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;  // TVM's runtime, without graphs
       break;
     case Engine::kLlamacpp:
       // ggml runs its graph one node per kernel, unfused: per Llama layer RMS norm and its weight multiply

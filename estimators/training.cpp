@@ -320,13 +320,17 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     // A multi-tensor step is a few kernels. A Python loop over the parameter tensors issues each update op for
     // each tensor: its kernels' floors on the device and their dispatch on the host, which the device cannot hide
     // (nothing else is queued).
-    const double kernels = w.stack.foreach_optimizer
-                               ? 20.0
-                               : (lora ? lora_tensors(m, w.lora_targets) : parameter_tensors(m)) / plan.pp *
-                                     loop_optimizer_kernels(w.optimizer);
-    const double host = w.stack.foreach_optimizer ? 0.0 : kernels * w.stack.host_seconds_per_kernel;
-    t.optimizer_seconds =
-        std::max(memory_seconds(mem_rates, updated * opt_bytes_per_param) + kernels * mem_rates.kernel_overhead_seconds, host);
+    // Adafactor (Hugging Face's) and the 8-bit optimizers (bitsandbytes, torchao) have no multi-tensor path: they
+    // loop over the tensors whatever the stack's default.
+    const bool looped = !w.stack.foreach_optimizer || w.optimizer == Optimizer::kAdafactor ||
+                        w.optimizer == Optimizer::kAdam8bit;
+    const double kernels = !looped ? 20.0
+                                   : (lora ? lora_tensors(m, w.lora_targets) : parameter_tensors(m)) / plan.pp *
+                                         loop_optimizer_kernels(w.optimizer);
+    const double host = !looped ? 0.0 : kernels * w.stack.host_seconds_per_kernel;
+    const double device = memory_seconds(mem_rates, updated * opt_bytes_per_param) + kernels * mem_rates.kernel_overhead_seconds;
+    t.optimizer_seconds = std::max(device, host);
+    t.host_wait_seconds += std::max(0.0, host - device);
   } else {
     // ZeRO-Offload: gradients go down and updated weights come back over PCIe; CPU Adam updates about
     // 1e9 parameters/s on a many-core host (Ren et al. 2021, ZeRO-Offload, Sec. 5).

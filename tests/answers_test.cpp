@@ -32,6 +32,19 @@ WorkloadSpec eager_decode(const std::string& device) {
   return d;
 }
 
+// Full fine-tuning of `model` on one `device` under a framework preset.
+WorkloadSpec finetune_spec(const std::string& model, const std::string& device, const std::string& framework,
+                           long long batch, long long seq) {
+  WorkloadSpec w;
+  w.model = model;
+  w.device = device;
+  w.task = "finetune";
+  w.framework = framework;
+  w.batch = batch;
+  w.seq = seq;
+  return w;
+}
+
 Estimate run(WorkloadSpec w) {
   Query q = resolve_query(test::registry(), w);
   return run_query(q).estimate;
@@ -399,13 +412,7 @@ TEST_CASE("small errors people meet: a bare number, a batch typo, a length beyon
 }
 
 TEST_CASE("the stack parts measured on the H200 are flags: autocast, persistent gradients, host time per kernel") {
-  WorkloadSpec w;
-  w.model = "llama-3.2-1b";
-  w.device = "h200-sxm";
-  w.task = "finetune";
-  w.framework = "hf-trainer";
-  w.batch = 4;
-  w.seq = 2048;
+  WorkloadSpec w = finetune_spec("llama-3.2-1b", "h200-sxm", "hf-trainer", 4, 2048);
   w.recompute = "none";
   const Estimate amp = run(w);
   // Autocast over fp32 weights (the Trainer's default): fp32 gradients, fp32 residual stream through the norms.
@@ -475,4 +482,33 @@ TEST_CASE("a small eager training step says it is host-bound and that a faster G
       "estimate --model llama-3.2-1b --device h100-sxm --task lora --batch 8 --seq 4096 --framework hf-trainer --format json").out);
   CHECK(big["bound"] != "host");
   CHECK(big["time"]["host_wait_seconds"].get<double>() < 0.05 * big["time"]["step_seconds"].get<double>());
+}
+
+TEST_CASE("a serving preset without CUDA graphs issues its kernels from Python, and loop-only optimizers always loop") {
+  WorkloadSpec d = eager_decode("a100-80gb-sxm");
+  d.engine = "vllm";
+  const double graphs = run(d).infer.decode_tokens_per_second;
+  d.cuda_graphs = false;
+  const Estimate eager = run(d);
+  CHECK(eager.infer.decode_host_bound);
+  CHECK(eager.infer.decode_tokens_per_second < 0.8 * graphs);
+  // A host time given by hand on a desktop card is that host's: the engine's per-step work scales with it.
+  WorkloadSpec g = eager_decode("rtx-4090");
+  g.engine = "vllm";
+  const Stack desktop = resolve_query(test::registry(), g).input.workload.stack;
+  g.host_kernel_us = assumptions().eager_host_seconds_per_kernel * 1e6;
+  const Stack given = resolve_query(test::registry(), g).input.workload.stack;
+  CHECK(desktop.desktop_host);
+  CHECK_FALSE(given.desktop_host);
+  CHECK(given.decode_step_overhead_seconds ==
+        doctest::Approx(desktop.decode_step_overhead_seconds / assumptions().desktop_host_time_ratio));
+  // Adafactor has no multi-tensor path: its step loops over the tensors even under a foreach preset.
+  WorkloadSpec t = finetune_spec("bert-large", "v100-32gb-sxm", "fsdp", 4, 512);
+  t.precision = "fp32";
+  t.optimizer = "adamw";
+  const double adamw = run(t).train.optimizer_seconds;
+  t.optimizer = "adafactor";
+  const Estimate adafactor = run(t);
+  CHECK(adafactor.train.optimizer_seconds > 5 * adamw);
+  CHECK(adafactor.train.host_wait_seconds > 0);
 }

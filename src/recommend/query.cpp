@@ -80,7 +80,7 @@ void check_range(const std::string& flag, long long v, long long lo, long long h
 }
 
 // The software stack: the named (or default) preset, then each part the user set by its own flag.
-Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
+Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const Device& device) {
   Stack s;
   if (task == Task::kInfer) {
     if (o.framework) bad("--framework", "applies to training tasks; inference takes --engine");
@@ -101,6 +101,16 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
     if (*o.master_weights != "fp32" && *o.master_weights != "none") bad("--master-weights", "'" + *o.master_weights + "' is not one of: fp32, none");
     s.master_weights_fp32 = *o.master_weights == "fp32";
     s.overridden.push_back("master-weights " + *o.master_weights);
+  }
+  // Issuing kernels and scheduling steps is single-threaded CPU work that scales with the core's clock. The
+  // presets' host times come from GPU servers (CPUs turbo to 3.7-3.8 GHz); GeForce cards sit in desktops whose
+  // cores reach 5.7-5.8 GHz at the same IPC. Workstation cards are as often in servers as in workstations: they
+  // keep the server's time, the slower of the two. A time the user gives (--host-kernel-us, below) replaces the
+  // host's, and the per-step host work scales with it.
+  if (device.device_class == DeviceClass::kConsumer) {
+    s.host_seconds_per_kernel *= assumptions().desktop_host_time_ratio;
+    s.decode_step_overhead_seconds *= assumptions().desktop_host_time_ratio;
+    s.desktop_host = true;
   }
   auto flag = [&](const std::optional<bool>& v, bool& into, const char* name) {
     if (!v) return;
@@ -125,6 +135,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model) {
     // The preset's per-step host work (sampling, stop checks) is in the same host's time: it scales along.
     if (s.host_seconds_per_kernel > 0) s.decode_step_overhead_seconds *= *o.host_kernel_us * 1e-6 / s.host_seconds_per_kernel;
     s.host_seconds_per_kernel = *o.host_kernel_us * 1e-6;
+    s.desktop_host = false;  // the user's own host
     s.overridden.push_back(fmt::format("host-kernel-us {:g}", *o.host_kernel_us));
   }
   if (o.memory_format) {
@@ -199,16 +210,7 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   }
   if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0)) bad("--tokens", "must be a positive number");
   w.tokens = o.tokens;
-  w.stack = resolve_stack(o, w.task, q.model);
-  // Issuing kernels and scheduling steps is single-threaded CPU work that scales with the core's clock. The
-  // presets' host times come from GPU servers (CPUs turbo to 3.7-3.8 GHz); GeForce cards sit in desktops whose
-  // cores reach 5.7-5.8 GHz at the same IPC. Workstation cards are as often in servers as in workstations: they
-  // keep the server's time, the slower of the two. A time the user gave (--host-kernel-us) is kept.
-  if (!o.host_kernel_us && q.device->device_class == DeviceClass::kConsumer) {
-    w.stack.host_seconds_per_kernel *= assumptions().desktop_host_time_ratio;
-    w.stack.decode_step_overhead_seconds *= assumptions().desktop_host_time_ratio;
-    w.stack.desktop_host = true;
-  }
+  w.stack = resolve_stack(o, w.task, q.model, *q.device);
   w.attention = parse_choice<Attention>("--attention", o.attention, parse_attention, "eager, flash");
   w.optimizer = parse_choice<Optimizer>("--optimizer", o.optimizer, parse_optimizer, "adamw, sgd, adafactor, adam8bit");
   check_range("--lora-rank", o.lora_rank, 1, 65536);
