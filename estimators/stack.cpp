@@ -175,4 +175,11 @@ Framework default_framework(Task t) {
 // Language models are served by a serving engine; a generic network (a CNN) most often runs as eager PyTorch.
 Engine default_engine(const Model& m) { return m.is_transformer() ? Engine::kVllm : Engine::kHf; }
 
+// Single-threaded host work (Python dispatch, scheduling, request handling) scales with the core's clock. GPU
+// servers' CPUs turbo to 3.7-3.8 GHz; GeForce cards sit in desktops whose cores reach 5.7-5.8 GHz at the same IPC.
+// Workstation cards are as often in servers as in workstations: they keep the server's time, the slower of the two.
+double host_time_ratio(const Device& device) {
+  return device.device_class == DeviceClass::kConsumer ? assumptions().desktop_host_time_ratio : 1.0;
+}
+
 }  // namespace hwplan

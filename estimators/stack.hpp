@@ -3,6 +3,7 @@
 // every part can be overridden by its own flag (resolved in src/recommend/query.cpp).
 #pragma once
 
+#include "core/device.hpp"
 #include "core/model.hpp"
 #include "core/workload.hpp"
 
@@ -15,5 +16,9 @@ Stack engine_preset(Engine e);
 // with every estimate.
 Framework default_framework(Task t);
 Engine default_engine(const Model& m);
+// Host (CPU) time on the machine a device sits in, as a multiple of a GPU server's, where the presets' host times were
+// measured: a GeForce card's desktop runs single-threaded work faster (assumptions().desktop_host_time_ratio);
+// every other class keeps the server's time.
+double host_time_ratio(const Device& device);
 
 }  // namespace hwplan

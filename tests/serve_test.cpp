@@ -836,4 +836,11 @@ TEST_CASE("the server's request handling is in every TTFT and E2E, and in a clos
         doctest::Approx(zero["throughput"]["requests_per_second"].get<double>() * e2e / (e2e + 0.025)).epsilon(0.01));
   CHECK(some["engine"]["request_overhead_seconds"].get<double>() == doctest::Approx(0.025));
   CHECK(run_hwplan(base + " --concurrency 1 --request-overhead-ms -1").exit_code == 2);
+  // The handling is the API server's Python work: a GeForce card's desktop does it in the desktop's time, and
+  // estimate's TTFT row quotes the same figure.
+  auto desktop = json::parse(run_hwplan("serve --model llama-3-8b --device rtx-4090 --concurrency 1 --requests 50 --format json").out);
+  CHECK(desktop["engine"]["request_overhead_seconds"].get<double>() ==
+        doctest::Approx(0.010 * assumptions().desktop_host_time_ratio));
+  auto text = run_hwplan("estimate --model llama-3-8b --device rtx-4090 --task infer");
+  CHECK(text.out.find("+6.5 ms of request handling") != std::string::npos);
 }

@@ -102,14 +102,11 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
     s.master_weights_fp32 = *o.master_weights == "fp32";
     s.overridden.push_back("master-weights " + *o.master_weights);
   }
-  // Issuing kernels and scheduling steps is single-threaded CPU work that scales with the core's clock. The
-  // presets' host times come from GPU servers (CPUs turbo to 3.7-3.8 GHz); GeForce cards sit in desktops whose
-  // cores reach 5.7-5.8 GHz at the same IPC. Workstation cards are as often in servers as in workstations: they
-  // keep the server's time, the slower of the two. A time the user gives (--host-kernel-us, below) replaces the
-  // host's, and the per-step host work scales with it.
-  if (device.device_class == DeviceClass::kConsumer) {
-    s.host_seconds_per_kernel *= assumptions().desktop_host_time_ratio;
-    s.decode_step_overhead_seconds *= assumptions().desktop_host_time_ratio;
+  // The presets' host times are a GPU server's; the machine the device sits in may be faster (host_time_ratio). A
+  // time the user gives (--host-kernel-us, below) replaces the host's, and the per-step host work scales with it.
+  if (const double ratio = host_time_ratio(device); ratio != 1.0) {
+    s.host_seconds_per_kernel *= ratio;
+    s.decode_step_overhead_seconds *= ratio;
     s.desktop_host = true;
   }
   auto flag = [&](const std::optional<bool>& v, bool& into, const char* name) {

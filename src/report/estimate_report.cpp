@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "estimators/memory.hpp"
+#include "estimators/stack.hpp"
 #include "estimators/uncertainty.hpp"
 #include "serve/engine.hpp"
 
@@ -310,7 +311,8 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     // adds (its --request-overhead-ms): say so, so that the two commands' TTFTs read the same.
     std::string server;
     if (auto engine = parse_engine(in.workload.stack.preset); engine && serve::engine_served(*engine)) {
-      const double handling = serve::engine_config(*engine, in.device->memory_bytes, in.device->name).request_overhead_seconds;
+      const double handling =
+          serve::engine_config(*engine, in.device->memory_bytes, in.device->name, host_time_ratio(*in.device)).request_overhead_seconds;
       server = fmt::format("; through a server, +{} of request handling (hwplan serve)", human_seconds(handling));
     }
     row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? server : " (would be, if it fit: it does not)"));

@@ -38,9 +38,10 @@ bool engine_served(Engine e) {
   return e == Engine::kVllm || e == Engine::kSglang || e == Engine::kTrtllm || e == Engine::kLlamacpp;
 }
 
-EngineConfig engine_config(Engine e, double device_memory_bytes, const std::string& device_name) {
+EngineConfig engine_config(Engine e, double device_memory_bytes, const std::string& device_name, double host_time_ratio) {
   EngineConfig c;
   c.preset = to_string(e);
+  c.request_overhead_seconds *= host_time_ratio;  // the API server's Python work on this host
   const bool large = device_memory_bytes >= 70 * kGiB;
   // vLLM's EngineArgs keeps the small defaults on an A100 of 80 GB: "a100" in the device's name (a larger step
   // budget lowered its throughput there, vllm-project/vllm #17885; its tests/engine/test_arg_utils.py checks it).

@@ -104,7 +104,9 @@ double kv_fraction_for(const EngineConfig& e, int tp);
 
 // The engine's defaults for a device of `device_memory_bytes` named `device_name` (some engines scale them with
 // the device: vLLM by its memory, except on A100s).
-EngineConfig engine_config(Engine e, double device_memory_bytes, const std::string& device_name = "");
+// `host_time_ratio`: the request handling's CPU time against a GPU server's (estimators/stack.hpp host_time_ratio).
+EngineConfig engine_config(Engine e, double device_memory_bytes, const std::string& device_name = "",
+                           double host_time_ratio = 1.0);
 // The engines whose scheduler src/serve models.
 bool engine_served(Engine e);
 
