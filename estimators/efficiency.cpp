@@ -224,6 +224,11 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
   // cuDNN), and datacenter Blackwell's its tcgen05 MMA. Consumer Blackwell (GB20x) has neither: mma.sync is native.
   if (device.architecture_family == "hopper" || device.architecture_family == "blackwell")
     r.portable_attention_fraction = assumptions().portable_attention_fraction;
+  // FlashAttention-2 needs sm80+ (PyTorch's SDPA flash backend too): Pascal, Volta and Turing run the CUTLASS
+  // memory-efficient kernel instead, whatever the stack.
+  if (device.vendor == "nvidia" && (device.architecture_family == "pascal" || device.architecture_family == "volta" ||
+                                    device.architecture_family == "turing"))
+    r.fused_attention_fraction = assumptions().memory_efficient_attention_fraction;
   const bool clocked = device.boost_clock_mhz && *device.boost_clock_mhz > 0;
   r.kernel_overhead_seconds = clocked ? assumptions().kernel_overhead_cycles / (*device.boost_clock_mhz * 1e6 * clock)
                                       : assumptions().default_kernel_overhead_seconds;

@@ -32,6 +32,8 @@ struct DeviceRates {
   // FlashAttention-2-class kernels' rate / the architecture's native attention kernels' (below 1 where the full
   // tensor-core rate needs asynchronous warp-group MMA that those kernels do not issue: Hopper, datacenter Blackwell).
   double portable_attention_fraction = 1.0;
+  // Fused attention on a GPU without FlashAttention-2 (NVIDIA before Ampere): the memory-efficient kernel's rate / FA2's.
+  double fused_attention_fraction = 1.0;
   double clock_fraction = 1.0;        // sustained / boost clock under dense GEMMs
   bool gemm_efficiency_assumed = false;  // no published GEMM measurement: the conservative default was used
 };

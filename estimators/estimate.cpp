@@ -175,6 +175,11 @@ Estimate estimate(const EstimateInput& in) {
                          std::to_string(static_cast<int>(100 * r.portable_attention_fraction + 0.5)) + "% of the rate of " +
                          d.architecture + "'s native kernels (cuDNN, FlashAttention-3): --native-attention on if the stack uses them "
                          "(PyTorch's SDPA picks cuDNN first on sm90 / sm100 in recent releases: 2.11 did on an H200)";
+    if (m.is_transformer() && w.attention == Attention::kFlash && r.fused_attention_fraction < 1 && (e.training || w.prompt > 0))
+      attention_note = "FlashAttention needs an Ampere or newer GPU: on " + d.architecture +
+                       " fused attention is PyTorch SDPA's / xFormers' memory-efficient kernel (no s x s scores in memory "
+                       "either), priced at " + std::to_string(static_cast<int>(100 * r.fused_attention_fraction + 0.5)) +
+                       "% of FlashAttention-2's rate";
   }
 
   if (e.training) {

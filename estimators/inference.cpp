@@ -290,6 +290,7 @@ StepRates step_rates(const EstimateInput& in) {
   s.memory_bound_rates = rates_at_load(s.rates, 0, s.weight_bytes);
   s.prefill_attention_flops_per_s = s.rates.matrix_flops * s.rates.attention_efficiency *
                                     (st.native_attention ? 1.0 : s.rates.portable_attention_fraction) *
+                                    s.rates.fused_attention_fraction *
                                     gemm_efficiency(s.rates, 512, 512, static_cast<double>(m.head_dim), heads);
   s.host_seconds = st.cuda_graphs ? 0.0 : (s.layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
   s.step_overhead_seconds = st.decode_step_overhead_seconds;

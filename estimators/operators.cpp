@@ -77,7 +77,8 @@ class OpBuilder {
     double bytes = batch_heads * d * e * (2 * s + 2 * kv_fraction * keys);
     // A stack without the architecture's own attention kernels runs FlashAttention-2-class ones (no stack given:
     // the native kernels, as before stacks were modelled).
-    const double kernels = s_.stack && !s_.stack->native_attention ? rates.portable_attention_fraction : 1.0;
+    const double kernels = (s_.stack && !s_.stack->native_attention ? rates.portable_attention_fraction : 1.0) *
+                           rates.fused_attention_fraction;
     double rate = rates.matrix_flops * rates.attention_efficiency * kernels * gemm_efficiency(rates, s, s, d, batch_heads);
     op.forward_flops = flops;
     op.forward_bytes = bytes;

@@ -680,6 +680,32 @@ TEST_CASE("fp8 training's roofline draws the attention core at the bf16 rate the
   CHECK(rate(Precision::kFp8, "mlp-up") > 1.2 * rate(Precision::kBf16, "mlp-up"));
 }
 
+TEST_CASE("before Ampere fused attention is the memory-efficient kernel, slower than FlashAttention-2, and says so") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3.2-1b");
+  for (const char* id : {"v100-32gb-sxm", "t4"}) {
+    CAPTURE(id);
+    const Device& d = reg.device(id);
+    EstimateInput in = input(m, d, Task::kTrain, framework_preset(Framework::kHfTrainer));
+    in.workload.precision = Precision::kFp16;
+    in.workload.seq = 4096;
+    in.plan.micro_batch = 1;
+    const Estimate slow = estimate(in);
+    Assumptions flash_rate;
+    flash_rate.memory_efficient_attention_fraction = 1.0;
+    set_assumptions(flash_rate);
+    const Estimate fast = estimate(in);
+    set_assumptions(Assumptions{});
+    CHECK(slow.train.step_seconds > fast.train.step_seconds);
+    bool said = false;
+    for (const auto& n : slow.notes) said = said || n.find("FlashAttention needs an Ampere or newer GPU") != std::string::npos;
+    CHECK(said);
+  }
+  // An Ampere card runs FlashAttention-2 itself: nothing changes and nothing is said.
+  EstimateInput a = input(m, reg.device("a100-80gb-sxm"), Task::kTrain, framework_preset(Framework::kHfTrainer));
+  for (const auto& n : estimate(a).notes) CHECK(n.find("FlashAttention needs") == std::string::npos);
+}
+
 TEST_CASE("engine tensorrt is TensorRT-LLM's preset under the name the user gave") {
   auto trt = test::run_hwplan("estimate --model resnet-50 --device a10 --task infer --precision fp16 --batch 32 --engine tensorrt --format json");
   auto trtllm = test::run_hwplan("estimate --model resnet-50 --device a10 --task infer --precision fp16 --batch 32 --engine trtllm --format json");

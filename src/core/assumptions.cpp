@@ -37,6 +37,10 @@ constexpr Entry kEntries[] = {
      "H100 SXM, head dim 128, 4k-8k tokens (Shah et al. 2024, FlashAttention-3, arXiv:2407.08608, Fig. 5-6): "
      "FlashAttention-2 forward 319-333 TFLOP/s and backward 310-318 against cuDNN's 518-529 and 499-518 = 0.61-0.63; "
      "assumed the same on datacenter Blackwell, whose full rate also needs its own asynchronous MMA"},
+    {"memory_efficient_attention_fraction", &Assumptions::memory_efficient_attention_fraction, "fraction", 0.05, 1,
+     "xFormers issue 1074 (2024): its CUTLASS forward (fmha.cutlass.FwOp) about 2x slower than FlashAttention-2's on the "
+     "same A40, head dim 128, 512-64k tokens; xFormers issues 950 and 674: FlashAttention does not run on a V100, where "
+     "memory_efficient_attention and PyTorch SDPA use the CUTLASS kernel; backward assumed alike"},
     {"simt_conv_efficiency", &Assumptions::simt_conv_efficiency, "fraction", 0.05, 2,
      "FP32 without tensor cores: cuDNN runs 3x3 convolutions as Winograd transforms (2.25x fewer multiplies); in "
      "ResNet-50, 45% of the FLOPs are 3x3 convolutions, so at the implicit-GEMM 0.6 on the rest and a 2x Winograd "

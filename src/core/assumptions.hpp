@@ -22,6 +22,9 @@ struct Assumptions {
   // FlashAttention-2-class kernels (written for Ampere's synchronous warp-level MMA) on architectures whose full
   // tensor-core rate needs asynchronous warp-group MMA (Hopper, datacenter Blackwell), / the native kernels' rate.
   double portable_attention_fraction = 0.62;
+  // NVIDIA GPUs before Ampere (Pascal, Volta, Turing) have no FlashAttention-2: fused attention runs as the
+  // memory-efficient (CUTLASS, xFormers-derived) kernel that PyTorch's SDPA and xFormers fall back to, / FA2's rate.
+  double memory_efficient_attention_fraction = 0.5;
   double simt_conv_efficiency = 0.78;               // FP32 convolutions on the vector units (Winograd 3x3) / SGEMM rate
   // A network whose convolutions are listed by shape prices each one (estimators/operators.cpp, generic_cost):
   double implicit_gemm_conv_efficiency = 0.85;      // a convolution as an implicit GEMM / a plain GEMM of its shape
