@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/assumptions.hpp"
 #include "estimators/stack.hpp"
 #include "io/profile_io.hpp"
 #include "recommend/serve_setup.hpp"
