@@ -128,19 +128,18 @@ Estimate estimate(const EstimateInput& in) {
   if (!m.is_transformer() && !e.training && m.inference_activation_bytes_per_sample <= 0)
     e.warnings.push_back(m.id + " gives no inference_activation_mib_per_sample: inference activations assumed a "
                                 "quarter of its training activations per sample");
+  // The precision the GEMMs are asked for and the device's rates in it (the notes and warnings below read them).
+  const Precision compute = e.training ? w.precision : inference_compute_precision(w);
+  const DeviceRates r = device_rates(d, compute, in.profile);
   // The layout changes a CNN's time on tensor cores: say which one was assumed when the user did not.
   const bool format_set = std::any_of(w.stack.overridden.begin(), w.stack.overridden.end(),
                                       [](const std::string& o) { return o.rfind("memory-format", 0) == 0; });
   if (m.is_transformer() && format_set)
     e.warnings.push_back("--memory-format is the layout of a CNN's activations; " + m.id + " is a transformer: ignored");
-  if (!m.is_transformer() && !m.convolutions.empty() && !format_set) {
-    const Precision compute = e.training ? w.precision : inference_compute_precision(w);
-    const DeviceRates rates = device_rates(d, compute, in.profile);
-    const bool tensor = compute != Precision::kFp32 && rates.tensor_cores && rates.nhwc_convolutions;
-    if (tensor && !w.stack.channels_last)
-      e.notes.push_back("activations in NCHW (PyTorch's default): cuDNN transposes them around every tensor-core "
-                        "convolution; --memory-format nhwc (channels_last) is faster");
-  }
+  const bool tensor_convolutions = compute != Precision::kFp32 && r.tensor_cores && r.nhwc_convolutions;
+  if (!m.is_transformer() && !m.convolutions.empty() && !format_set && tensor_convolutions && !w.stack.channels_last)
+    e.notes.push_back("activations in NCHW (PyTorch's default): cuDNN transposes them around every tensor-core "
+                      "convolution; --memory-format nhwc (channels_last) is faster");
   if (e.training && !d.training)
     e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
                          "): treat the training figures as theoretical");
@@ -153,7 +152,6 @@ Estimate estimate(const EstimateInput& in) {
   if (in.profile && !in.profile->catalog_id.empty() && in.profile->catalog_id != d.id)
     e.warnings.push_back("the profile was measured on " + in.profile->device_name + " (" + in.profile->catalog_id +
                          "), not on " + d.id + ": its curves may not apply");
-  const Precision compute = e.training ? w.precision : inference_compute_precision(w);
   const PrecisionChoice choice = effective_precision(d, compute);
   e.requested_precision = compute;
   e.effective_precision = choice.effective;
@@ -161,7 +159,6 @@ Estimate estimate(const EstimateInput& in) {
   if (choice.substituted()) e.warnings.push_back(choice.reason);
   std::string attention_note;
   {
-    DeviceRates r = device_rates(d, compute, in.profile);
     if (r.gemm_efficiency_assumed && !in.profile)
       e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(choice.effective) +
                            ": large GEMMs assumed to reach " + std::to_string(static_cast<int>(100 * r.gemm_efficiency + 0.5)) +
@@ -169,13 +166,14 @@ Estimate estimate(const EstimateInput& in) {
     if (r.clock_fraction < 0.995)
       e.warnings.push_back(d.id + " holds about " + std::to_string(static_cast<int>(100 * r.clock_fraction + 0.5)) +
                            "% of its boost clock under dense GEMMs (power limit; from a published measurement)");
-    if (m.is_transformer() && w.attention == Attention::kFlash && !w.stack.native_attention &&
-        r.portable_attention_fraction < 1 && (e.training || w.prompt > 0))
+    // Fused attention runs at all: a transformer with flash attention that trains or reads a prompt.
+    const bool fused_attention = m.is_transformer() && w.attention == Attention::kFlash && (e.training || w.prompt > 0);
+    if (fused_attention && !w.stack.native_attention && r.portable_attention_fraction < 1)
       attention_note = "attention runs as FlashAttention-2-class kernels (" + w.stack.preset + "), at " +
                          std::to_string(static_cast<int>(100 * r.portable_attention_fraction + 0.5)) + "% of the rate of " +
                          d.architecture + "'s native kernels (cuDNN, FlashAttention-3): --native-attention on if the stack uses them "
                          "(PyTorch's SDPA picks cuDNN first on sm90 / sm100 in recent releases: 2.11 did on an H200)";
-    if (m.is_transformer() && w.attention == Attention::kFlash && r.fused_attention_fraction < 1 && (e.training || w.prompt > 0))
+    if (fused_attention && r.fused_attention_fraction < 1)
       attention_note = "FlashAttention needs an Ampere or newer GPU: on " + d.architecture +
                        " fused attention is PyTorch SDPA's / xFormers' memory-efficient kernel (no s x s scores in memory "
                        "either), priced at " + std::to_string(static_cast<int>(100 * r.fused_attention_fraction + 0.5)) +
@@ -183,9 +181,8 @@ Estimate estimate(const EstimateInput& in) {
   }
 
   if (e.training) {
-    DeviceRates rates = device_rates(d, w.precision, in.profile);
-    e.train = training_time(in, e.params, micro_batch_cost(in, rates), e.memory.paged_out_bytes);
-    double peak = rates.matrix_flops;
+    e.train = training_time(in, e.params, micro_batch_cost(in, r), e.memory.paged_out_bytes);  // r: in w.precision
+    double peak = r.matrix_flops;
     double cluster_peak = peak * in.plan.count();
     if (e.train.step_seconds > 0 && cluster_peak > 0) {
       e.train.mfu = e.train.model_flops_per_step / (e.train.step_seconds * cluster_peak);
