@@ -43,13 +43,22 @@ Stack framework_preset(Framework f) {
       // parameters (its bf16 / fp16 mode casts the model; the fp32 copy lives in the optimizer).
       s.autocast = f == Framework::kHfTrainer;
       s.persistent_grads = f == Framework::kDeepspeed;
+      // The Trainer's default optimizer, adamw_torch (transformers 4.32, PR 25109, until 4.54 with PyTorch 2.8+, PR
+      // 37358, made adamw_torch_fused the default), is torch.optim.AdamW's foreach implementation; DeepSpeed
+      // replaces it with its FusedAdam. Both clip by global norm every step (max_grad_norm 1.0, DeepSpeed's
+      // gradient_clipping from it).
+      s.fused_optimizer = f == Framework::kDeepspeed;
+      s.clip_grad_norm = true;
       s.fused_kernels = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.adapter_kernels = 5;
       break;
     case Framework::kFsdp:
-      // Plain PyTorch FSDP/DDP over an eager model with SDPA attention.
+      // Plain PyTorch FSDP/DDP over an eager model with SDPA attention; torch.optim.AdamW with its default (foreach)
+      // implementation over the sharded parameters, clipping by global norm (FSDP's clip_grad_norm_).
       s.fused_kernels = false;
+      s.fused_optimizer = false;
+      s.clip_grad_norm = true;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       break;
     case Framework::kTorchtune:
@@ -58,6 +67,10 @@ Stack framework_preset(Framework f) {
       s.master_weights_fp32 = false;
       s.fused_kernels = false;
       s.chunked_loss = true;
+      // Its recipes' configs build torch.optim.AdamW with fused: True (or bitsandbytes' 8-bit AdamW, one kernel per
+      // tensor) and leave clip_grad_norm null.
+      s.fused_optimizer = true;
+      s.clip_grad_norm = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.memory_metric = MemoryMetric::kAllocated;
       break;
@@ -72,6 +85,9 @@ Stack framework_preset(Framework f) {
       // mixed_precision_reduce = "float32", so each gradient reduce-scatter moves 4 bytes a parameter, and the
       // sharded gradients are fp32 like the sharded parameters they update.
       s.fp32_grads = true;
+      // optimizer.implementation "fused" (its default), clip_grad_norm_ with max_norm 1.0 every step.
+      s.fused_optimizer = true;
+      s.clip_grad_norm = true;
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
     case Framework::kMegatron:
@@ -86,6 +102,11 @@ Stack framework_preset(Framework f) {
       s.fp32_grads = true;         // main_grad buffer in fp32 for bf16 (and fp8) training
       s.context_parallel = true;  // --context-parallel-size (Transformer Engine's ring attention)
       s.partial_recompute = true;  // --recompute-method block --recompute-num-layers N
+      // Apex / Transformer Engine FusedAdam; --clip-grad 1.0 computes the global norm every step and scales the
+      // gradients only when it exceeds the threshold.
+      s.fused_optimizer = true;
+      s.clip_grad_norm = true;
+      s.clip_scale_always = false;
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
   }

@@ -35,6 +35,41 @@ double loop_optimizer_kernels(Optimizer o) {
   }
 }
 
+// Bytes one optimizer step moves per parameter it updates. P: the copy it updates (the fp32 master, or the 16-bit
+// parameter itself in pure 16-bit training), G: the gradient it reads, S: one moment (the parameter's type in pure
+// 16-bit training, fp32 otherwise).
+// - One fused pass (torch fused=True, apex / Transformer Engine / DeepSpeed FusedAdam): AdamW reads the parameter,
+//   the gradient and both moments and writes the parameter and both moments: 2P + G + 4S; SGD with momentum
+//   2P + G + 2S; bitsandbytes' 8-bit AdamW, one kernel per tensor over 1-byte moments: 2P + G + 4.
+// - torch.optim's foreach and for-loop AdamW (_multi_tensor_adamw / _single_tensor_adamw): eight elementwise passes
+//   over whole tensors: the decoupled decay (p.mul_: 2P), the first moment (m.lerp_(g): 2S + G), the second
+//   (v.mul_: 2S; v.addcmul_(g, g): 2S + G), the denominator (d = sqrt(v): 2S; d.div_: 2S; d.add_(eps): 2S) and the
+//   update (p.addcdiv_(m, d): 2P + 2S): 4P + 2G + 14S, three times the fused pass's bytes in fp32. SGD with
+//   momentum (buf.mul_, buf.add_(g), p.add_(buf)): 2P + G + 5S.
+// - Hugging Face's Adafactor (factored second moment, no first): the squared gradient plus eps (two new tensors),
+//   its row and column means, the approximate second moment as their outer product, its product with the
+//   gradient, the RMS clip (a read and a division), the learning-rate scaling and the update: ~2P + 2G + 14 x 4.
+// Clipping by global norm reads the gradients once for the norm and, where the scale always runs, reads and writes
+// them again: G or 3G.
+double optimizer_step_bytes(const Workload& w) {
+  const bool sixteen = activation_bytes(w.precision) < 4;
+  const bool master = w.stack.master_weights_fp32;
+  const double p = sixteen && !master ? 2 : 4;
+  const double g = fp32_gradients(w) ? 4 : sixteen && !(w.stack.autocast && master) ? 2 : 4;
+  const double st = sixteen && !master ? 2 : 4;
+  // A for-loop optimizer (foreach off) issues the separate passes for each tensor whatever the flag says.
+  const bool fused = w.stack.fused_optimizer && w.stack.foreach_optimizer;
+  double bytes = 0;
+  switch (w.optimizer) {
+    case Optimizer::kAdamW: bytes = fused ? 2 * p + g + 4 * st : 4 * p + 2 * g + 14 * st; break;
+    case Optimizer::kSgd: bytes = fused ? 2 * p + g + 2 * st : 2 * p + g + 5 * st; break;
+    case Optimizer::kAdam8bit: bytes = 2 * p + g + 4; break;
+    case Optimizer::kAdafactor: bytes = 2 * p + 2 * g + 14 * 4; break;
+  }
+  if (w.stack.clip_grad_norm) bytes += w.stack.clip_scale_always ? 3 * g : g;
+  return bytes;
+}
+
 }  // namespace
 
 double computed_sequence(const Workload& w, std::int64_t micro_batch) {
@@ -309,12 +344,11 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     t.dp_interference_seconds = (t.dp_comm_seconds - t.dp_comm_exposed_seconds) * stolen;
   }
 
-  // Optimizer step: memory-bound pass over the (sharded) trainable parameters. AdamW reads the fp32 master
-  // weights, gradients and both moments and writes weights, moments and the low-precision copy: 28 bytes.
+  // Optimizer step: memory-bound passes over the (sharded) trainable parameters (optimizer_step_bytes).
   double shard = plan.zero >= 1 ? plan.zero_ranks() : 1;
   // Parameters this rank updates: its shard of the dense ones and of the experts it holds.
   const double updated = trainable / shard + trainable_experts / (plan.zero >= 1 ? std::max(1, plan.dp / ep) : 1);
-  double opt_bytes_per_param = w.optimizer == Optimizer::kSgd ? 20 : w.optimizer == Optimizer::kAdam8bit ? 16 : 28;
+  const double opt_bytes_per_param = optimizer_step_bytes(w);
   const DeviceRates& mem_rates = c.memory_rates;
   if (plan.offload == Offload::kNone) {
     // A multi-tensor step is a few kernels. A Python loop over the parameter tensors issues each update op for

@@ -216,7 +216,7 @@ def bf16_train(w, model_id, batch, seq, master):
     w.case(name=f"h200-torch-{model_id}-bf16-{'amp' if master == 'fp32' else 'pure'}-b{batch}-s{seq}",
            kind="training", model=model_id, count=1, task="finetune", precision="bf16", batch=batch, seq=seq,
            grad_accum=1, recompute="none", attention="flash", optimizer="adamw", framework="hf-trainer",
-           master_weights=master, memory_metric="allocated",
+           fused_optimizer=True, clip_grad_norm=False, master_weights=master, memory_metric="allocated",
            measured={"peak_memory_gib": round(peak, 2), "tokens_per_second_per_device": round(batch * seq / t, 1)},
            confidence="measured",
            source=SOURCE(),

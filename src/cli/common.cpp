@@ -123,6 +123,11 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "With --precision fp8, the vocabulary projection in fp8 too (torchao float8 converts every Linear); off: in 16 bits (Megatron's output layer)");
   add_switch(app, "--foreach-optimizer", w.foreach_optimizer,
              "Optimizer step as multi-tensor kernels (torch.optim foreach, fused Adam); off: a loop over the parameter tensors");
+  add_switch(app, "--fused-optimizer", w.fused_optimizer,
+             "Optimizer update as one fused pass (torch fused=True, apex / DeepSpeed / Transformer Engine FusedAdam); off: "
+             "torch.optim's foreach or for-loop elementwise passes (AdamW: eight over whole tensors)");
+  add_switch(app, "--clip-grad-norm", w.clip_grad_norm,
+             "Gradient clipping by global norm every step (a read of the gradients for the norm, and a scaling pass)");
   app.add_option("--host-kernel-us", w.host_kernel_us,
                  "Host time to issue one kernel, us (eager PyTorch: 27 by default; 15-25 measured on H200 hosts)");
   app.add_option("--memory-metric", w.memory_metric, "Which peak to report: allocated | reserved | device (nvidia-smi)");
@@ -199,7 +204,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
                  "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
-                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--overlap-scheduling", "--host-kernel-us", "--memory-metric", "--memory-format"});
+                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--fused-optimizer", "--clip-grad-norm", "--overlap-scheduling", "--host-kernel-us", "--memory-metric", "--memory-format"});
 }
 
 }  // namespace hwplan::cli

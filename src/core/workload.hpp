@@ -58,6 +58,16 @@ struct Stack {
   // 2.0, fused Adam in DeepSpeed, Megatron, apex). Off: a Python loop over the parameter tensors issuing a handful
   // of kernels for each (torch.optim with foreach=False, older library optimizers such as BERT's BertAdam).
   bool foreach_optimizer = true;
+  // The update is one fused kernel pass over the optimizer's tensors (torch.optim fused=True, apex / Transformer
+  // Engine / DeepSpeed FusedAdam): each element of parameter, gradient and moments read and written once. Off:
+  // torch.optim's foreach (or for-loop) implementation, eight elementwise passes for AdamW, each over whole tensors
+  // (estimators/training.cpp optimizer_step_bytes).
+  bool fused_optimizer = true;
+  // Gradient clipping by global norm at every step. torch.nn.utils.clip_grad_norm_ reads every gradient for the
+  // norm and then scales them all in place by the clamped coefficient whatever the norm (clip_scale_always);
+  // Megatron and apex scale only when the norm exceeds the threshold: the norm's read remains.
+  bool clip_grad_norm = false;
+  bool clip_scale_always = true;
   // Gradients accumulated and reduced in fp32 while the parameters are 16-bit: Megatron-LM's main_grad buffer, which
   // it keeps in fp32 for bf16 training (--accumulate-allreduce-grads-in-fp32, set for bf16; its README's bytes per
   // parameter: "bf16 param, fp32 grads: 18; distributed optimizer 6 + 12/d"). 4 bytes per gradient in memory and in

@@ -24,6 +24,7 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--activation-offload", "activation_offload"}, {"--paged-optimizer", "paged_optimizer"},
       {"--native-attention", "native_attention"}, {"--autocast", "autocast"},
       {"--persistent-grads", "persistent_grads"}, {"--foreach-optimizer", "foreach_optimizer"},
+      {"--fused-optimizer", "fused_optimizer"}, {"--clip-grad-norm", "clip_grad_norm"},
       {"--fp8-head", "fp8_head"}, {"--fp32-grads", "fp32_grads"},
       {"--overlap-scheduling", "overlap_scheduling"},
       {"--host-kernel-us", "host_kernel_us"},

@@ -55,6 +55,8 @@ struct WorkloadSpec {
   std::optional<bool> autocast;                // mixed precision as torch.amp autocast over fp32 parameters
   std::optional<bool> persistent_grads;        // gradient buffers kept across steps (else freed between steps)
   std::optional<bool> foreach_optimizer;       // multi-tensor optimizer kernels (else a loop over the tensors)
+  std::optional<bool> fused_optimizer;         // the update as one fused pass (else torch's foreach elementwise passes)
+  std::optional<bool> clip_grad_norm;          // gradient clipping by global norm every step
   std::optional<bool> fp8_head;                // with fp8 training, the vocabulary projection in fp8 too
   std::optional<bool> fp32_grads;              // gradients kept and reduced in fp32 under 16-bit parameters
   std::optional<double> host_kernel_us;        // host time to issue one kernel (eager dispatch), microseconds

@@ -22,6 +22,8 @@ void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   flag("autocast", w.autocast);
   flag("persistent_grads", w.persistent_grads);
   flag("foreach_optimizer", w.foreach_optimizer);
+  flag("fused_optimizer", w.fused_optimizer);
+  flag("clip_grad_norm", w.clip_grad_norm);
   flag("fp8_head", w.fp8_head);
   flag("fp32_grads", w.fp32_grads);
   flag("overlap_scheduling", w.overlap_scheduling);

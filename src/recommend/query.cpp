@@ -123,6 +123,8 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.autocast, s.autocast, "autocast");
   flag(o.persistent_grads, s.persistent_grads, "persistent-grads");
   flag(o.foreach_optimizer, s.foreach_optimizer, "foreach-optimizer");
+  flag(o.fused_optimizer, s.fused_optimizer, "fused-optimizer");
+  flag(o.clip_grad_norm, s.clip_grad_norm, "clip-grad-norm");
   flag(o.fp8_head, s.fp8_head, "fp8-head");
   flag(o.fp32_grads, s.fp32_grads, "fp32-grads");
   flag(o.overlap_scheduling, s.overlap_scheduling, "overlap-scheduling");

@@ -159,6 +159,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"autocast", st.autocast},
                 {"persistent_grads", st.persistent_grads},
                 {"foreach_optimizer", st.foreach_optimizer},
+                {"fused_optimizer", st.fused_optimizer},
+                {"clip_grad_norm", st.clip_grad_norm},
                 {"fp8_head", st.fp8_head},
                 {"fp32_grads", st.fp32_grads},
                 {"memory_metric", to_string(st.memory_metric)},
