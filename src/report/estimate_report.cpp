@@ -201,6 +201,11 @@ std::string stack_summary(const Workload& w) {
   } else {
     out += st.master_weights_fp32 ? (st.autocast ? ", autocast over fp32 weights" : ", fp32 master weights")
                                   : ", pure 16-bit (no master copy)";
+    // How the optimizer step runs, which sets its memory passes (estimators/training.cpp optimizer_step_bytes);
+    // Adafactor and the 8-bit optimizers have their own.
+    if (w.optimizer == Optimizer::kAdamW || w.optimizer == Optimizer::kSgd)
+      out += !st.foreach_optimizer ? ", looped optimizer" : st.fused_optimizer ? ", fused optimizer" : ", foreach optimizer";
+    if (st.clip_grad_norm) out += ", gradient clipping";
     if (st.chunked_loss) out += ", chunked loss";
     if (st.optimizer_in_backward) out += ", optimizer in backward";
     if (st.activation_offload) out += ", activation offload";
