@@ -50,7 +50,8 @@ double loop_optimizer_kernels(Optimizer o) {
 //   its row and column means, the approximate second moment as their outer product, its product with the
 //   gradient, the RMS clip (a read and a division), the learning-rate scaling and the update: ~2P + 2G + 14 x 4.
 // Clipping by global norm reads the gradients once for the norm and, where the scale always runs, reads and writes
-// them again: G or 3G.
+// them again: G or 3G. Not counted: torch skips the decay pass when weight_decay is 0, and DeepSpeed and Megatron
+// rewrite their 16-bit model copy from the fp32 master after the step (4 bytes read, 2 written).
 double optimizer_step_bytes(const Workload& w) {
   const bool sixteen = activation_bytes(w.precision) < 4;
   const bool master = w.stack.master_weights_fp32;

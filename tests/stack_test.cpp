@@ -459,10 +459,10 @@ TEST_CASE("an optimizer that loops over the parameter tensors pays each tensor's
   loop_in.workload.stack.foreach_optimizer = false;
   Estimate a = estimate(foreach_in), b = estimate(loop_in);
   // 388 tensors x 8 kernels (PyTorch's single-tensor AdamW) x the eager host's 27 us: about 84 ms, far above the
-  // device's few milliseconds of memory traffic.
+  // device's ~16 ms of memory traffic (the same eight passes, foreach, over fp32 tensors, and clipping).
   const double host = 388 * 8 * loop_in.workload.stack.host_seconds_per_kernel;
   CHECK(b.train.optimizer_seconds == doctest::Approx(host).epsilon(1e-9));
-  CHECK(a.train.optimizer_seconds < 0.2 * host);
+  CHECK(a.train.optimizer_seconds < 0.25 * host);
   CHECK(b.train.step_seconds - a.train.step_seconds == doctest::Approx(host - a.train.optimizer_seconds).epsilon(1e-6));
 }
 
