@@ -99,8 +99,9 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
          decode_attention_layer_seconds(m, r, context * batch, tp, kv_bytes, kv_read, batch);
 }
 
-// Kernels one decode step issues per layer. Fused engines: QKV, output, up and down GEMMs, attention (3), two
-// norms, RoPE, KV append, two residual adds and the activation (~15-19). Eager Hugging Face modelling code: RMSNorm
+// Kernels one decode step issues per layer. Fused engines: the device prices QKV, output, up and down GEMMs,
+// attention (3), two norms, RoPE, KV append, two residual adds and the activation (~15-19); their code issues
+// fewer calls (kFusedDecodeCallsPerLayer below). Eager Hugging Face modelling code: RMSNorm
 // as seven ops (twice), RoPE as ten, q/k/v as three GEMMs, KV-cache concatenation and GQA head repetition (two
 // each), the gated activation as two: ~42. Quantised weights in eager code add the library's per-linear
 // glue: bitsandbytes 4-bit, nf4 (quant-state unpacking, casts, the gemv: ~3 more per linear); LLM.int8() (row/column
@@ -110,6 +111,14 @@ double decode_layer_seconds(const Model& m, const DeviceRates& r, double batch, 
 // (AutoGPTQ's 8-bit QuantLinear: one vecquant8matmul call), which a GPTQ checkpoint's int8 means
 // (Workload::fused_dequant_kernels) where a bare --weights int8 means bitsandbytes' LLM.int8().
 constexpr double kFusedDecodeKernelsPerLayer = 4 + 3 + 12;
+
+// What a fused stack's code issues per decode layer when no CUDA graph replays it, one kernel a call: the two norms
+// (fused with the residual adds in vLLM, AutoAWQ's fused RMSNorm plus a separate add), QKV, RoPE and the cache
+// write (vLLM's rotary and reshape_and_cache; inside the FasterTransformer-derived decode attention of AutoAWQ's
+// fused modules), attention, output, gate and up (one merged GEMM in vLLM), the activation and its gate multiply
+// (vLLM's silu_and_mul), down: 10 (vLLM 0.2 eager) to 12 (AutoAWQ fuse_layers); 12 taken. The device side still
+// prices kFusedDecodeKernelsPerLayer floors (token_layer_seconds' count): this changes the host's issue time only.
+constexpr double kFusedDecodeCallsPerLayer = 12;
 
 // Eager MoE blocks (transformers' Mixtral, Qwen2/3-MoE: a Python loop over the touched experts) replace the dense
 // MLP's ~5 kernels with the router (gate linear, softmax, top-k, renormalisation, cast, one-hot mask, its sum and hit
@@ -133,7 +142,7 @@ double decode_kernels_per_layer(const Model& m, const Workload& w, double tokens
   if (w.stack.decode_kernels_per_layer > 0)
     return w.stack.decode_kernels_per_layer + (quantized ? linears * w.stack.quantized_linear_kernels : 0);
   const bool fused = w.stack.fused_kernels;
-  double kernels = (fused ? kFusedDecodeKernelsPerLayer : 42) + eager_moe_extra_kernels(m, w, tokens);
+  double kernels = (fused ? kFusedDecodeCallsPerLayer : 42) + eager_moe_extra_kernels(m, w, tokens);
   if (!fused && w.weights) {
     WeightFormat f = *w.weights;
     if (f == WeightFormat::kNf4 || f == WeightFormat::kQ4_0) kernels += 3 * linears;

@@ -180,8 +180,12 @@ Stack engine_preset(Engine e) {
       s.layer_split = true;  // --split-mode layer, the default (row splits each matrix: --tp)
       break;
     case Engine::kExllama:
-      // Native C++/CUDA engine launching its own fused kernels.
+      // Native C++/CUDA engine launching its own fused kernels. ExLlamaV2 per layer: the C++ attention front (norm,
+      // the q, k and v quantised matrix products, RoPE on q and k), attention in PyTorch ops when flash-attn is
+      // absent (the cache copies, q.k, softmax, .v, the reshape: ~6), the output product with the residual add, and
+      // the C++ MLP (norm, gate, up, activation x gate, down, residual): ~19.
       s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;
+      s.decode_kernels_per_layer = 19;
       s.decode_step_overhead_seconds = 0.2e-3;
       s.layer_split = true;  // gpu_split / autosplit: consecutive layers on each GPU
       break;
