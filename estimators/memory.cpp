@@ -192,11 +192,12 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   if (lora) m.weights += trainable * 2;  // adapters in bf16/fp16 (fp32 when training in fp32)
   m.gradients = trainable * grad_bytes / zero_grads;
   m.optimizer = trainable * opt_bytes / zero_opt;
-  if (plan.zero >= 3) {
-    // Gathered parameters of the layer being computed (and the prefetched next one).
-    double per_layer = model.is_transformer() ? params.layer_total() / tp : stage_params;
-    m.weights += 2 * per_layer * weight_bytes;
-  }
+  // ZeRO-3's gathered (full) parameters: the layer being computed and the prefetched next one (FSDP's units), or
+  // as many as the stack keeps resident (DeepSpeed: up to stage3_max_live_parameters, whatever the layer size).
+  const double gathered = st.zero3_live_parameters > 0
+                              ? std::min(stage_params, st.zero3_live_parameters)
+                              : 2 * (model.is_transformer() ? params.layer_total() / tp : stage_params);
+  if (plan.zero >= 3) m.weights += gathered * weight_bytes;
   if (plan.offload == Offload::kOptimizer || plan.offload == Offload::kParams) {
     m.host_bytes += m.optimizer;
     m.optimizer = 0;
@@ -208,9 +209,8 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     m.gradients = std::min(m.gradients, 2 * trainable_layer * grad_bytes);
   }
   if (plan.offload == Offload::kParams) {
-    double per_layer = model.is_transformer() ? params.layer_total() / tp : stage_params;
     m.host_bytes += m.weights;
-    m.weights = 2 * per_layer * weight_bytes;
+    m.weights = gathered * weight_bytes;
   }
   // Optimizer step in backward: each parameter's gradient is applied and freed as soon as it is produced, so
   // about one layer's gradients exist at a time (torchtune optimizer_in_bwd; not with gradient accumulation).

@@ -49,6 +49,9 @@ Stack framework_preset(Framework f) {
       // gradient_clipping from it).
       s.fused_optimizer = f == Framework::kDeepspeed;
       s.clip_grad_norm = true;
+      // DeepSpeed's ZeRO-3 keeps up to stage3_max_live_parameters gathered (deepspeed/runtime/zero/config.py:
+      // max_live_parameters and max_reuse_distance default to 1e9).
+      if (f == Framework::kDeepspeed) s.zero3_live_parameters = 1e9;
       s.fused_kernels = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.adapter_kernels = 5;

@@ -210,3 +210,31 @@ TEST_CASE("gradient accumulation keeps the gradients between micro-batches, and 
   // Llama 2 7B's untied output projection (32,000 x 4,096) in bf16.
   CHECK(transient.memory.gradients == doctest::Approx(32000.0 * 4096 * 2).epsilon(0.01));
 }
+
+TEST_CASE("DeepSpeed ZeRO-3 keeps up to stage3_max_live_parameters gathered, FSDP the current and next layer") {
+  // deepspeed/runtime/zero/config.py: max_live_parameters and max_reuse_distance default to 1e9 parameters.
+  REQUIRE(framework_preset(Framework::kDeepspeed).zero3_live_parameters == 1e9);
+  REQUIRE(framework_preset(Framework::kFsdp).zero3_live_parameters == 0);
+  const Model m = test::registry().model("llama-2-7b");
+  const ParameterCounts c = count_parameters(m);
+  const Device& d = test::registry().device("a100-80gb-sxm");
+  Workload w;
+  w.precision = Precision::kBf16;
+  w.seq = 2048;
+  w.task = Task::kFinetune;
+  Plan p;
+  p.dp = 8;
+  p.zero = 3;
+  w.stack = framework_preset(Framework::kFsdp);
+  const double fsdp = training_memory(m, c, d, w, p).weights;
+  w.stack = framework_preset(Framework::kDeepspeed);
+  const double deepspeed = training_memory(m, c, d, w, p).weights;
+  // Llama 2 7B's layers hold 202M parameters: FSDP gathers two (0.4B), DeepSpeed keeps 1e9, in 16 bits.
+  CHECK(deepspeed - fsdp == doctest::Approx((1e9 - 2 * c.layer_total()) * 2).epsilon(1e-9));
+  // A cap above the model keeps all of it; with parameters offloaded the device holds only what is gathered.
+  w.stack.zero3_live_parameters = 1e12;
+  CHECK(training_memory(m, c, d, w, p).weights == doctest::Approx(c.total * 2 / 8 + c.total * 2).epsilon(1e-9));
+  w.stack.zero3_live_parameters = 1e9;
+  p.offload = Offload::kParams;
+  CHECK(training_memory(m, c, d, w, p).weights == doctest::Approx(1e9 * 2).epsilon(1e-9));
+}

@@ -128,6 +128,9 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "torch.optim's foreach or for-loop elementwise passes (AdamW: eight over whole tensors)");
   add_switch(app, "--clip-grad-norm", w.clip_grad_norm,
              "Gradient clipping by global norm every step (a read of the gradients for the norm, and a scaling pass)");
+  app.add_option("--zero3-live-params", w.zero3_live_params,
+                 "ZeRO-3: full parameters kept gathered on each device (DeepSpeed's stage3_max_live_parameters, 1e9 in the "
+                 "deepspeed preset); 0: the layer being computed and the prefetched next one (FSDP)");
   app.add_option("--host-kernel-us", w.host_kernel_us,
                  "Host time to issue one kernel, us (eager PyTorch: 27 by default; 15-25 measured on H200 hosts)");
   app.add_option("--memory-metric", w.memory_metric, "Which peak to report: allocated | reserved | device (nvidia-smi)");
@@ -204,7 +207,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
                  "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
-                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--fused-optimizer", "--clip-grad-norm", "--overlap-scheduling", "--host-kernel-us", "--memory-metric", "--memory-format"});
+                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--fused-optimizer", "--clip-grad-norm", "--zero3-live-params", "--overlap-scheduling", "--host-kernel-us", "--memory-metric", "--memory-format"});
 }
 
 }  // namespace hwplan::cli

@@ -107,6 +107,11 @@ struct Stack {
   // Recomputation of some layers only (Megatron's block method, torchtitan's per-layer checkpointing); other
   // stacks checkpoint every layer or none (Hugging Face gradient_checkpointing).
   bool partial_recompute = false;
+  // ZeRO-3: how many full (gathered) parameters stay on each device. 0: the layer being computed and the prefetched
+  // next one, as FSDP's per-layer units do. DeepSpeed keeps gathered parameters until stage3_max_live_parameters
+  // (1e9 by default) would be exceeded and does not release one it will reuse within stage3_max_reuse_distance
+  // (1e9): up to 1e9 parameters resident whatever the layer size.
+  double zero3_live_parameters = 0;
   MemoryMetric memory_metric = MemoryMetric::kReserved;
   // A CNN's activations in NHWC (channels last, hwplan --memory-format nhwc). In NCHW, PyTorch's default, every
   // tensor-core convolution transposes its input to NHWC and its output back (cuDNN's tensor-core kernels are

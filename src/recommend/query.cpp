@@ -128,6 +128,11 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.fp8_head, s.fp8_head, "fp8-head");
   flag(o.fp32_grads, s.fp32_grads, "fp32-grads");
   flag(o.overlap_scheduling, s.overlap_scheduling, "overlap-scheduling");
+  if (o.zero3_live_params) {
+    if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
+    s.zero3_live_parameters = *o.zero3_live_params;
+    s.overridden.push_back(fmt::format("zero3-live-params {:g}", *o.zero3_live_params));
+  }
   if (o.host_kernel_us) {
     if (!(*o.host_kernel_us >= 0) || *o.host_kernel_us > 1e4) bad("--host-kernel-us", "must be between 0 and 10,000 (microseconds)");
     // The preset's per-step host work (sampling, stop checks) is in the same host's time: it scales along.

@@ -161,6 +161,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"foreach_optimizer", st.foreach_optimizer},
                 {"fused_optimizer", st.fused_optimizer},
                 {"clip_grad_norm", st.clip_grad_norm},
+                {"zero3_live_parameters", st.zero3_live_parameters},
                 {"fp8_head", st.fp8_head},
                 {"fp32_grads", st.fp32_grads},
                 {"memory_metric", to_string(st.memory_metric)},
