@@ -193,9 +193,11 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   m.gradients = trainable * grad_bytes / zero_grads;
   m.optimizer = trainable * opt_bytes / zero_opt;
   // ZeRO-3's gathered (full) parameters: the layer being computed and the prefetched next one (FSDP's units), or
-  // as many as the stack keeps resident (DeepSpeed: up to stage3_max_live_parameters, whatever the layer size).
+  // as many as the stack keeps resident (DeepSpeed: up to stage3_max_live_parameters, whatever the layer size; a
+  // single tensor above the cap, such as a large vocabulary's embedding, is still gathered whole).
+  const double largest_tensor = model.is_transformer() ? std::max(params.embedding, params.output) / tp : 0;
   const double gathered = st.zero3_live_parameters > 0
-                              ? std::min(stage_params, st.zero3_live_parameters)
+                              ? std::min(stage_params, std::max(st.zero3_live_parameters, largest_tensor))
                               : 2 * (model.is_transformer() ? params.layer_total() / tp : stage_params);
   if (plan.zero >= 3) m.weights += gathered * weight_bytes;
   if (plan.offload == Offload::kOptimizer || plan.offload == Offload::kParams) {

@@ -486,14 +486,16 @@ TEST_CASE("a small eager training step says it is host-bound and that a faster G
 
 TEST_CASE("a serving preset without CUDA graphs issues its kernels from Python, and loop-only optimizers always loop") {
   WorkloadSpec d = eager_decode("a100-80gb-sxm");
+  d.model = "llama-3.2-1b";
   d.engine = "vllm";
   const double graphs = run(d).infer.decode_tokens_per_second;
   d.cuda_graphs = false;
   const Estimate eager = run(d);
-  // Its Python model code issues ~12 kernels a layer at the eager host time, (32 x 12 + 8) x 27 us = 10.6 ms a
-  // token, plus the engine's 1 ms of step work: above the ~10.3 ms of GPU work of Llama 2 7B in 16 bits on an A100.
+  // Its Python model code issues ~12 kernels a layer at the eager host time, (16 x 12 + 8) x 27 us = 5.4 ms a
+  // token, plus the engine's 1 ms of step work: far above the 2.7 ms a graph-replayed step of Llama 3.2 1B takes
+  // on an A100.
   CHECK(eager.infer.decode_host_bound);
-  CHECK(eager.infer.decode_tokens_per_second < 0.95 * graphs);
+  CHECK(eager.infer.decode_tokens_per_second < 0.5 * graphs);
   // A host time given by hand on a desktop card is that host's: the engine's per-step work scales with it.
   WorkloadSpec g = eager_decode("rtx-4090");
   g.engine = "vllm";
