@@ -62,6 +62,12 @@ bool fp32_gradients(const Workload& w) {
   return w.stack.fp32_grads && (w.precision == Precision::kBf16 || w.precision == Precision::kFp8);
 }
 
+double gradient_bytes(const Workload& w) {
+  // Megatron's main_grad buffer is fp32 (its fp16 mode keeps fp16 gradients).
+  if (fp32_gradients(w)) return 4;
+  return mixed(w.precision) && !(w.stack.autocast && w.stack.master_weights_fp32) ? 2 : 4;
+}
+
 double weight_bytes_per_param(const Workload& w) {
   if (w.task == Task::kQlora) return bytes_per_param(WeightFormat::kNf4);
   if (w.task == Task::kInfer && w.checkpoint_bytes_per_param) return *w.checkpoint_bytes_per_param;
@@ -178,9 +184,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   const double trainable = lora ? lora_parameters(model, w.lora_rank, w.lora_targets) / (tp * pp) : stage_params;
   const double weight_bytes = weight_bytes_per_param(w);
   const Stack& st = w.stack;
-  // Gradients take their parameters' type: fp32 under autocast over fp32 weights, else the compute type, unless the
-  // stack keeps them in fp32 (Megatron's main_grad buffer; its fp16 mode keeps fp16 gradients).
-  const double grad_bytes = fp32_gradients(w) ? 4 : mp && !(st.autocast && st.master_weights_fp32) ? 2 : 4;
+  const double grad_bytes = gradient_bytes(w);
   const double opt_bytes = optimizer_bytes_per_param(w.optimizer, mp, adafactor_fraction(model), st.master_weights_fp32);
 
   const double shards = plan.zero_ranks();

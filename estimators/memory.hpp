@@ -52,6 +52,9 @@ bool autocast_model(const Workload& w);
 // Gradients of 16-bit (bf16, fp8-compute) parameters kept and reduced in fp32 (Stack::fp32_grads: Megatron's
 // main_grad buffer). Not for fp16, whose Megatron gradients stay fp16, nor for fp32 training, whose are fp32 anyway.
 bool fp32_gradients(const Workload& w);
+// Bytes of one gradient element as the stack keeps it: the parameter's type (fp32 under autocast over fp32 weights,
+// else the compute type), unless the stack keeps gradients in fp32 (fp32_gradients).
+double gradient_bytes(const Workload& w);
 
 // Share of a stage's layers whose forward is recomputed in backward: 1 with full recomputation of every layer,
 // recompute_layers / stage_layers when only some are (0 without full recomputation).

@@ -53,11 +53,9 @@ double loop_optimizer_kernels(Optimizer o) {
 // them again: G or 3G. Not counted: torch skips the decay pass when weight_decay is 0, and DeepSpeed and Megatron
 // rewrite their 16-bit model copy from the fp32 master after the step (4 bytes read, 2 written).
 double optimizer_step_bytes(const Workload& w) {
-  const bool sixteen = activation_bytes(w.precision) < 4;
-  const bool master = w.stack.master_weights_fp32;
-  const double p = sixteen && !master ? 2 : 4;
-  const double g = fp32_gradients(w) ? 4 : sixteen && !(w.stack.autocast && master) ? 2 : 4;
-  const double st = sixteen && !master ? 2 : 4;
+  // The parameter and its moments are 16-bit only in pure 16-bit training.
+  const double p = activation_bytes(w.precision) < 4 && !w.stack.master_weights_fp32 ? 2 : 4, st = p;
+  const double g = gradient_bytes(w);
   // A for-loop optimizer (foreach off) issues the separate passes for each tensor whatever the flag says.
   const bool fused = w.stack.fused_optimizer && w.stack.foreach_optimizer;
   double bytes = 0;
