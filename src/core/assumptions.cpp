@@ -83,6 +83,8 @@ constexpr Entry kEntries[] = {
     {"eager_traffic_factor", &Assumptions::eager_traffic_factor, "x", 1, 10,
      "torchtune's eager vs compiled Llama 3.2 3B on one A100; checked on IBM's FSDP Llama 2 7B (57% vs 68% MFU); "
      "hwplan validate refits it per held-out group"},
+    {"fused_optimizer_bandwidth_share", &Assumptions::fused_optimizer_bandwidth_share, "fraction", 0.05, 1,
+     "bandwidth of a fused (multi-tensor-apply) optimizer kernel against a plain streaming kernel's"},
     {"fabric_efficiency", &Assumptions::fabric_efficiency, "fraction", 0.05, 1,
      "NCCL all-reduce bus bandwidth over NVLink against the link peak (nccl-tests)"},
     {"pcie_efficiency", &Assumptions::pcie_efficiency, "fraction", 0.05, 1,
