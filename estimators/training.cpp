@@ -49,8 +49,8 @@ double loop_optimizer_kernels(Optimizer o) {
 // - Hugging Face's Adafactor (factored second moment, no first): the squared gradient plus eps (two new tensors),
 //   its row and column means, the approximate second moment as their outer product, its product with the
 //   gradient, the RMS clip (a read and a division), the learning-rate scaling and the update: ~2P + 2G + 14 x 4.
-// Clipping by global norm reads the gradients once for the norm and, where the scale always runs, reads and writes
-// them again: G or 3G. Not counted: torch skips the decay pass when weight_decay is 0, and DeepSpeed and Megatron
+// Clipping by global norm (clip_step_bytes, separate kernels) reads the gradients once for the norm and, where the
+// scale always runs, reads and writes them again: G or 3G. Not counted: torch skips the decay pass when weight_decay is 0, and DeepSpeed and Megatron
 // rewrite their 16-bit model copy from the fp32 master after the step (4 bytes read, 2 written).
 double optimizer_step_bytes(const Workload& w) {
   // The parameter and its moments are 16-bit only in pure 16-bit training.
@@ -65,8 +65,14 @@ double optimizer_step_bytes(const Workload& w) {
     case Optimizer::kAdam8bit: bytes = 2 * p + g + 4; break;
     case Optimizer::kAdafactor: bytes = 2 * p + 2 * g + 14 * 4; break;
   }
-  if (w.stack.clip_grad_norm) bytes += w.stack.clip_scale_always ? 3 * g : g;
   return bytes;
+}
+
+// Clipping's own passes (torch's clip_grad_norm_: foreach norm and scale kernels, streaming at full rate).
+double clip_step_bytes(const Workload& w) {
+  if (!w.stack.clip_grad_norm) return 0;
+  const double g = gradient_bytes(w);
+  return w.stack.clip_scale_always ? 3 * g : g;
 }
 
 }  // namespace
@@ -347,7 +353,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   double shard = plan.zero >= 1 ? plan.zero_ranks() : 1;
   // Parameters this rank updates: its shard of the dense ones and of the experts it holds.
   const double updated = trainable / shard + trainable_experts / (plan.zero >= 1 ? std::max(1, plan.dp / ep) : 1);
-  const double opt_bytes_per_param = optimizer_step_bytes(w);
+  const double opt_bytes_per_param = optimizer_step_bytes(w), clip_bytes_per_param = clip_step_bytes(w);
   const DeviceRates& mem_rates = c.memory_rates;
   if (plan.offload == Offload::kNone) {
     // A multi-tensor step is a few kernels. A Python loop over the parameter tensors issues each update op for
@@ -361,16 +367,18 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
                                    : (lora ? lora_tensors(m, w.lora_targets) : parameter_tensors(m)) / plan.pp *
                                          loop_optimizer_kernels(w.optimizer);
     const double host = !looped ? 0.0 : kernels * w.stack.host_seconds_per_kernel;
-    // A fused update is one multi-tensor-apply kernel (torch's _fused_adamw_, apex / DeepSpeed / Transformer Engine
-    // FusedAdam) that keeps all four tensors' values and its fp32 arithmetic in registers: fewer resident warps per
-    // SM than a streaming kernel, so less memory traffic in flight. PyTorch's traces showed 67% occupancy against
-    // the foreach ops' 100% (pytorch/pytorch #121857); after its register cut (pytorch/pytorch #117872, 64 registers)
-    // a Llama 2 7B bf16 step took 49.9 ms on an H100: 6.74e9 x 14 bytes at 1.89 TB/s, 56% of the 3.35 TB/s peak
-    // where streaming kernels reach about 85% (assumptions().fused_optimizer_bandwidth_share = 0.66 of them).
-    const bool multi_tensor_apply = !looped && w.stack.fused_optimizer &&
-                                    (w.optimizer == Optimizer::kAdamW || w.optimizer == Optimizer::kSgd);
-    const double share = multi_tensor_apply ? assumptions().fused_optimizer_bandwidth_share : 1.0;
-    const double device = memory_seconds(mem_rates, updated * opt_bytes_per_param / share) +
+    // A fused AdamW update is one kernel over all tensors (torch's _fused_adamw_) that keeps four tensors' values and
+    // its fp32 arithmetic in registers: fewer resident warps per SM than a streaming kernel, so less memory traffic
+    // in flight. A reporter's traces of it (A40, PyTorch 2.2) showed 67% occupancy against 100% for the foreach ops
+    // (pytorch/pytorch #121857). After its register cut (#117872; #118361: open_llama_7b_v2, 144.1 -> 49.7 ms a
+    // step) a 7B bf16 step took 49.9 ms on an H100 (SXM assumed): 6.74e9 x 14 bytes at 1.89 TB/s, 56% of the
+    // 3.35 TB/s peak where streaming kernels reach about 85% (assumptions().fused_optimizer_bandwidth_share =
+    // 0.66 of them). The apex-derived FusedAdam of DeepSpeed, Megatron and Transformer Engine is assumed alike;
+    // fused SGD (fewer tensors per element) is left at a streaming kernel's rate. Clipping runs as separate
+    // foreach kernels (clip_step_bytes) at the full rate.
+    const bool fused_update = !looped && w.stack.fused_optimizer && w.optimizer == Optimizer::kAdamW;
+    const double share = fused_update ? assumptions().fused_optimizer_bandwidth_share : 1.0;
+    const double device = memory_seconds(mem_rates, updated * (opt_bytes_per_param / share + clip_bytes_per_param)) +
                           kernels * mem_rates.kernel_overhead_seconds;
     t.optimizer_seconds = std::max(device, host);
     t.host_wait_seconds += std::max(0.0, host - device);

@@ -84,7 +84,8 @@ constexpr Entry kEntries[] = {
      "torchtune's eager vs compiled Llama 3.2 3B on one A100; checked on IBM's FSDP Llama 2 7B (57% vs 68% MFU); "
      "hwplan validate refits it per held-out group"},
     {"fused_optimizer_bandwidth_share", &Assumptions::fused_optimizer_bandwidth_share, "fraction", 0.05, 1,
-     "bandwidth of a fused (multi-tensor-apply) optimizer kernel against a plain streaming kernel's"},
+     "a fused AdamW kernel's bandwidth against a streaming kernel's: pytorch/pytorch #117872 / #118361, a 7B bf16 "
+     "step in 49.9 ms on an H100 (14 bytes x 6.74e9 at 56% of peak, against ~85% for copies)"},
     {"fabric_efficiency", &Assumptions::fabric_efficiency, "fraction", 0.05, 1,
      "NCCL all-reduce bus bandwidth over NVLink against the link peak (nccl-tests)"},
     {"pcie_efficiency", &Assumptions::pcie_efficiency, "fraction", 0.05, 1,

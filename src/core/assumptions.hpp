@@ -43,7 +43,7 @@ struct Assumptions {
   double native_host_seconds_per_kernel = 4e-6;     // a C++ engine's cudaLaunchKernel
   double desktop_host_time_ratio = 0.65;            // host time on a desktop CPU / on a GPU server's CPU
   double eager_traffic_factor = 2.0;                // bytes eager 16-bit training moves / the per-op pass counts
-  double fused_optimizer_bandwidth_share = 0.66;    // a fused optimizer kernel's bandwidth / a streaming kernel's
+  double fused_optimizer_bandwidth_share = 0.66;    // a fused AdamW kernel's bandwidth / a streaming kernel's
   // Links (estimators/comm.cpp, training.cpp).
   double fabric_efficiency = 0.80;                  // NVLink / Infinity Fabric collectives / link peak
   double pcie_efficiency = 0.70;                    // peer-to-peer collectives over PCIe / link peak
