@@ -17,8 +17,9 @@ namespace {
 
 namespace {
 // Whether some group of `size` ranks `stride` apart straddles a boundary of `block` consecutive ranks (a node or a
-// scale-up domain), in a system of `count` ranks. Ranks are numbered tensor-parallel innermost, then pipeline,
-// then data-parallel (Megatron's order); group g at offset o holds base + i * stride, base = g * size * stride + o.
+// scale-up domain), in a system of `count` ranks. Ranks are numbered tensor-parallel innermost, then context- and
+// data-parallel, pipeline outermost (Megatron's order, Plan); group g at offset o holds base + i * stride, base = g *
+// size * stride + o.
 // The pattern repeats every lcm(size * stride, block) ranks, so checking one period (at most `count`) suffices.
 bool some_group_straddles(long long size, long long stride, long long block, long long count) {
   if (size <= 1) return false;

@@ -1,6 +1,6 @@
 // Collective communication time on the links between devices: NVLink-class fabrics inside a node (or PCIe for
-// cards without one), the inter-node network beyond. Layout: tensor-parallel ranks innermost, then pipeline,
-// then data-parallel.
+// cards without one), the inter-node network beyond. Layout: tensor-parallel ranks innermost, then context-parallel,
+// then data-parallel (expert-parallel groups are consecutive data-parallel ranks), pipeline stages outermost (Plan).
 #pragma once
 
 #include "core/device.hpp"

@@ -82,6 +82,7 @@ Stack framework_preset(Framework f) {
       // include interleaved 1F1B.
       s.fused_kernels = true;
       s.interleaved_pipeline = true;
+      s.overlap_p2p = true;  // torch.distributed.pipelining's schedules post isend / irecv and compute meanwhile
       s.context_parallel = true;  // torch.distributed context_parallel (ring attention over SDPA)
       s.partial_recompute = true;  // activation checkpointing of every Nth transformer block
       // FSDP2's MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): torchtitan's training config ships
@@ -99,6 +100,9 @@ Stack framework_preset(Framework f) {
       // interleaved 1F1B pipeline schedule (--num-layers-per-virtual-pipeline-stage).
       s.fused_kernels = true;
       s.interleaved_pipeline = true;
+      // --no-overlap-p2p-communication (store_false: overlap on), effective for the interleaved schedule only
+      // (Megatron-LM #331, May 2023, ported from apex #1616).
+      s.overlap_p2p = true;
       s.native_attention = true;  // Transformer Engine's cuDNN fused attention
       s.persistent_grads = true;   // the distributed optimizer's contiguous fp32 gradient buffer
       s.fp8_head = false;          // the output layer is tensor_parallel.ColumnParallelLinear: bf16 under --fp8

@@ -226,17 +226,27 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     cp_mb = stage_layers * (fwd * (1 + rc_share) + bwd);
   }
   if (plan.ep > 1 && c.ep_alltoall_bytes_layer > 0) {
-    // Expert-parallel ranks are data-parallel ranks (stride tp x cp x pp); the all-to-all is not overlapped.
-    GroupLink link = group_link(*in.device, in.system, plan.ep, plan.tp * plan.cp * plan.pp);
+    // Expert-parallel ranks are consecutive data-parallel ranks (stride tp x cp); the all-to-all is not overlapped.
+    GroupLink link = group_link(*in.device, in.system, plan.ep, plan.tp * plan.cp);
     tp_mb += stage_layers * (c.ep_alltoalls_per_layer + 2 * rc_share) *
              alltoall_seconds(c.ep_alltoall_bytes_layer, plan.ep, link);
   }
   double pp_mb = 0;
   if (plan.pp > 1) {
-    GroupLink link = group_link(*in.device, in.system, 2, plan.tp * plan.cp);
+    // Neighbouring stages are tp x cp x dp ranks apart (pipeline outermost): across nodes as soon as a node holds
+    // a whole data-parallel group.
+    GroupLink link = group_link(*in.device, in.system, 2, plan.tp * plan.cp * plan.dp);
     double bytes = static_cast<double>(plan.micro_batch * m.hidden_size) * seq * activation_bytes(w.precision) /
                    (plan.sequence_parallel && plan.tp > 1 ? plan.tp : 1) / plan.cp;
-    pp_mb = 2 * p2p_seconds(bytes, link);
+    const double transfer = p2p_seconds(bytes, link);
+    if (plan.vp > 1 && w.stack.overlap_p2p) {
+      // The interleaved schedule posts each chunk's sends and receives and computes the next chunk meanwhile
+      // (Stack::overlap_p2p; Megatron-LM's overlap_p2p_comm, only for the interleaved schedule): what shows is
+      // what outlasts a chunk's forward or backward.
+      pp_mb = std::max(0.0, transfer - fwd_mb / plan.vp) + std::max(0.0, transfer - bwd_mb / plan.vp);
+    } else {
+      pp_mb = 2 * transfer;  // 1F1B: sends and receives batched between the passes
+    }
   }
   double per_mb = fwd_mb + bwd_mb + tp_mb + cp_mb + pp_mb;
   // 1F1B pipeline: (pp - 1) idle slots of one micro-batch each at fill and drain; the interleaved schedule
@@ -273,22 +283,22 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   if (replica_ranks > 1) {
     // ZeRO collectives run over the ranks of one shard (all of dp x cp unless --shard-group); with replicated
     // shards each rank then all-reduces its gradient shard with the ranks holding the same shard in other replicas.
-    // The group's slowest link is the data-parallel one (stride tp x cp x pp) when there is one, else the
+    // The group's slowest link is the data-parallel one (stride tp x cp) when there is one, else the
     // context-parallel one (stride tp).
     const int shards = plan.zero >= 1 ? plan.zero_ranks() : replica_ranks;
     const int replicas = plan.shard_replicas();
-    const int model_ranks = plan.tp * plan.cp * plan.pp;
-    GroupLink link = plan.dp > 1 ? group_link(*in.device, in.system, std::max(1, shards / plan.cp), model_ranks)
+    const int dp_stride = plan.tp * plan.cp;  // data-parallel ranks are this far apart
+    GroupLink link = plan.dp > 1 ? group_link(*in.device, in.system, std::max(1, shards / plan.cp), dp_stride)
                                  : group_link(*in.device, in.system, plan.cp, plan.tp);
     const double grads = trainable * grad_bytes;
     auto reduction = [&](auto collective) {
       double s = collective(grads, shards, link);
       if (replicas > 1) {
-        GroupLink replica_link = group_link(*in.device, in.system, replicas, model_ranks * std::max(1, shards / plan.cp));
+        GroupLink replica_link = group_link(*in.device, in.system, replicas, dp_stride * std::max(1, shards / plan.cp));
         s += allreduce_seconds(grads / shards, replicas, replica_link);
       }
       if (trainable_experts > 0 && plan.dp / ep > 1) {
-        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, model_ranks * ep);
+        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, dp_stride * ep);
         s += collective(trainable_experts * grad_bytes, plan.dp / ep, expert_link);
       }
       return s;
@@ -309,7 +319,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
       const double bytes = weight_bytes_per_param(w);
       double s = allgather_seconds(trainable * bytes, shards, link);
       if (trainable_experts > 0 && plan.dp / ep > 1) {
-        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, model_ranks * ep);
+        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, dp_stride * ep);
         s += allgather_seconds(trainable_experts * bytes, plan.dp / ep, expert_link);
       }
       return s;

@@ -49,6 +49,24 @@ Estimate run(WorkloadSpec w) {
   Query q = resolve_query(test::registry(), w);
   return run_query(q).estimate;
 }
+
+// Pre-training of `model` on `count` devices in a fixed layout (dp = count / (tp x pp)), one sequence a micro-batch.
+WorkloadSpec layout_spec(const std::string& model, const std::string& device, long long count, long long tp,
+                         long long pp, long long seq, long long global_batch) {
+  WorkloadSpec w;
+  w.model = model;
+  w.device = device;
+  w.task = "train";
+  w.framework = "megatron";
+  w.count = count;
+  w.tp = tp;
+  w.pp = pp;
+  w.dp = count / (tp * pp);
+  w.batch = 1;
+  w.seq = seq;
+  w.global_batch = global_batch;
+  return w;
+}
 }  // namespace
 
 TEST_CASE("every device gives a finite, positive rate in every precision it is asked for") {
@@ -551,4 +569,42 @@ TEST_CASE("the optimizer step moves its implementation's bytes: one fused pass, 
   CHECK(trainer.clip_grad_norm);
   hf.framework = "deepspeed";
   CHECK(resolve_query(test::registry(), hf).input.workload.stack.fused_optimizer);
+}
+
+TEST_CASE("ranks are numbered tp innermost, then cp and dp (expert groups consecutive), pipeline outermost") {
+  // Megatron-core's default order "tp-cp-ep-dp-pp" (torchtitan's mesh and DeepSpeed's topology agree): an expert-
+  // parallel group of 8 consecutive data-parallel ranks sits in one 8-GPU node whatever the pipeline depth, so its
+  // all-to-alls cost per micro-batch and layer what they cost on a single node.
+  auto moe = [](long long count, long long pp) {
+    WorkloadSpec w = layout_spec("qwen3-235b-a22b", "b200", count, 1, pp, 4096, 1024);
+    w.precision = "fp8";
+    w.ep = 8;
+    w.zero = 1;
+    return run(w);
+  };
+  const Estimate node = moe(8, 1), cluster = moe(64, 8);
+  const double layers = 94;  // Qwen3-235B-A22B
+  const double per_layer_node = node.train.tp_comm_seconds / (layers / 1) / (1024 / 8);
+  const double per_layer_cluster = cluster.train.tp_comm_seconds / (layers / 8) / (1024 / 8);
+  CHECK(per_layer_node > 0);
+  CHECK(per_layer_cluster == doctest::Approx(per_layer_node).epsilon(0.02));
+}
+
+TEST_CASE("the interleaved schedule hides its pipeline sends behind the next chunk (Megatron-LM since 2023)") {
+  // 64 H100: tp 4 x dp 2 fill a node, so neighbouring pipeline stages talk over the network.
+  auto step = [](bool overlap) {
+    WorkloadSpec w = layout_spec("llama-3-70b", "h100-sxm", 64, 4, 8, 8192, 128);
+    w.vp = 5;
+    w.overlap_p2p = overlap;
+    return run(w).train;
+  };
+  const auto hidden = step(true), waited = step(false);
+  CHECK(hidden.pp_comm_seconds < 0.2 * waited.pp_comm_seconds);
+  CHECK(waited.pp_comm_seconds > 0);
+  CHECK(hidden.step_seconds < waited.step_seconds);
+  // The Megatron preset overlaps them; DeepSpeed's pipeline engine (1F1B) has no such mode.
+  WorkloadSpec m = finetune_spec("llama-2-7b", "h100-sxm", "megatron", 1, 1024);
+  CHECK(resolve_query(test::registry(), m).input.workload.stack.overlap_p2p);
+  m.framework = "deepspeed";
+  CHECK_FALSE(resolve_query(test::registry(), m).input.workload.stack.overlap_p2p);
 }

@@ -116,6 +116,9 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Gradient buffers kept across steps (Megatron, DeepSpeed); off: freed between steps (zero_grad set_to_none)");
   add_switch(app, "--overlap-scheduling", w.overlap_scheduling,
              "Serving engine prepares step n+1 while the GPU runs step n (vLLM async scheduling, SGLang, TensorRT-LLM)");
+  add_switch(app, "--overlap-p2p", w.overlap_p2p,
+             "Interleaved pipeline: sends and receives overlapped with the next chunk's compute (Megatron-LM's default "
+             "since 2023, torchtitan); off: each transfer waits");
   add_switch(app, "--fp32-grads", w.fp32_grads,
              "Gradients kept and reduced in fp32 under 16-bit parameters (Megatron's main_grad buffer for bf16, torchtitan's "
              "mixed_precision_reduce float32); off: in 16 bits");
@@ -207,7 +210,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
                  "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
-                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--fused-optimizer", "--clip-grad-norm", "--zero3-live-params", "--overlap-scheduling", "--host-kernel-us", "--memory-metric", "--memory-format"});
+                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--fused-optimizer", "--clip-grad-norm", "--zero3-live-params", "--overlap-scheduling", "--overlap-p2p", "--host-kernel-us", "--memory-metric", "--memory-format"});
 }
 
 }  // namespace hwplan::cli

@@ -98,6 +98,10 @@ struct Stack {
   bool activation_offload = false;      // saved activations live in host memory between forward and backward
   bool paged_optimizer = false;         // optimizer state in CUDA managed memory (not in PyTorch's counters)
   bool interleaved_pipeline = false;    // interleaved 1F1B: each device holds several model chunks (Megatron, torchtitan)
+  // The interleaved schedule posts each chunk's pipeline sends and receives and computes the next chunk meanwhile
+  // (Megatron-LM's overlap_p2p_comm, on by default since mid-2023: apex #1616, Megatron-LM #331; torch.distributed
+  // pipelining's asynchronous schedules). Off: each transfer waits (1F1B, Megatron-LM before 2023).
+  bool overlap_p2p = false;
   // Attention kernels written for the device's architecture (cuDNN fused attention via Transformer Engine,
   // FlashAttention-3, TensorRT-LLM's FMHA) rather than portable FlashAttention-2-class ones (FlashAttention-2,
   // PyTorch SDPA's flash backend, xformers, Triton / FlexAttention). Changes time on Hopper and datacenter Blackwell.
@@ -138,7 +142,10 @@ struct Stack {
 struct Plan {
   int tp = 1;
   // Context parallelism: each sequence is split over cp ranks, which pass the keys and values around a ring while
-  // attention runs (Megatron / Transformer Engine, torchtitan). Ranks are numbered tp innermost, then cp, pp, dp.
+  // attention runs (Megatron / Transformer Engine, torchtitan). Ranks are numbered tp innermost, then cp, dp (whose
+// expert-parallel groups are its consecutive ranks), pp outermost: Megatron-core's default order "tp-cp-ep-dp-pp",
+// torchtitan's device mesh (pp, dp_replicate, dp_shard, cp, tp from outer to inner), DeepSpeed's pipe-data-model
+// topology.
   int cp = 1;
   int pp = 1;
   int dp = 1;

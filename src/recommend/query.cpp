@@ -128,6 +128,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.fp8_head, s.fp8_head, "fp8-head");
   flag(o.fp32_grads, s.fp32_grads, "fp32-grads");
   flag(o.overlap_scheduling, s.overlap_scheduling, "overlap-scheduling");
+  flag(o.overlap_p2p, s.overlap_p2p, "overlap-p2p");
   if (o.zero3_live_params) {
     if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
     s.zero3_live_parameters = *o.zero3_live_params;

@@ -149,6 +149,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"fused_kernels", st.fused_kernels},
                 {"cuda_graphs", st.cuda_graphs},
                 {"overlap_scheduling", st.overlap_scheduling},
+                {"overlap_p2p", st.overlap_p2p},
                 {"layer_split", st.layer_split},
                 {"kv_cache_concat", st.kv_cache_concat},
                 {"chunked_loss", st.chunked_loss},
@@ -207,6 +208,7 @@ std::string stack_summary(const Workload& w) {
     if (w.optimizer == Optimizer::kAdamW || w.optimizer == Optimizer::kSgd)
       out += !st.foreach_optimizer ? ", looped optimizer" : st.fused_optimizer ? ", fused optimizer" : ", foreach optimizer";
     if (st.clip_grad_norm) out += ", gradient clipping";
+    if (st.overlap_p2p) out += ", overlapped pipeline sends";
     if (st.chunked_loss) out += ", chunked loss";
     if (st.optimizer_in_backward) out += ", optimizer in backward";
     if (st.activation_offload) out += ", activation offload";
