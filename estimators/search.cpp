@@ -151,7 +151,8 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
             if (space.shard_group && zero == 0) continue;
             // Shard sizes: the user's; else all of dp, and one node's worth of ranks when dp spans nodes.
             std::vector<int> shard_groups{0};
-            const int node_ranks = std::max(1, node / (tp * pp));
+            // Data-parallel ranks are consecutive after the tensor-parallel ones (pipeline outermost: Plan).
+            const int node_ranks = std::max(1, node / tp);
             const int replica_ranks = dp * cp;
             if (space.shard_group) shard_groups = {*space.shard_group};
             else if (zero >= 1 && replica_ranks > node_ranks && replica_ranks % node_ranks == 0) shard_groups.push_back(node_ranks);

@@ -294,7 +294,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     auto reduction = [&](auto collective) {
       double s = collective(grads, shards, link);
       if (replicas > 1) {
-        GroupLink replica_link = group_link(*in.device, in.system, replicas, dp_stride * std::max(1, shards / plan.cp));
+        GroupLink replica_link = group_link(*in.device, in.system, replicas, plan.tp * shards);
         s += allreduce_seconds(grads / shards, replicas, replica_link);
       }
       if (trainable_experts > 0 && plan.dp / ep > 1) {

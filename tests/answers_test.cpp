@@ -580,18 +580,21 @@ TEST_CASE("ranks are numbered tp innermost, then cp and dp (expert groups consec
     w.precision = "fp8";
     w.ep = 8;
     w.zero = 1;
+    w.recompute = "none";
     return run(w);
   };
   const Estimate node = moe(8, 1), cluster = moe(64, 8);
-  const double layers = 94;  // Qwen3-235B-A22B
-  const double per_layer_node = node.train.tp_comm_seconds / (layers / 1) / (1024 / 8);
-  const double per_layer_cluster = cluster.train.tp_comm_seconds / (layers / 8) / (1024 / 8);
+  // Per stage layer (94 layers; 12 a stage over 8 stages) and micro-batch (1024 / 8 of them per replica).
+  const double per_layer_node = node.train.tp_comm_seconds / 94 / (1024 / 8);
+  const double per_layer_cluster = cluster.train.tp_comm_seconds / 12 / (1024 / 8);
   CHECK(per_layer_node > 0);
-  CHECK(per_layer_cluster == doctest::Approx(per_layer_node).epsilon(0.02));
+  // Within 5% (the cluster's EP ranks would otherwise meet over InfiniBand: about 17 times slower).
+  CHECK(per_layer_cluster / per_layer_node > 0.95);
+  CHECK(per_layer_cluster / per_layer_node < 1.05);
 }
 
 TEST_CASE("the interleaved schedule hides its pipeline sends behind the next chunk (Megatron-LM since 2023)") {
-  // 64 H100: tp 4 x dp 2 fill a node, so neighbouring pipeline stages talk over the network.
+  // 64 H100, tp 4 x dp 2 to a node, 8 stages: the sends are the network's, hidden or not.
   auto step = [](bool overlap) {
     WorkloadSpec w = layout_spec("llama-3-70b", "h100-sxm", 64, 4, 8, 8192, 128);
     w.vp = 5;

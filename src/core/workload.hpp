@@ -143,9 +143,9 @@ struct Plan {
   int tp = 1;
   // Context parallelism: each sequence is split over cp ranks, which pass the keys and values around a ring while
   // attention runs (Megatron / Transformer Engine, torchtitan). Ranks are numbered tp innermost, then cp, dp (whose
-// expert-parallel groups are its consecutive ranks), pp outermost: Megatron-core's default order "tp-cp-ep-dp-pp",
-// torchtitan's device mesh (pp, dp_replicate, dp_shard, cp, tp from outer to inner), DeepSpeed's pipe-data-model
-// topology.
+  // expert-parallel groups are its consecutive ranks, at cp 1), pp outermost: Megatron-core's default order
+  // "tp-cp-ep-dp-pp", torchtitan's device mesh (pp, dp_replicate, dp_shard, cp, tp from outer to inner), DeepSpeed's
+  // pipe-data-model topology.
   int cp = 1;
   int pp = 1;
   int dp = 1;
