@@ -11,7 +11,7 @@ namespace {
 // TFLOP/s per device; decode: batch-1 decode speed; memory: peak training memory as the stack reports it.
 constexpr Band kBands[] = {
     {Regime::kStep, "step", 0.128, 76},
-    {Regime::kThroughput, "throughput", 0.175, 129},
+    {Regime::kThroughput, "throughput", 0.184, 132},
     {Regime::kDecode, "decode", 0.122, 20},
     {Regime::kMemory, "memory", 0.171, 53},
     // From `hwplan validate --measurements data/measurements/cnn-throughput.yaml`, regime "image": training and

@@ -138,7 +138,7 @@ TEST_CASE("fine-tuning recipes: hwplan validate runs every case and reports it")
   // the file, exits 0 and prints one row per measured quantity of every case; the median error is held below.
   const std::string file = test::source_path("data/measurements/finetune.yaml");
   io::MeasurementSet set = io::load_measurements(file);
-  CHECK(set.cases.size() == 45);
+  CHECK(set.cases.size() == 48);
   std::size_t quantities = 0;
   for (const auto& c : set.cases) quantities += c.measured.size();
 
