@@ -50,14 +50,18 @@ double loop_optimizer_kernels(Optimizer o) {
 //   its row and column means, the approximate second moment as their outer product, its product with the
 //   gradient, the RMS clip (a read and a division), the learning-rate scaling and the update: ~2P + 2G + 14 x 4.
 // Clipping by global norm (clip_step_bytes, separate kernels) reads the gradients once for the norm and, where the
-// scale always runs, reads and writes them again: G or 3G. Not counted: torch skips the decay pass when weight_decay is 0, and DeepSpeed and Megatron
-// rewrite their 16-bit model copy from the fp32 master after the step (4 bytes read, 2 written).
+// scale always runs, reads and writes them again: G or 3G. Not counted: torch skips the decay pass when weight_decay
+// is 0, and DeepSpeed and Megatron rewrite their 16-bit model copy from the fp32 master after the step (4 bytes
+// read, 2 written).
+// Whether the update is the one fused pass: a for-loop optimizer (foreach off) issues the separate passes for each
+// tensor whatever the fused flag says.
+bool fused_update(const Workload& w) { return w.stack.fused_optimizer && w.stack.foreach_optimizer; }
+
 double optimizer_step_bytes(const Workload& w) {
   // The parameter and its moments are 16-bit only in pure 16-bit training.
   const double p = activation_bytes(w.precision) < 4 && !w.stack.master_weights_fp32 ? 2 : 4, st = p;
   const double g = gradient_bytes(w);
-  // A for-loop optimizer (foreach off) issues the separate passes for each tensor whatever the flag says.
-  const bool fused = w.stack.fused_optimizer && w.stack.foreach_optimizer;
+  const bool fused = fused_update(w);
   double bytes = 0;
   switch (w.optimizer) {
     case Optimizer::kAdamW: bytes = fused ? 2 * p + g + 4 * st : 4 * p + 2 * g + 14 * st; break;
@@ -386,8 +390,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     // 0.66 of them). The apex-derived FusedAdam of DeepSpeed, Megatron and Transformer Engine is assumed alike;
     // fused SGD (fewer tensors per element) is left at a streaming kernel's rate. Clipping runs as separate
     // foreach kernels (clip_step_bytes) at the full rate.
-    const bool fused_update = !looped && w.stack.fused_optimizer && w.optimizer == Optimizer::kAdamW;
-    const double share = fused_update ? assumptions().fused_optimizer_bandwidth_share : 1.0;
+    const double share =
+        fused_update(w) && w.optimizer == Optimizer::kAdamW ? assumptions().fused_optimizer_bandwidth_share : 1.0;
     const double device = memory_seconds(mem_rates, updated * (opt_bytes_per_param / share + clip_bytes_per_param)) +
                           kernels * mem_rates.kernel_overhead_seconds;
     t.optimizer_seconds = std::max(device, host);
