@@ -210,12 +210,23 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     r.gemm_efficiency_assumed = true;
   }
   auto measured = choice.passes == 1 ? device.measured_matmul_flops.find(choice.effective) : device.measured_matmul_flops.end();
+  const bool sixteen_bit = choice.effective == Precision::kBf16 || choice.effective == Precision::kFp16;
   if (measured != device.measured_matmul_flops.end() && r.matrix_flops > 0) {
     // A measurement already includes the clock the device held while measured.
     r.gemm_efficiency = std::min(1.0, measured->second / r.matrix_flops);
     r.gemm_efficiency_assumed = false;
+  } else if (sixteen_bit && choice.passes == 1 && device.sibling_matmul_flops > 0 && r.matrix_flops > 0) {
+    // A measured sibling's rate at this device's power budget (src/core/device.cpp); it includes the held clock.
+    r.gemm_efficiency = std::min(1.0, device.sibling_matmul_flops / r.matrix_flops);
+    r.gemm_efficiency_assumed = false;
+    r.gemm_sibling = device.sibling_matmul_reference;
   } else {
     r.gemm_efficiency *= clock;
+    // Tensor-core precisions without a measurement hold the clock the power budget allows the 16-bit GEMMs.
+    if (r.tensor_cores && choice.effective != Precision::kFp32) {
+      r.gemm_efficiency *= device.tensor_clock_fraction;
+      r.tensor_clock_fraction = device.tensor_clock_fraction;
+    }
   }
   r.clock_fraction = clock;
   r.nhwc_convolutions = device.vendor == "nvidia";

@@ -36,6 +36,12 @@ struct DeviceRates {
   double fused_attention_fraction = 1.0;
   double clock_fraction = 1.0;        // sustained / boost clock under dense GEMMs
   bool gemm_efficiency_assumed = false;  // no published GEMM measurement: the conservative default was used
+  // No published measurement of this device: its large-GEMM rate is a measured sibling's, scaled to this device's
+  // power budget (the sibling's id; empty otherwise). Device::sibling_matmul_flops says how.
+  std::string gemm_sibling;
+  // The tensor cores' held clock against the least power-limited measured sibling's (Device::tensor_clock_fraction),
+  // applied to precisions without a measurement; 1: not limited.
+  double tensor_clock_fraction = 1.0;
 };
 
 // The format a device actually computes a requested precision in. A device that lacks the format runs the

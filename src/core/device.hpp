@@ -106,6 +106,14 @@ struct Device {
   std::map<std::string, std::string> sources;
   std::map<std::string, std::string> derived;
   std::string notes;
+  // Derived when the registry loads (derive_sibling_gemm): a device without a published 16-bit GEMM measurement
+  // takes the rate a measured sibling's (same vendor, architecture family and tensor work per unit per clock)
+  // implies at this device's power budget, in FLOP/s (0: no sibling), naming the sibling; every device with measured
+  // siblings gets the clock its tensor cores hold under dense GEMMs against the least power-limited of them, which
+  // scales its unmeasured tensor precisions (TF32, FP8, INT8). 1: not limited, or nothing to compare with.
+  double sibling_matmul_flops = 0;
+  std::string sibling_matmul_reference;
+  double tensor_clock_fraction = 1.0;
   std::string origin;  // file it came from ("built-in:catalog/x.yaml" or a path)
   SourceLocation where_id;       // for errors found after loading (duplicate ids, alias clashes)
   SourceLocation where_aliases;
@@ -127,5 +135,9 @@ struct ReferenceNetwork {
   std::string system;
 };
 ReferenceNetwork reference_network(const Device& d);
+
+// Fills sibling_matmul_flops, sibling_matmul_reference and tensor_clock_fraction of every device from the measured
+// 16-bit GEMMs of its siblings (src/core/device.cpp says how). Called by the registry once all devices are loaded.
+void derive_sibling_gemm(std::vector<Device>& devices);
 
 }  // namespace hwplan

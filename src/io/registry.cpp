@@ -101,6 +101,7 @@ void Registry::load_devices() const {
     }
   }
   std::sort(devices.begin(), devices.end(), [](const Device& a, const Device& b) { return a.id < b.id; });
+  derive_sibling_gemm(devices);
   devices_ = std::move(devices);
 }
 

@@ -58,6 +58,9 @@ json device_json(const Device& d) {
   if (d.base_clock_mhz) j["base_clock_mhz"] = *d.base_clock_mhz;
   if (d.sustained_clock_mhz) j["sustained_clock_mhz"] = *d.sustained_clock_mhz;
   if (d.vector_flops) j["vector_tflops"] = *d.vector_flops / kTera;
+  if (d.sibling_matmul_flops > 0)
+    j["sibling_matmul"] = {{"tflops", d.sibling_matmul_flops / kTera}, {"reference", d.sibling_matmul_reference}};
+  j["tensor_clock_fraction"] = d.tensor_clock_fraction;
   return j;
 }
 
