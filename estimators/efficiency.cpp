@@ -47,9 +47,9 @@ constexpr ArchitectureFraction kSgemmFraction[] = {
 // Used as assumptions().kernel_overhead_cycles (src/core/assumptions.hpp, overridable with --assumptions).
 // Used as assumptions().default_kernel_overhead_seconds (src/core/assumptions.hpp, overridable with --assumptions).
 
-// Devices with no published GEMM measurement: large tensor-core GEMMs at this fraction of peak, below every
-// measured NVIDIA part (A100 PCIe 0.81, A100 SXM 0.87, H100 SXM 0.80 in the catalog's measured_matmul_tflops)
-// and stated in the output as an assumption.
+// Devices with no published GEMM measurement and no measured sibling (src/core/device.cpp): large tensor-core GEMMs
+// at this fraction of peak, below every measured NVIDIA part (A100 PCIe 0.81, A100 SXM 0.87, H100 SXM 0.80 in the
+// catalog's measured_matmul_tflops) and stated in the output as an assumption.
 // Used as assumptions().unmeasured_tensor_gemm_efficiency (src/core/assumptions.hpp, overridable with --assumptions).
 
 // The published fraction for the device's architecture family, if the table has it.
@@ -68,12 +68,10 @@ double sgemm_fraction(const Device& d) { return table_sgemm_fraction(d).value_or
 // device implies against its architecture's unthrottled fraction (T4, L4 at 70 W: the power limit, not the
 // kernels, holds them down); else the boost clock.
 double sustained_clock_fraction(const Device& d) {
+  if (!own_clock_measured(d)) return 1.0;
   if (d.sustained_clock_mhz && d.boost_clock_mhz && *d.boost_clock_mhz > 0)
     return std::clamp(*d.sustained_clock_mhz / *d.boost_clock_mhz, 0.1, 1.0);
-  auto m = d.measured_matmul_flops.find(Precision::kFp32);
-  if (m != d.measured_matmul_flops.end() && !d.fp32_matrix_flops && d.peak(Precision::kFp32) > 0)
-    return std::clamp(m->second / d.peak(Precision::kFp32) / sgemm_fraction(d), 0.1, 1.0);
-  return 1.0;
+  return std::clamp(d.measured_matmul_flops.at(Precision::kFp32) / d.peak(Precision::kFp32) / sgemm_fraction(d), 0.1, 1.0);
 }
 
 namespace {
@@ -215,17 +213,21 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     // A measurement already includes the clock the device held while measured.
     r.gemm_efficiency = std::min(1.0, measured->second / r.matrix_flops);
     r.gemm_efficiency_assumed = false;
-  } else if (sixteen_bit && choice.passes == 1 && device.sibling_matmul_flops > 0 && r.matrix_flops > 0) {
-    // A measured sibling's rate at this device's power budget (src/core/device.cpp); it includes the held clock.
-    r.gemm_efficiency = std::min(1.0, device.sibling_matmul_flops / r.matrix_flops);
+  } else if (sixteen_bit && choice.passes == 1 && device.sibling_matmul_fraction > 0) {
+    // A measured sibling's fraction at this device's power budget (src/core/device.cpp); it includes the held clock.
+    r.gemm_efficiency = std::min(1.0, device.sibling_matmul_fraction);
     r.gemm_efficiency_assumed = false;
     r.gemm_sibling = device.sibling_matmul_reference;
   } else {
     r.gemm_efficiency *= clock;
-    // Tensor-core precisions without a measurement hold the clock the power budget allows the 16-bit GEMMs.
-    if (r.tensor_cores && choice.effective != Precision::kFp32) {
+    // Tensor-core formats without a measurement (TF32, FP8, INT8) run at the clock the 16-bit GEMMs hold: FP32 and
+    // FP64 run on other units (vector, or CDNA's fp32 matrix path with its own table), an emulation in passes is
+    // priced by its passes.
+    const bool tensor_format = choice.effective != Precision::kFp32 && choice.effective != Precision::kFp64;
+    if (r.tensor_cores && tensor_format && choice.passes == 1) {
       r.gemm_efficiency *= device.tensor_clock_fraction;
       r.tensor_clock_fraction = device.tensor_clock_fraction;
+      r.tensor_clock_reference = device.tensor_clock_reference;
     }
   }
   r.clock_fraction = clock;

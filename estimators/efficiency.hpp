@@ -36,12 +36,13 @@ struct DeviceRates {
   double fused_attention_fraction = 1.0;
   double clock_fraction = 1.0;        // sustained / boost clock under dense GEMMs
   bool gemm_efficiency_assumed = false;  // no published GEMM measurement: the conservative default was used
-  // No published measurement of this device: its large-GEMM rate is a measured sibling's, scaled to this device's
-  // power budget (the sibling's id; empty otherwise). Device::sibling_matmul_flops says how.
+  // No published measurement of this device: its large-GEMM fraction is a measured sibling's at this device's power
+  // budget (the sibling's id; empty otherwise). Device::sibling_matmul_fraction says how.
   std::string gemm_sibling;
-  // The tensor cores' held clock against the least power-limited measured sibling's (Device::tensor_clock_fraction),
-  // applied to precisions without a measurement; 1: not limited.
+  // The tensor cores' held clock against that of the measured sibling holding the highest
+  // (Device::tensor_clock_fraction, tensor_clock_reference), applied to tensor formats without a measurement.
   double tensor_clock_fraction = 1.0;
+  std::string tensor_clock_reference;
 };
 
 // The format a device actually computes a requested precision in. A device that lacks the format runs the

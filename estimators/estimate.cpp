@@ -163,16 +163,21 @@ Estimate estimate(const EstimateInput& in) {
       e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(choice.effective) +
                            ": large GEMMs assumed to reach " + std::to_string(static_cast<int>(100 * r.gemm_efficiency + 0.5)) +
                            "% of the dense peak (below every measured device; a calibration profile replaces it)");
-    if (!r.gemm_sibling.empty() && !in.profile)
+    if (!r.gemm_sibling.empty() && !in.profile) {
+      const std::string pct = std::to_string(static_cast<int>(100 * r.gemm_efficiency + 0.5)) + "% of the dense peak";
       e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(choice.effective) +
-                           ": large GEMMs taken to reach " + std::to_string(static_cast<int>(100 * r.gemm_efficiency + 0.5)) +
-                           "% of the dense peak, " + r.gemm_sibling + "'s measured rate at " + d.id +
-                           "'s power budget (TDP and compute units; a calibration profile replaces it)");
+                           ": large GEMMs taken to reach " + pct +
+                           (d.sibling_matmul_capped
+                                ? ", as measured on its sibling " + r.gemm_sibling + ", which has no more power per compute unit"
+                                : ", its sibling " + r.gemm_sibling + "'s measured fraction at " + d.id +
+                                      "'s power budget (held clock ~ cube root of TDP per compute unit)") +
+                           "; a calibration profile replaces it");
+    }
     if (r.tensor_clock_fraction < 0.995 && !in.profile)
       e.warnings.push_back(d.id + "'s tensor cores hold about " +
-                           std::to_string(static_cast<int>(100 * r.tensor_clock_fraction + 0.5)) +
-                           "% of the clock of its least power-limited measured sibling under dense GEMMs (power budget; "
-                           "applied to " + to_string(choice.effective) + ", which has no measurement)");
+                           std::to_string(static_cast<int>(100 * r.tensor_clock_fraction + 0.5)) + "% of the clock of its sibling " +
+                           r.tensor_clock_reference + " under dense 16-bit GEMMs (the ratio of their large-GEMM fractions, "
+                           "a power budget): applied to " + to_string(choice.effective) + ", which has no measurement");
     if (r.clock_fraction < 0.995)
       e.warnings.push_back(d.id + " holds about " + std::to_string(static_cast<int>(100 * r.clock_fraction + 0.5)) +
                            "% of its boost clock under dense GEMMs (power limit; from a published measurement)");

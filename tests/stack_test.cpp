@@ -2,9 +2,6 @@
 // each part changes the term it models, in the direction and by the amount its derivation says.
 #include <doctest/doctest.h>
 
-#include <cmath>
-#include <vector>
-
 #include "core/assumptions.hpp"
 #include "estimators/efficiency.hpp"
 #include "estimators/inference.hpp"
@@ -134,50 +131,6 @@ TEST_CASE("architecture SGEMM fractions and power-limited clocks come from catal
   DeviceRates unmeasured = device_rates(reg.device("v100-32gb-pcie"), Precision::kFp16);
   CHECK(unmeasured.gemm_efficiency_assumed);
   CHECK(unmeasured.gemm_efficiency == doctest::Approx(assumptions().unmeasured_tensor_gemm_efficiency));
-}
-
-TEST_CASE("a device without a GEMM measurement takes its measured sibling's rate at its own power budget") {
-  const auto& reg = test::registry();
-  // The H100 PCIe (350 W, 114 SMs) from the H100 SXM (700 W, 132 SMs, 794.5 of 989.4 TFLOP/s): the held clock
-  // scales with the cube root of the power per SM, the peak with the boost clock (1,980 against 1,755 MHz).
-  const Device& pcie = reg.device("h100-pcie");
-  const Device& sxm = reg.device("h100-sxm");
-  DeviceRates r = device_rates(pcie, Precision::kBf16);
-  CHECK_FALSE(r.gemm_efficiency_assumed);
-  CHECK(r.gemm_sibling == "h100-sxm");
-  const double per_clock = (989.4 / (132 * 1980.0)) / (756.5 / (114 * 1755.0));
-  CHECK(r.gemm_efficiency ==
-        doctest::Approx(794.5 / 989.4 * std::cbrt(350.0 / 700 * 132 / 114 * per_clock) * 1980 / 1755).epsilon(0.002));
-  // Never better than its measured siblings.
-  CHECK(r.gemm_efficiency < device_rates(sxm, Precision::kBf16).gemm_efficiency);
-  CHECK(r.gemm_efficiency > assumptions().unmeasured_tensor_gemm_efficiency);
-
-  // Checked on two measured siblings: without its own figure, the 300 W A100 PCIe 80GB is predicted from the 400 W
-  // SXM4's 271.2 TFLOP/s at 0.79 of its peak; the same table measured 252.9 (0.81).
-  std::vector<Device> pair{reg.device("a100-80gb-sxm"), reg.device("a100-80gb-pcie")};
-  pair[1].measured_matmul_flops.clear();
-  derive_sibling_gemm(pair);
-  CHECK(pair[1].sibling_matmul_reference == "a100-80gb-sxm");
-  CHECK(pair[1].sibling_matmul_flops / 312e12 == doctest::Approx(271.2 / 312 * std::cbrt(300.0 / 400)).epsilon(0.002));
-  CHECK(std::fabs(pair[1].sibling_matmul_flops / 252.9e12 - 1) < 0.05);
-  // With its own measurement it is the sibling that holds the lower clock: unmeasured precisions (TF32) scale by it.
-  const Device& a100_pcie = reg.device("a100-80gb-pcie");
-  CHECK(a100_pcie.sibling_matmul_flops == 0);
-  CHECK(a100_pcie.tensor_clock_fraction == doctest::Approx(252.9 / 271.2).epsilon(0.001));
-  CHECK(device_rates(a100_pcie, Precision::kTf32).gemm_efficiency ==
-        doctest::Approx(assumptions().unmeasured_tensor_gemm_efficiency * 252.9 / 271.2).epsilon(0.001));
-  CHECK(reg.device("a100-80gb-sxm").tensor_clock_fraction == doctest::Approx(1.0));
-
-  // Siblings do the same tensor work per unit per clock: the GeForce parts' half-rate fp32-accumulate tensor cores
-  // (the RTX 3090 runs above its rated peak) are not compared with the professional GA10x ones.
-  CHECK(reg.device("a10").sibling_matmul_reference == "rtx-a6000");
-  CHECK(reg.device("rtx-3060-12gb").sibling_matmul_reference == "rtx-3090");
-  CHECK(reg.device("rtx-a6000").tensor_clock_fraction == doctest::Approx(1.0));
-  CHECK(device_rates(reg.device("rtx-3060-12gb"), Precision::kFp16).gemm_efficiency <=
-        device_rates(reg.device("rtx-3090"), Precision::kFp16).gemm_efficiency);
-  // A device whose own clock under load is measured (the L4's SGEMM) keeps that instead.
-  CHECK(reg.device("l4").sibling_matmul_flops == 0);
-  CHECK(device_rates(reg.device("l4"), Precision::kBf16).gemm_efficiency_assumed);
 }
 
 TEST_CASE("a power-limited device runs memory-bound steps at its boost clock: kernels' fixed cost in cycles at that clock") {

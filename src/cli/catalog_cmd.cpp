@@ -154,16 +154,18 @@ int run_show(const CatalogOptions& o) {
   for (const auto& [p, v] : d.measured_matmul_flops)
     row(std::string("measured matmul ") + to_string(p), fmt::format("{:.1f} TFLOP/s ({:.0f}% of peak)", v / kTera, 100 * v / d.peak(p)),
         "measured_matmul_tflops");
-  if (d.sibling_matmul_flops > 0) {
-    const double peak = d.peak(Precision::kBf16) > 0 ? d.peak(Precision::kBf16) : d.peak(Precision::kFp16);
+  if (d.sibling_matmul_fraction > 0)
     row("large-GEMM rate (derived)",
-        fmt::format("{:.1f} TFLOP/s 16-bit ({:.0f}% of peak): {}'s measured rate at this device's power budget",
-                    d.sibling_matmul_flops / kTera, 100 * d.sibling_matmul_flops / peak, d.sibling_matmul_reference),
+        fmt::format("{:.1f} TFLOP/s 16-bit ({:.0f}% of peak): {}", d.sibling_matmul_fraction * peak16(d) / kTera,
+                    100 * d.sibling_matmul_fraction,
+                    d.sibling_matmul_capped ? "as measured on " + d.sibling_matmul_reference + " (no more power per unit)"
+                                            : d.sibling_matmul_reference + "'s measured fraction at this TDP per unit"),
         "tdp_w");
-  }
   if (d.tensor_clock_fraction < 0.995)
     row("tensor clock under GEMMs (derived)",
-        fmt::format("{:.0f}% of its least power-limited measured sibling's", 100 * d.tensor_clock_fraction), "tdp_w");
+        fmt::format("{:.0f}% of {}'s (scales TF32 / FP8 without a measurement)", 100 * d.tensor_clock_fraction,
+                    d.tensor_clock_reference),
+        "tdp_w");
   if (d.llc_bytes) row("L2 / last-level cache", fmt::format("{:.0f} MiB", *d.llc_bytes / kMiB), "l2_cache_mib");
   if (d.compute_units) row("compute units", std::to_string(*d.compute_units), "compute_units");
   if (d.boost_clock_mhz) row("boost clock", fmt::format("{:.0f} MHz", *d.boost_clock_mhz), "boost_clock_mhz");

@@ -20,6 +20,13 @@ constexpr Entry kEntries[] = {
      "device's published measurement where the catalog has one"},
     {"unmeasured_tensor_gemm_efficiency", &Assumptions::unmeasured_tensor_gemm_efficiency, "fraction", 0.05, 1,
      "below every measured NVIDIA part (A100 PCIe 0.81, A100 SXM 0.87, H100 SXM 0.80): never better than a measured device"},
+    {"power_clock_exponent", &Assumptions::power_clock_exponent, "exponent", 1, 4,
+     "dynamic power f C V^2 with the voltage rising about in step with the clock over the DVFS range; checked on the "
+     "A100 SXM4 80GB (400 W) and PCIe 80GB (300 W): the cube root of the power ratio predicts 0.790 of peak for the "
+     "PCIe card from the SXM4's 0.869, the MAMF table measured 0.811"},
+    {"sibling_work_ratio_tolerance", &Assumptions::sibling_work_ratio_tolerance, "ratio", 1, 2,
+     "16-bit tensor work per compute unit per clock within this ratio counts as the same class: GeForce GA10x/AD10x "
+     "tensor cores run fp32-accumulate at half the professional parts' rate (a ratio of 2), so they are not compared"},
     {"simt_gemm_efficiency", &Assumptions::simt_gemm_efficiency, "fraction", 0.05, 1,
      "FP32 SGEMM reaches ~90% of the FP32 peak on Pascal/Volta/Turing/GA100 (zzc0721/torch-performance-test-data); "
      "per-architecture fractions replace it"},

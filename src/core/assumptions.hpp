@@ -14,6 +14,9 @@ struct Assumptions {
   // Matrix units and memory (estimators/efficiency.cpp).
   double tensor_gemm_efficiency = 0.80;             // large tensor-core GEMMs / dense peak, class default
   double unmeasured_tensor_gemm_efficiency = 0.70;  // the same for devices with no published GEMM measurement
+  // A device without a GEMM measurement takes a measured sibling's at its own power budget (src/core/device.cpp):
+  double power_clock_exponent = 3.0;          // dynamic power ~ f^n under DVFS (f V^2 with V rising with f: 3)
+  double sibling_work_ratio_tolerance = 1.25;  // siblings' 16-bit tensor work per unit per clock differs by less
   double simt_gemm_efficiency = 0.90;               // FP32 SGEMM on the vector units / FP32 peak, class default
   double bandwidth_efficiency = 0.85;               // STREAM-like kernels / DRAM peak
   double kernel_overhead_cycles = 6000;             // a kernel's device-side floor, in GPU clock cycles

@@ -3,36 +3,39 @@
 // A compute unit's dynamic power grows with the tensor work it does per clock (k), with the clock f and with the
 // square of the voltage, which the DVFS range raises about in step with f: P ~ N k f^3 for N units. A card that is
 // power-limited under dense GEMMs therefore holds the clock at which N k f^3 meets its TDP. Between two siblings (same
-// vendor and architecture family, and the same tensor work per unit per clock, so that consumer parts with half-rate
-// fp32-accumulate tensor cores are not compared with professional ones) the held clocks stand in the ratio
-//   f_D / f_R = cbrt(TDP_D / TDP_R x N_R k_R / (N_D k_D)),
+// vendor and architecture family, and the same tensor work per unit per clock, so that GeForce parts, whose
+// fp32-accumulate tensor cores run at half the professional parts' rate, are not compared with those) the held
+// clocks stand in the ratio
+//   f_D / f_R = (TDP_D / TDP_R x N_R k_R / (N_D k_D)) ^ (1/3),
 // and as a fraction of its own spec-sheet peak (which scales with its boost clock) D reaches
 //   e_D = e_R x (f_D / f_R) x (boost_R / boost_D),
 // where e_R is the sibling's measured large-GEMM rate over its peak. Check on two measured siblings: the A100 SXM4 80GB
-// (400 W) reaches 0.869 of its 312 TFLOP/s peak, which predicts 0.869 x cbrt(300 / 400) = 0.790 for the 300 W A100
-// PCIe 80GB; the same maximum-achievable-matmul table measured 0.811.
-// A device is never given a better fraction than its best measured sibling (a sibling with more power per unit than
-// the best measured one would hold a higher clock, which nothing measured shows). Devices with a measurement of
-// their own clock (a published sustained clock or SGEMM) keep it: estimators/efficiency.cpp reads those first.
+// (400 W) reaches 0.869 of its 312 TFLOP/s peak, which predicts 0.869 x (300 / 400)^(1/3) = 0.790 for the 300 W A100
+// PCIe 80GB; the same maximum-achievable-matmul table (stas00/ml-engineering) measured 0.811.
+// A device is never given a better fraction than its best measured sibling: one with more power per unit than that
+// sibling would hold a higher clock, which nothing measured shows (the GeForce siblings measure at or above their
+// rated peak, RTX 3090 1.08 and RTX 4090 1.01: the cards with more power per SM than them are capped there).
+// The clock a device's tensor cores hold against its best measured sibling's is that sibling's fraction over the
+// device's own (measured or derived): the same kernels on the same architecture, at the clock each one's power
+// allows. Devices whose own clock under load is measured (a sustained clock, an SGEMM) keep that one.
+// Used as assumptions().power_clock_exponent and assumptions().sibling_work_ratio_tolerance
+// (src/core/assumptions.hpp, overridable with --assumptions).
 #include <algorithm>
 #include <cmath>
 
+#include "core/assumptions.hpp"
 #include "core/device.hpp"
 
 namespace hwplan {
 namespace {
 
-double measured16(const Device& d) {
+// The measured large-GEMM fraction of the device's 16-bit peak (bf16, else fp16, each against its own peak).
+double measured16_fraction(const Device& d) {
   for (Precision p : {Precision::kBf16, Precision::kFp16}) {
     auto it = d.measured_matmul_flops.find(p);
-    if (it != d.measured_matmul_flops.end() && it->second > 0) return it->second;
+    if (it != d.measured_matmul_flops.end() && it->second > 0 && d.peak(p) > 0) return it->second / d.peak(p);
   }
   return 0;
-}
-
-double peak16(const Device& d) {
-  const double bf16 = d.peak(Precision::kBf16);
-  return bf16 > 0 ? bf16 : d.peak(Precision::kFp16);
 }
 
 // What the power model needs: the power limit, the compute units, the boost clock and a 16-bit tensor peak, for one
@@ -48,60 +51,74 @@ double work_per_unit_clock(const Device& d) { return peak16(d) / (*d.compute_uni
 bool siblings(const Device& a, const Device& b) {
   if (a.vendor != b.vendor || a.architecture_family != b.architecture_family) return false;
   const double ratio = work_per_unit_clock(a) / work_per_unit_clock(b);
-  return ratio > 0.8 && ratio < 1.25;
-}
-
-// A measurement of the device's own clock under load: the estimators use it instead.
-bool own_clock_measured(const Device& d) {
-  return d.sustained_clock_mhz.has_value() ||
-         (d.measured_matmul_flops.count(Precision::kFp32) != 0 && !d.fp32_matrix_flops.has_value());
+  const double tolerance = assumptions().sibling_work_ratio_tolerance;
+  return ratio < tolerance && ratio > 1 / tolerance;
 }
 
 }  // namespace
 
+double peak16(const Device& d) {
+  const double bf16 = d.peak(Precision::kBf16);
+  return bf16 > 0 ? bf16 : d.peak(Precision::kFp16);
+}
+
+bool own_clock_measured(const Device& d) {
+  if (d.sustained_clock_mhz && d.boost_clock_mhz && *d.boost_clock_mhz > 0) return true;
+  return d.measured_matmul_flops.count(Precision::kFp32) != 0 && !d.fp32_matrix_flops && d.peak(Precision::kFp32) > 0;
+}
+
 void derive_sibling_gemm(std::vector<Device>& devices) {
   struct Derived {
-    double flops = 0;
+    double fraction = 0;
     std::string reference;
+    bool capped = false;
     double clock = 1.0;
+    std::string clock_reference;
   };
   std::vector<Derived> out(devices.size());
+  const double exponent = assumptions().power_clock_exponent;
   for (std::size_t i = 0; i < devices.size(); ++i) {
     const Device& d = devices[i];
     if (!has_power_facts(d) || own_clock_measured(d)) continue;
-    const double own = measured16(d) / peak16(d);
-    double best = 0, cap = own;
-    std::string reference, best_measured;
+    const double own = measured16_fraction(d);
+    double best = 0, cap = 0;  // the best power-scaled estimate; the best measured sibling's own fraction
+    std::string best_reference, cap_reference;
     for (std::size_t j = 0; j < devices.size(); ++j) {
       const Device& r = devices[j];
-      if (j == i || !has_power_facts(r) || measured16(r) <= 0 || !siblings(d, r)) continue;
-      const double er = measured16(r) / peak16(r);
+      const double er = j == i ? 0 : measured16_fraction(r);
+      if (er <= 0 || !has_power_facts(r) || !siblings(d, r)) continue;
       if (er > cap) {
         cap = er;
-        best_measured = r.id;
+        cap_reference = r.id;
       }
-      const double held = std::cbrt(d.tdp_w / r.tdp_w * static_cast<double>(*r.compute_units) / *d.compute_units *
-                                    work_per_unit_clock(r) / work_per_unit_clock(d));
+      const double held = std::pow(d.tdp_w / r.tdp_w * static_cast<double>(*r.compute_units) / *d.compute_units *
+                                       work_per_unit_clock(r) / work_per_unit_clock(d),
+                                   1 / exponent);
       const double ed = er * held * *r.boost_clock_mhz / *d.boost_clock_mhz;
       if (ed > best) {
         best = ed;
-        reference = r.id;
+        best_reference = r.id;
       }
     }
-    if (reference.empty()) continue;
-    // Capped: the best measured sibling is what the device is said to reach.
-    if (best > cap) reference = best_measured;
+    if (cap <= 0) continue;
+    Derived& o = out[i];
     const double e = own > 0 ? own : std::min(best, cap);
-    out[i].clock = std::min(1.0, e / cap);
     if (own <= 0) {
-      out[i].flops = e * peak16(d);
-      out[i].reference = reference;
+      o.fraction = e;
+      o.capped = best >= cap;
+      o.reference = o.capped ? cap_reference : best_reference;
+    }
+    if (e < cap) {
+      o.clock = e / cap;
+      o.clock_reference = cap_reference;
     }
   }
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    devices[i].sibling_matmul_flops = out[i].flops;
+    devices[i].sibling_matmul_fraction = out[i].fraction;
     devices[i].sibling_matmul_reference = out[i].reference;
+    devices[i].sibling_matmul_capped = out[i].capped;
     devices[i].tensor_clock_fraction = out[i].clock;
+    devices[i].tensor_clock_reference = out[i].clock_reference;
   }
 }
 

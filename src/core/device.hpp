@@ -106,14 +106,18 @@ struct Device {
   std::map<std::string, std::string> sources;
   std::map<std::string, std::string> derived;
   std::string notes;
-  // Derived when the registry loads (derive_sibling_gemm): a device without a published 16-bit GEMM measurement
-  // takes the rate a measured sibling's (same vendor, architecture family and tensor work per unit per clock)
-  // implies at this device's power budget, in FLOP/s (0: no sibling), naming the sibling; every device with measured
-  // siblings gets the clock its tensor cores hold under dense GEMMs against the least power-limited of them, which
-  // scales its unmeasured tensor precisions (TF32, FP8, INT8). 1: not limited, or nothing to compare with.
-  double sibling_matmul_flops = 0;
+  // Derived when the registry loads, from the devices loaded (derive_sibling_gemm, src/core/device.cpp). A device
+  // without a published 16-bit GEMM measurement takes the large-GEMM fraction of its 16-bit peak that a measured
+  // sibling's (same vendor, architecture family and tensor work per unit per clock) implies at this device's power
+  // budget (0: no sibling), naming the sibling; capped: the best measured sibling's own fraction, when this device
+  // has at least its power per unit. Every device with measured siblings gets the clock its tensor cores hold under
+  // dense GEMMs against the sibling that holds the highest (1: that one, or nothing to compare with), which scales
+  // its tensor precisions without a measurement (TF32, FP8, INT8).
+  double sibling_matmul_fraction = 0;
   std::string sibling_matmul_reference;
+  bool sibling_matmul_capped = false;
   double tensor_clock_fraction = 1.0;
+  std::string tensor_clock_reference;
   std::string origin;  // file it came from ("built-in:catalog/x.yaml" or a path)
   SourceLocation where_id;       // for errors found after loading (duplicate ids, alias clashes)
   SourceLocation where_aliases;
@@ -136,8 +140,13 @@ struct ReferenceNetwork {
 };
 ReferenceNetwork reference_network(const Device& d);
 
-// Fills sibling_matmul_flops, sibling_matmul_reference and tensor_clock_fraction of every device from the measured
-// 16-bit GEMMs of its siblings (src/core/device.cpp says how). Called by the registry once all devices are loaded.
+// The device's dense 16-bit tensor peak (bf16, else fp16), FLOP/s; 0 without one.
+double peak16(const Device& d);
+// A measurement of the device's own clock under dense GEMMs: a published sustained clock, or an SGEMM on vector
+// units that implies one (estimators/efficiency.cpp, sustained_clock_fraction). It wins over a sibling's.
+bool own_clock_measured(const Device& d);
+// Fills the sibling_matmul_* and tensor_clock_* fields of every device from the measured 16-bit GEMMs of its
+// siblings (src/core/device.cpp says how). Called by the registry once all devices are loaded.
 void derive_sibling_gemm(std::vector<Device>& devices);
 
 }  // namespace hwplan

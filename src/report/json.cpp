@@ -58,9 +58,13 @@ json device_json(const Device& d) {
   if (d.base_clock_mhz) j["base_clock_mhz"] = *d.base_clock_mhz;
   if (d.sustained_clock_mhz) j["sustained_clock_mhz"] = *d.sustained_clock_mhz;
   if (d.vector_flops) j["vector_tflops"] = *d.vector_flops / kTera;
-  if (d.sibling_matmul_flops > 0)
-    j["sibling_matmul"] = {{"tflops", d.sibling_matmul_flops / kTera}, {"reference", d.sibling_matmul_reference}};
-  j["tensor_clock_fraction"] = d.tensor_clock_fraction;
+  if (d.sibling_matmul_fraction > 0)
+    j["sibling_matmul"] = {{"fraction", d.sibling_matmul_fraction},
+                           {"tflops", d.sibling_matmul_fraction * peak16(d) / kTera},
+                           {"reference", d.sibling_matmul_reference},
+                           {"capped", d.sibling_matmul_capped}};
+  if (d.tensor_clock_fraction < 1)
+    j["tensor_clock"] = {{"fraction", d.tensor_clock_fraction}, {"reference", d.tensor_clock_reference}};
   return j;
 }
 

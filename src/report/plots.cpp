@@ -26,6 +26,11 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task, c
     auto m = d.measured_matmul_flops.find(p);
     if (m != d.measured_matmul_flops.end())
       chart.ceilings.push_back({fmt::format("{} measured {:.0f} TFLOP/s", to_string(p), m->second / kTera), m->second});
+    else if (p == Precision::kBf16 || (p == Precision::kFp16 && !d.supports(Precision::kBf16)))
+      if (d.sibling_matmul_fraction > 0) {
+        const double rate = std::min(1.0, d.sibling_matmul_fraction) * d.peak(p);
+        chart.ceilings.push_back({fmt::format("{} from {} {:.0f} TFLOP/s", to_string(p), d.sibling_matmul_reference, rate / kTera), rate});
+      }
   }
   if (d.fp32_matrix_flops) chart.ceilings.push_back({fmt::format("fp32 matrix {:.0f} TFLOP/s", *d.fp32_matrix_flops / kTera), *d.fp32_matrix_flops});
   if (in.profile) {
