@@ -162,7 +162,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   const double layers = static_cast<double>(model.total_layers());
 
   // Parameters held by the busiest pipeline stage (its layers plus the larger of the embedding / output ends).
-  double stage_params;
+  double stage_params, stage_ends = 0;
   if (model.is_transformer()) {
     double per_layer_dense = params.attention_per_layer + (model.moe ? 0 : params.mlp_per_layer);
     double per_layer_experts = model.moe ? params.mlp_per_layer / std::max(1, plan.ep) : 0;
@@ -175,6 +175,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     double ends = pp == 1 ? params.embedding + params.output + params.extra + params.mtp
                           : std::max(params.embedding, params.output) + params.extra + params.mtp;
     stage_params = (std::ceil(layers / pp) * (per_layer_dense + per_layer_experts) + ends) / tp;
+    stage_ends = ends / tp;
     if (model.decoder_layers > 0) stage_params += std::ceil(static_cast<double>(model.decoder_layers) / pp) * params.decoder_cross_attention / tp;
   } else {
     stage_params = params.total;
@@ -192,7 +193,11 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   const double zero_grads = plan.zero >= 2 ? shards : 1;
   const double zero_opt = plan.zero >= 1 ? shards : 1;
 
-  m.weights = stage_params * weight_bytes / zero_weights;
+  // QLoRA quantizes the layers' linear weights (bitsandbytes converts nn.Linear modules and leaves lm_head out;
+  // torchtune's and torchao's NF4 wrap the LoRA-adapted projections): the embedding, the output projection and the
+  // norms stay in the 16-bit compute format.
+  const double end_bytes = w.task == Task::kQlora ? 2 : weight_bytes;
+  m.weights = ((stage_params - stage_ends) * weight_bytes + stage_ends * end_bytes) / zero_weights;
   if (lora) m.weights += trainable * 2;  // adapters in bf16/fp16 (fp32 when training in fp32)
   m.gradients = trainable * grad_bytes / zero_grads;
   m.optimizer = trainable * opt_bytes / zero_opt;
@@ -273,11 +278,10 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
       m.activations = kept;
       last_stage = std::min(last_stage, 2 * per_layer);
     }
-    if (plan.recompute == Recompute::kFull) {
-      // The layer being recomputed holds its full activations during its backward.
-      m.activations += full_layer;
-      last_stage += full_layer;
-    }
+    // The layer being recomputed holds its full activations during its backward. By then the logits and the loss
+    // are gone (the output projection's backward runs first and frees them): the two peaks do not add up, the larger
+    // of them sits on top of the kept activations.
+    const double recomputing = plan.recompute == Recompute::kFull ? full_layer : 0.0;
     // Logits and the fp32 loss on the last stage: output in compute precision + fp32 softmax copy + its grad.
     // Chunked cross-entropy upcasts one vocabulary chunk at a time (torchtune: 8 chunks).
     double tokens = mb * static_cast<double>(w.seq) / std::max(1, plan.cp);
@@ -288,8 +292,8 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     // precision and two fp32 copies.
     double per_logit = st.chunked_loss ? e + 8.0 / 8.0 : (!st.fused_kernels ? std::max(12.0, e + 8) : e + 8);
     const double logits = w.lm_head ? tokens * static_cast<double>(model.vocab_size) / tp * per_logit : 0.0;
-    if (pp > 1) m.activations = std::max(m.activations, last_stage + logits);
-    else m.activations += logits;
+    if (pp > 1) m.activations = std::max(m.activations + recomputing, last_stage + std::max(recomputing, logits));
+    else m.activations += std::max(recomputing, logits);
     // Ring attention keeps the chunk of keys and values being computed and the one arriving (backward: with their
     // gradients), for the layer at hand.
     if (plan.cp > 1) {

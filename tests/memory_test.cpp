@@ -186,6 +186,45 @@ TEST_CASE("QLoRA: 65B fine-tuning fits one 48 GB GPU, and 16-bit full fine-tunin
   CHECK(full.memory.total() > 780e9);
 }
 
+TEST_CASE("QLoRA keeps the embedding and the output projection in 16 bits") {
+  // bitsandbytes converts the nn.Linear modules and leaves lm_head out; torchtune's NF4 wraps the LoRA-adapted
+  // projections. Llama 3.1 8B: 2 x 128,256 x 4,096 parameters in bf16 beside its layers' NF4 weights.
+  const Model m = test::registry().model("llama-3.1-8b");
+  const ParameterCounts c = count_parameters(m);
+  Workload w;
+  w.task = Task::kQlora;
+  w.lora_rank = 8;
+  const MemoryBreakdown mem = training_memory(m, c, test::registry().device("rtx-4090"), w, Plan{});
+  const double ends = c.embedding + c.output + c.extra;
+  CHECK(c.embedding == doctest::Approx(128256.0 * 4096).epsilon(0.001));
+  const double adapters = lora_parameters(m, w.lora_rank, w.lora_targets) * 2;
+  CHECK(mem.weights - adapters == doctest::Approx((c.total - ends) * bytes_per_param(WeightFormat::kNf4) + ends * 2));
+}
+
+TEST_CASE("with full recomputation the loss's peak and the recomputed layer's are not held at once") {
+  // The output projection's backward consumes and frees the logits before the first layer is recomputed: the
+  // device holds the kept activations plus the larger of the two.
+  const Model m = test::registry().model("llama-3.2-3b");
+  const ParameterCounts c = count_parameters(m);
+  const Device& d = test::registry().device("a100-80gb-sxm");
+  Workload w;
+  w.seq = 4096;
+  w.stack.fused_kernels = true;
+  Plan p;
+  p.micro_batch = 2;
+  p.recompute = Recompute::kFull;
+  const double kept = m.total_layers() * layer_activation_bytes(m, w, p, 2);
+  Plan none = p;
+  none.recompute = Recompute::kNone;
+  const double rebuilt = layer_activation_bytes(m, w, none, 2);
+  const double logits = 2.0 * 4096 * m.vocab_size * (2 + 8);  // fused loss: bf16 logits and two fp32 copies
+  CHECK(logits > rebuilt);
+  CHECK(training_memory(m, c, d, w, p).activations == doctest::Approx(kept + logits).epsilon(1e-9));
+  // A short vocabulary's logits: the recomputed layer sets the peak.
+  w.lm_head = false;
+  CHECK(training_memory(m, c, d, w, p).activations == doctest::Approx(kept + rebuilt).epsilon(1e-9));
+}
+
 TEST_CASE("gradient accumulation keeps the gradients between micro-batches, and nothing else") {
   Model m = test::registry().model("llama-2-7b");
   Device d = test::registry().device("a100-80gb-sxm");
