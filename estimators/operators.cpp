@@ -269,6 +269,17 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
     const double routed = tokens * m.moe->experts_per_token;  // token-expert pairs on this rank (balanced)
     const double per_expert = routed / experts_local;
     b.linear("router", tokens, m.moe->experts, h);
+    if (s.training) {
+      // Token dispatch (Megatron-core's permute and unpermute): each token's hidden state is gathered once per
+      // chosen expert into expert order (reading and writing the routed rows), and the experts' outputs are scattered
+      // back, weighted by the router's probabilities and summed over the top-k (reading the routed rows, writing
+      // the tokens). With expert parallelism each side permutes twice: by destination rank before the all-to-all and
+      // by local expert after it, and back. Backward moves the same bytes the other way. (Inference engines gather
+      // inside their fused MoE GEMMs: no separate pass.)
+      const double passes = s.ep > 1 ? 2 : 1;
+      const double bytes = passes * (3 * routed + tokens) * h * e;
+      b.memory("moe-permute", bytes, bytes, false, static_cast<int>(2 * passes));
+    }
     b.linear("expert-up", per_expert, up * f, h, experts_local);
     b.memory("expert-act", act_passes * routed * f * e, act_backward_passes * routed * f * e, false, act_kernels);
     b.linear("expert-down", per_expert, h, f, experts_local);
