@@ -249,7 +249,8 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
                                         &weight_read, &kv_read, !eager_moe(m, w));
     double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
     double logits = gemm_seconds(decode, batch, static_cast<double>(m.vocab_size) / plan.tp,
-                                 static_cast<double>(m.hidden_size), 1, 2, weight_bytes) + 4 * decode.kernel_overhead_seconds;
+                                 static_cast<double>(m.hidden_size), 1, 2, head_weight_bytes(w)) +
+                    4 * decode.kernel_overhead_seconds;
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Pipeline stages work on different micro-batches in steady state only when there are several;
     // a single stream walks through all stages.
@@ -267,7 +268,8 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     if (eager_moe(m, w) && !st.cuda_graphs)
       out.time_per_output_token_seconds = gpu + host + st.decode_step_overhead_seconds;
     out.decode_host_bound = host > gpu;
-    out.decode_weight_bytes = layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * weight_bytes;
+    out.decode_weight_bytes =
+        layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_weight_bytes(w);
     out.decode_kv_bytes = layers_per_stage * kv_read;
     double bytes = out.decode_weight_bytes + out.decode_kv_bytes;
     double flops = 2 * params.active / (plan.tp * plan.pp) * batch;
@@ -291,6 +293,7 @@ StepRates step_rates(const EstimateInput& in) {
   s.pp_link = group_link(*in.device, in.system, 2, in.plan.tp);
   s.layers = static_cast<double>(m.total_layers());
   s.weight_bytes = weight_bytes_per_param(w);
+  s.head_weight_bytes = head_weight_bytes(w);
   s.kv_bytes = bytes_per_element(w.kv_cache);
   // A chunk of a few hundred tokens against its heads: the flash-attention rate of that tile shape.
   const double heads = static_cast<double>(m.attention_heads) / s.tp;
@@ -323,7 +326,7 @@ double step_logits_seconds(const StepRates& s, double sequences, double step_tok
   const Model& m = *s.model;
   const DeviceRates& r = s.at(step_tokens);
   return gemm_seconds(r, sequences, static_cast<double>(m.vocab_size) / s.tp, static_cast<double>(m.hidden_size),
-                      1, 2, s.weight_bytes) + 4 * r.kernel_overhead_seconds;
+                      1, 2, s.head_weight_bytes) + 4 * r.kernel_overhead_seconds;
 }
 
 double step_decode_attention_seconds(const StepRates& s, double context_tokens, double step_tokens) {

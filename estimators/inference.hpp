@@ -29,6 +29,7 @@ struct StepRates {
   GroupLink pp_link;
   double layers = 0;                // all layers (pipeline stages run one after another for one step)
   double weight_bytes = 2;          // per parameter as the GEMMs read them
+  double head_weight_bytes = 2;     // the output projection's (memory.hpp head_weight_bytes)
   double kv_bytes = 2;              // per KV-cache element
   double prefill_attention_flops_per_s = 0;  // flash attention over a prefill chunk
   double host_seconds = 0;          // host time to issue one step's kernels (0 with CUDA graphs)

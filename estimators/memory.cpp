@@ -76,6 +76,22 @@ double weight_bytes_per_param(const Workload& w) {
   return 2;
 }
 
+double head_weight_bytes(const Workload& w) {
+  const double compute = w.precision == Precision::kFp32 || w.precision == Precision::kTf32 ? 4 : 2;
+  if (w.task == Task::kQlora) return compute;
+  // A checkpoint read from its headers (or config.json) already averages its 16-bit ends into its bytes.
+  if (w.task == Task::kInfer && !w.checkpoint_bytes_per_param && w.weights && !w.stack.quantized_head) {
+    switch (*w.weights) {
+      case WeightFormat::kFp8:
+      case WeightFormat::kInt8:
+      case WeightFormat::kInt4:
+      case WeightFormat::kNf4: return 2;
+      default: break;  // fp32 / 16-bit weights are what they are; q4_0 is llama.cpp's, which quantizes the head too
+    }
+  }
+  return weight_bytes_per_param(w);
+}
+
 double recompute_share(const Plan& plan, double stage_layers) {
   if (plan.recompute != Recompute::kFull) return 0;
   if (plan.recompute_layers <= 0 || stage_layers <= 0) return 1;
@@ -175,7 +191,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     double ends = pp == 1 ? params.embedding + params.output + params.extra + params.mtp
                           : std::max(params.embedding, params.output) + params.extra + params.mtp;
     stage_params = (std::ceil(layers / pp) * (per_layer_dense + per_layer_experts) + ends) / tp;
-    stage_ends = ends / tp;
+    stage_ends = (pp == 1 ? params.embedding + params.output : std::max(params.embedding, params.output)) / tp;
     if (model.decoder_layers > 0) stage_params += std::ceil(static_cast<double>(model.decoder_layers) / pp) * params.decoder_cross_attention / tp;
   } else {
     stage_params = params.total;
@@ -194,10 +210,9 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   const double zero_opt = plan.zero >= 1 ? shards : 1;
 
   // QLoRA quantizes the layers' linear weights (bitsandbytes converts nn.Linear modules and leaves lm_head out;
-  // torchtune's and torchao's NF4 wrap the LoRA-adapted projections): the embedding, the output projection and the
-  // norms stay in the 16-bit compute format.
-  const double end_bytes = w.task == Task::kQlora ? 2 : weight_bytes;
-  m.weights = ((stage_params - stage_ends) * weight_bytes + stage_ends * end_bytes) / zero_weights;
+  // torchtune's and torchao's NF4 wrap the LoRA-adapted projections): the embedding and the output projection stay
+  // in the compute format (head_weight_bytes).
+  m.weights = ((stage_params - stage_ends) * weight_bytes + stage_ends * head_weight_bytes(w)) / zero_weights;
   if (lora) m.weights += trainable * 2;  // adapters in bf16/fp16 (fp32 when training in fp32)
   m.gradients = trainable * grad_bytes / zero_grads;
   m.optimizer = trainable * opt_bytes / zero_opt;
@@ -322,7 +337,8 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
                                  const Workload& w, const Plan& plan) {
   MemoryBreakdown m;
   const double tp = plan.tp, pp = plan.pp;
-  m.weights = params.total * weight_bytes_per_param(w) / (tp * pp);
+  const double ends = model.is_transformer() ? params.embedding + params.output : 0;
+  m.weights = ((params.total - ends) * weight_bytes_per_param(w) + ends * head_weight_bytes(w)) / (tp * pp);
   const double batch = static_cast<double>(plan.micro_batch);
   if (model.is_transformer()) {
     const double context = static_cast<double>(w.prompt + w.generate);

@@ -73,5 +73,9 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
 
 // Weight bytes per parameter of the weights the device holds for this workload.
 double weight_bytes_per_param(const Workload& w);
+// Bytes per parameter of the embedding and the output projection: quantized weights keep them in the 16-bit compute
+// format (GPTQ, AWQ, bitsandbytes and FP8 checkpoints, QLoRA's base) unless the stack quantizes the head too
+// (Stack::quantized_head: llama.cpp, MLC, ExLlamaV2, gpt-fast, torchao); otherwise the layers'.
+double head_weight_bytes(const Workload& w);
 
 }  // namespace hwplan

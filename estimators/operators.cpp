@@ -273,12 +273,14 @@ Cost layer_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>
       // Token dispatch (Megatron-core's permute and unpermute): each token's hidden state is gathered once per
       // chosen expert into expert order (reading and writing the routed rows), and the experts' outputs are scattered
       // back, weighted by the router's probabilities and summed over the top-k (reading the routed rows, writing
-      // the tokens). With expert parallelism each side permutes twice: by destination rank before the all-to-all and
-      // by local expert after it, and back. Backward moves the same bytes the other way. (Inference engines gather
-      // inside their fused MoE GEMMs: no separate pass.)
-      const double passes = s.ep > 1 ? 2 : 1;
-      const double bytes = passes * (3 * routed + tokens) * h * e;
-      b.memory("moe-permute", bytes, bytes, false, static_cast<int>(2 * passes));
+      // the tokens). With expert parallelism the rows are also sorted by local expert after the all-to-all and back
+      // before it (reading and writing the routed rows each way). Backward moves the same bytes the other way. With
+      // sequence parallelism each tensor-parallel rank dispatches its own share of the tokens. (Inference engines
+      // gather inside their fused MoE GEMMs: no separate pass.)
+      const double dispatched = s.sequence_parallel && s.tp > 1 ? rep_tokens : tokens;
+      const double copies = dispatched * m.moe->experts_per_token;
+      const double bytes = ((s.ep > 1 ? 7 : 3) * copies + dispatched) * h * e;
+      b.memory("moe-permute", bytes, bytes, false, s.ep > 1 ? 4 : 2);
     }
     b.linear("expert-up", per_expert, up * f, h, experts_local);
     b.memory("expert-act", act_passes * routed * f * e, act_backward_passes * routed * f * e, false, act_kernels);

@@ -169,6 +169,7 @@ Stack engine_preset(Engine e) {
       s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;
       break;
     case Engine::kMlc:
+      s.quantized_head = true;  // q4f16_1 and q4f32_1 quantize every linear layer, lm_head included
       s.cuda_graphs = true;
       s.decode_step_overhead_seconds = 0.3e-3;
       s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;  // TVM's runtime, without graphs
@@ -185,6 +186,7 @@ Stack engine_preset(Engine e) {
       s.decode_kernels_per_layer = 32;
       s.quantized_linear_kernels = 1;
       s.layer_split = true;  // --split-mode layer, the default (row splits each matrix: --tp)
+      s.quantized_head = true;  // GGUF quantizes output.weight too (Q6_K in the k-quant mixes)
       break;
     case Engine::kExllama:
       // Native C++/CUDA engine launching its own fused kernels. ExLlamaV2 per layer: the C++ attention front (norm,
@@ -195,6 +197,7 @@ Stack engine_preset(Engine e) {
       s.decode_kernels_per_layer = 19;
       s.decode_step_overhead_seconds = 0.2e-3;
       s.layer_split = true;  // gpu_split / autosplit: consecutive layers on each GPU
+      s.quantized_head = true;  // EXL2 quantizes lm_head (6 or 8 bits: head_bits)
       break;
   }
   return s;

@@ -195,7 +195,7 @@ TEST_CASE("QLoRA keeps the embedding and the output projection in 16 bits") {
   w.task = Task::kQlora;
   w.lora_rank = 8;
   const MemoryBreakdown mem = training_memory(m, c, test::registry().device("rtx-4090"), w, Plan{});
-  const double ends = c.embedding + c.output + c.extra;
+  const double ends = c.embedding + c.output;
   CHECK(c.embedding == doctest::Approx(128256.0 * 4096).epsilon(0.001));
   const double adapters = lora_parameters(m, w.lora_rank, w.lora_targets) * 2;
   CHECK(mem.weights - adapters == doctest::Approx((c.total - ends) * bytes_per_param(WeightFormat::kNf4) + ends * 2));
@@ -220,7 +220,7 @@ TEST_CASE("with full recomputation the loss's peak and the recomputed layer's ar
   const double logits = 2.0 * 4096 * m.vocab_size * (2 + 8);  // fused loss: bf16 logits and two fp32 copies
   CHECK(logits > rebuilt);
   CHECK(training_memory(m, c, d, w, p).activations == doctest::Approx(kept + logits).epsilon(1e-9));
-  // A short vocabulary's logits: the recomputed layer sets the peak.
+  // Without the vocabulary projection (a span or classification head): the recomputed layer sets the peak.
   w.lm_head = false;
   CHECK(training_memory(m, c, d, w, p).activations == doctest::Approx(kept + rebuilt).epsilon(1e-9));
 }

@@ -102,6 +102,10 @@ struct Stack {
   // (Megatron-LM's overlap_p2p_comm, on by default since mid-2023: apex #1616, Megatron-LM #331; torch.distributed
   // pipelining's asynchronous schedules). Off: each transfer waits (1F1B, Megatron-LM before 2023).
   bool overlap_p2p = false;
+  // Weight quantization covers the output projection too (llama.cpp, MLC, ExLlamaV2, gpt-fast's and torchao's
+  // all-Linear quantizers); off: it stays in 16 bits, as GPTQ, AWQ, bitsandbytes and FP8 checkpoints keep it (and
+  // their embeddings), which every decode step reads. Inference with quantized weights only.
+  bool quantized_head = false;
   // Attention kernels written for the device's architecture (cuDNN fused attention via Transformer Engine,
   // FlashAttention-3, TensorRT-LLM's FMHA) rather than portable FlashAttention-2-class ones (FlashAttention-2,
   // PyTorch SDPA's flash backend, xformers, Triton / FlexAttention). Changes time on Hopper and datacenter Blackwell.

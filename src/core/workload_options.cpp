@@ -27,6 +27,7 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--fused-optimizer", "fused_optimizer"}, {"--clip-grad-norm", "clip_grad_norm"},
       {"--fp8-head", "fp8_head"}, {"--fp32-grads", "fp32_grads"},
       {"--overlap-scheduling", "overlap_scheduling"}, {"--overlap-p2p", "overlap_p2p"},
+      {"--quantized-head", "quantized_head"},
       {"--zero3-live-params", "zero3_live_params"}, {"--host-kernel-us", "host_kernel_us"},
       {"--memory-metric", "memory_metric"}, {"--memory-format", "memory_format"}};
   return names;

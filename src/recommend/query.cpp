@@ -88,6 +88,9 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
     s = engine_preset(e);
     if (o.engine && *o.engine == "tensorrt") s.preset = "tensorrt";  // the name the user gave (trtllm's preset)
     s.preset_assumed = !o.engine;
+    // On-device runtimes (Core ML, Qualcomm's QNN, ExecuTorch, llama.cpp, MLC) quantize every linear layer, the
+    // output projection included.
+    if (device.device_class == DeviceClass::kEdge) s.quantized_head = true;
   } else {
     if (o.engine) bad("--engine", "applies to --task infer; training takes --framework");
     Framework f = o.framework ? parse_choice<Framework>("--framework", *o.framework, parse_framework,
@@ -129,6 +132,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.fp32_grads, s.fp32_grads, "fp32-grads");
   flag(o.overlap_scheduling, s.overlap_scheduling, "overlap-scheduling");
   flag(o.overlap_p2p, s.overlap_p2p, "overlap-p2p");
+  flag(o.quantized_head, s.quantized_head, "quantized-head");
   if (o.zero3_live_params) {
     if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
     s.zero3_live_parameters = *o.zero3_live_params;

@@ -150,6 +150,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"cuda_graphs", st.cuda_graphs},
                 {"overlap_scheduling", st.overlap_scheduling},
                 {"overlap_p2p", st.overlap_p2p},
+                {"quantized_head", st.quantized_head},
                 {"layer_split", st.layer_split},
                 {"kv_cache_concat", st.kv_cache_concat},
                 {"chunked_loss", st.chunked_loss},
@@ -200,6 +201,9 @@ std::string stack_summary(const Workload& w) {
     out += st.cuda_graphs ? ", CUDA graphs"
                           : fmt::format(", {:.0f} us host time per kernel{}", st.host_seconds_per_kernel * 1e6,
                                         st.desktop_host ? " (desktop CPU)" : "");
+    // Quantized weights: whether the output projection is quantized with them (memory.cpp head_weight_bytes).
+    if (w.weights && bytes_per_param(*w.weights) < 2 && !w.checkpoint_bytes_per_param)
+      out += st.quantized_head ? ", output projection quantized" : ", output projection in 16 bits";
   } else {
     out += st.master_weights_fp32 ? (st.autocast ? ", autocast over fp32 weights" : ", fp32 master weights")
                                   : ", pure 16-bit (no master copy)";
