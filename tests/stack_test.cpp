@@ -2,6 +2,8 @@
 // each part changes the term it models, in the direction and by the amount its derivation says.
 #include <doctest/doctest.h>
 
+#include <optional>
+
 #include "core/assumptions.hpp"
 #include "estimators/efficiency.hpp"
 #include "estimators/inference.hpp"
@@ -513,6 +515,36 @@ TEST_CASE("eager decode with quantised weights pays each library's kernels per l
   CHECK(int4 - bf16 == doctest::Approx(1 * per_linear).epsilon(1e-9));
   CHECK(nf4 - bf16 == doctest::Approx(3 * per_linear).epsilon(1e-9));
   CHECK(int8 - bf16 == doctest::Approx(12 * per_linear).epsilon(1e-9));
+}
+
+TEST_CASE("quantized checkpoints keep the output projection in 16 bits unless the stack quantizes it") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3.1-8b");
+  const Device& d = reg.device("h100-sxm");
+  auto run = [&](Engine e, std::optional<bool> quantized_head) {
+    EstimateInput in = input(m, d, Task::kInfer, engine_preset(e));
+    in.workload.weights = WeightFormat::kInt4;
+    if (quantized_head) in.workload.stack.quantized_head = *quantized_head;
+    return estimate(in);
+  };
+  const double head = 128256.0 * 4096;  // Llama 3.1 8B's untied output projection; the embedding is as large
+  const double int4 = bytes_per_param(WeightFormat::kInt4);
+  // vLLM with an AWQ / GPTQ checkpoint: the decode step reads the projection in 16 bits, memory holds both ends so.
+  const Estimate awq = run(Engine::kVllm, std::nullopt), all = run(Engine::kVllm, true);
+  CHECK(awq.infer.decode_weight_bytes - all.infer.decode_weight_bytes == doctest::Approx(head * (2 - int4)).epsilon(1e-6));
+  const ParameterCounts c = count_parameters(m);  // the output's count holds the final norm beside the projection
+  CHECK(awq.memory.weights - all.memory.weights == doctest::Approx((c.embedding + c.output) * (2 - int4)).epsilon(1e-9));
+  CHECK(awq.infer.time_per_output_token_seconds > all.infer.time_per_output_token_seconds);
+  // llama.cpp's GGUF quantizes output.weight: its preset says so.
+  CHECK(engine_preset(Engine::kLlamacpp).quantized_head);
+  CHECK(run(Engine::kLlamacpp, std::nullopt).memory.weights == doctest::Approx(all.memory.weights));
+  // On an edge device the runtime quantizes every linear layer (the command line's stack).
+  auto edge = json_of("estimate --model 3b --device apple-m4-ane --task infer --weights int4 --format json");
+  CHECK(edge["stack"]["quantized_head"] == true);
+  auto server = json_of("estimate --model 3b --device h100-sxm --task infer --weights int4 --format json");
+  CHECK(server["stack"]["quantized_head"] == false);
+  auto flag = json_of("estimate --model 3b --device h100-sxm --task infer --weights int4 --quantized-head on --format json");
+  CHECK(flag["stack"]["quantized_head"] == true);
 }
 
 TEST_CASE("LoRA adapters work on their projections' own shapes and add their output to the base one's") {
