@@ -231,6 +231,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     if (w.generate > 0) {
       LayerShape last = s;
       last.seq = 1;
+      last.weight_bytes = head_weight_bytes(w);
       head = head_cost(last, rates);
     }
     double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;

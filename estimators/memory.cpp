@@ -76,20 +76,23 @@ double weight_bytes_per_param(const Workload& w) {
   return 2;
 }
 
-double head_weight_bytes(const Workload& w) {
-  const double compute = w.precision == Precision::kFp32 || w.precision == Precision::kTf32 ? 4 : 2;
-  if (w.task == Task::kQlora) return compute;
-  // A checkpoint read from its headers (or config.json) already averages its 16-bit ends into its bytes.
-  if (w.task == Task::kInfer && !w.checkpoint_bytes_per_param && w.weights && !w.stack.quantized_head) {
-    switch (*w.weights) {
-      case WeightFormat::kFp8:
-      case WeightFormat::kInt8:
-      case WeightFormat::kInt4:
-      case WeightFormat::kNf4: return 2;
-      default: break;  // fp32 / 16-bit weights are what they are; q4_0 is llama.cpp's, which quantizes the head too
-    }
+bool head_in_compute_format(const Workload& w) {
+  if (w.task == Task::kQlora) return true;
+  // A checkpoint read from its headers (or config.json) already averages its 16-bit ends into its bytes; fp32 and
+  // 16-bit weights are what they are; q4_0 is llama.cpp's, which quantizes the head too.
+  if (w.task != Task::kInfer || w.checkpoint_bytes_per_param || !w.weights || w.stack.quantized_head) return false;
+  switch (*w.weights) {
+    case WeightFormat::kFp8:
+    case WeightFormat::kInt8:
+    case WeightFormat::kInt4:
+    case WeightFormat::kNf4: return true;
+    default: return false;
   }
-  return weight_bytes_per_param(w);
+}
+
+double head_weight_bytes(const Workload& w) {
+  if (!head_in_compute_format(w)) return weight_bytes_per_param(w);
+  return w.precision == Precision::kFp32 || w.precision == Precision::kTf32 ? 4 : 2;
 }
 
 double recompute_share(const Plan& plan, double stage_layers) {

@@ -77,5 +77,7 @@ double weight_bytes_per_param(const Workload& w);
 // format (GPTQ, AWQ, bitsandbytes and FP8 checkpoints, QLoRA's base) unless the stack quantizes the head too
 // (Stack::quantized_head: llama.cpp, MLC, ExLlamaV2, gpt-fast, torchao); otherwise the layers'.
 double head_weight_bytes(const Workload& w);
+// Whether head_weight_bytes keeps them in the compute format (quantized weights whose quantization leaves them out).
+bool head_in_compute_format(const Workload& w);
 
 }  // namespace hwplan

@@ -545,6 +545,21 @@ TEST_CASE("quantized checkpoints keep the output projection in 16 bits unless th
   CHECK(server["stack"]["quantized_head"] == false);
   auto flag = json_of("estimate --model 3b --device h100-sxm --task infer --weights int4 --quantized-head on --format json");
   CHECK(flag["stack"]["quantized_head"] == true);
+  // An engine the user names keeps its own convention, on an edge device too.
+  auto named = json_of("estimate --model 3b --device apple-m4-ane --task infer --weights int4 --engine vllm --format json");
+  CHECK(named["stack"]["quantized_head"] == false);
+  // llama.cpp's q4_0 quantizes the head whatever the engine; the summary says what was priced.
+  auto q4 = test::run_hwplan("estimate --model 3b --device h100-sxm --task infer --weights q4_0 --engine vllm");
+  CHECK(q4.out.find("unquantized") == std::string::npos);
+  auto awq_text = test::run_hwplan("estimate --model 3b --device h100-sxm --task infer --weights int4");
+  CHECK(awq_text.out.find("unquantized") != std::string::npos);  // "output projection unquantized", wrapped
+  // The prefill's last-position logits read the same 16-bit projection as every decode step.
+  EstimateInput prefill = input(m, d, Task::kInfer, engine_preset(Engine::kVllm));
+  prefill.workload.weights = WeightFormat::kInt4;
+  prefill.workload.generate = 1;
+  const double ttft16 = estimate(prefill).infer.prefill_seconds;
+  prefill.workload.stack.quantized_head = true;
+  CHECK(ttft16 > estimate(prefill).infer.prefill_seconds);
 }
 
 TEST_CASE("LoRA adapters work on their projections' own shapes and add their output to the base one's") {

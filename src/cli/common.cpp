@@ -120,8 +120,9 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Interleaved pipeline: sends and receives overlapped with the next chunk's compute (Megatron-LM's default "
              "since 2023, torchtitan); off: each transfer waits");
   add_switch(app, "--quantized-head", w.quantized_head,
-             "Quantized weights: the quantization covers the output projection too (llama.cpp, MLC, ExLlamaV2, gpt-fast, "
-             "torchao); off: it stays in 16 bits (GPTQ, AWQ, bitsandbytes, FP8 checkpoints)");
+             "Quantized weights (--weights int8|int4|nf4|fp8): the quantization covers the output projection too (on for "
+             "llamacpp, mlc, exllama and, with no --engine, edge devices; gpt-fast, torchao); off: it stays in the compute "
+             "format (GPTQ, AWQ, bitsandbytes, FP8 checkpoints). A checkpoint read from its files prices its own");
   add_switch(app, "--fp32-grads", w.fp32_grads,
              "Gradients kept and reduced in fp32 under 16-bit parameters (Megatron's main_grad buffer for bf16, torchtitan's "
              "mixed_precision_reduce float32); off: in 16 bits");

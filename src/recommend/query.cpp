@@ -89,8 +89,8 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
     if (o.engine && *o.engine == "tensorrt") s.preset = "tensorrt";  // the name the user gave (trtllm's preset)
     s.preset_assumed = !o.engine;
     // On-device runtimes (Core ML, Qualcomm's QNN, ExecuTorch, llama.cpp, MLC) quantize every linear layer, the
-    // output projection included.
-    if (device.device_class == DeviceClass::kEdge) s.quantized_head = true;
+    // output projection included: the assumed stack on an edge device does (an engine the user names keeps its own).
+    if (!o.engine && device.device_class == DeviceClass::kEdge) s.quantized_head = true;
   } else {
     if (o.engine) bad("--engine", "applies to --task infer; training takes --framework");
     Framework f = o.framework ? parse_choice<Framework>("--framework", *o.framework, parse_framework,

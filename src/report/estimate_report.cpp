@@ -202,8 +202,10 @@ std::string stack_summary(const Workload& w) {
                           : fmt::format(", {:.0f} us host time per kernel{}", st.host_seconds_per_kernel * 1e6,
                                         st.desktop_host ? " (desktop CPU)" : "");
     // Quantized weights: whether the output projection is quantized with them (memory.cpp head_weight_bytes).
-    if (w.weights && bytes_per_param(*w.weights) < 2 && !w.checkpoint_bytes_per_param)
-      out += st.quantized_head ? ", output projection quantized" : ", output projection in 16 bits";
+    if (head_in_compute_format(w))
+      out += ", output projection unquantized";
+    else if (st.quantized_head && w.weights && bytes_per_param(*w.weights) < 2 && !w.checkpoint_bytes_per_param)
+      out += ", output projection quantized";
   } else {
     out += st.master_weights_fp32 ? (st.autocast ? ", autocast over fp32 weights" : ", fp32 master weights")
                                   : ", pure 16-bit (no master copy)";
