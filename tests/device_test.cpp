@@ -86,3 +86,17 @@ TEST_CASE("siblings do the same tensor work per unit per clock, and a device's o
   CHECK(device_rates(reg.device("mi250x"), Precision::kBf16).gemm_efficiency_assumed);
   CHECK(device_rates(reg.device("v100-32gb-sxm"), Precision::kFp16).gemm_efficiency_assumed);
 }
+
+TEST_CASE("a device without a boost clock takes the one its peak implies at its sibling's work per unit per clock") {
+  const auto& reg = test::registry();
+  // The H100 NVL (400 W, 132 SMs, 835.5 TFLOP/s; no boost clock in the catalog): at the H100 SXM's work per SM per
+  // clock its peak implies 1.67 GHz; it lands between the 350 W PCIe card and the 700 W SXM.
+  const Device& nvl = reg.device("h100-nvl");
+  REQUIRE_FALSE(nvl.boost_clock_mhz.has_value());
+  CHECK(nvl.sibling_matmul_reference == "h100-sxm");
+  const double implied = 835.5 / (132 * 989.4 / (132 * 1980.0));
+  CHECK(nvl.sibling_matmul_fraction ==
+        doctest::Approx(794.5 / 989.4 * std::cbrt(400.0 / 700) * 1980 / implied).epsilon(0.002));
+  CHECK(nvl.sibling_matmul_fraction > reg.device("h100-pcie").sibling_matmul_fraction);
+  CHECK(nvl.sibling_matmul_fraction < 794.5 / 989.4);
+}

@@ -12,6 +12,8 @@
 // where e_R is the sibling's measured large-GEMM rate over its peak. Check on two measured siblings: the A100 SXM4 80GB
 // (400 W) reaches 0.869 of its 312 TFLOP/s peak, which predicts 0.869 x (300 / 400)^(1/3) = 0.790 for the 300 W A100
 // PCIe 80GB; the same maximum-achievable-matmul table (stas00/ml-engineering) measured 0.811.
+// A device whose catalog entry lacks a boost clock gets the one its peak implies at the sibling's work per unit per
+// clock (the H100 NVL: 835.5 TFLOP/s over 132 SMs at the H100 SXM's 989.4 TFLOP/s / 132 SMs / 1,980 MHz = 1.67 GHz).
 // A device is never given a better fraction than its best measured sibling: one with more power per unit than that
 // sibling would hold a higher clock, which nothing measured shows (the GeForce siblings measure at or above their
 // rated peak, RTX 3090 1.08 and RTX 4090 1.01: the cards with more power per SM than them are capped there).
@@ -38,19 +40,30 @@ double measured16_fraction(const Device& d) {
   return 0;
 }
 
-// What the power model needs: the power limit, the compute units, the boost clock and a 16-bit tensor peak, for one
-// device as the framework sees it (a package split into several devices shares one limit: left out).
+// What the power model needs: the power limit, the compute units and a 16-bit tensor peak, for one device as the
+// framework sees it (a package split into several devices shares one limit: left out); a measured sibling needs its
+// boost clock too.
 bool has_power_facts(const Device& d) {
-  return d.tdp_w > 0 && d.compute_units.value_or(0) > 0 && d.boost_clock_mhz.value_or(0) > 0 && peak16(d) > 0 &&
-         !d.architecture_family.empty() && d.devices_per_package == 1;
+  return d.tdp_w > 0 && d.compute_units.value_or(0) > 0 && peak16(d) > 0 && !d.architecture_family.empty() &&
+         d.devices_per_package == 1;
 }
+bool has_boost(const Device& d) { return d.boost_clock_mhz.value_or(0) > 0; }
 
 // 16-bit tensor work per compute unit per clock (FLOP).
 double work_per_unit_clock(const Device& d) { return peak16(d) / (*d.compute_units * *d.boost_clock_mhz * 1e6); }
 
-bool siblings(const Device& a, const Device& b) {
-  if (a.vendor != b.vendor || a.architecture_family != b.architecture_family) return false;
-  const double ratio = work_per_unit_clock(a) / work_per_unit_clock(b);
+// The boost clock the device's peak assumes, MHz: the catalog's, or, where the catalog has none, the one its peak
+// implies if it does the sibling's work per unit per clock (its peak / (units x that work)).
+double boost_mhz(const Device& d, const Device& sibling) {
+  if (has_boost(d)) return *d.boost_clock_mhz;
+  return peak16(d) / (*d.compute_units * work_per_unit_clock(sibling)) / 1e6;
+}
+
+// Same vendor and family, and the same tensor work per unit per clock within the tolerance; for a device without a
+// boost clock, a clock implied by the sibling's work that lies within the tolerance of the sibling's boost clock.
+bool siblings(const Device& d, const Device& r) {
+  if (d.vendor != r.vendor || d.architecture_family != r.architecture_family) return false;
+  const double ratio = has_boost(d) ? work_per_unit_clock(d) / work_per_unit_clock(r) : boost_mhz(d, r) / *r.boost_clock_mhz;
   const double tolerance = assumptions().sibling_work_ratio_tolerance;
   return ratio < tolerance && ratio > 1 / tolerance;
 }
@@ -86,15 +99,15 @@ void derive_sibling_gemm(std::vector<Device>& devices) {
     for (std::size_t j = 0; j < devices.size(); ++j) {
       const Device& r = devices[j];
       const double er = j == i ? 0 : measured16_fraction(r);
-      if (er <= 0 || !has_power_facts(r) || !siblings(d, r)) continue;
+      if (er <= 0 || !has_power_facts(r) || !has_boost(r) || !siblings(d, r)) continue;
       if (er > cap) {
         cap = er;
         cap_reference = r.id;
       }
-      const double held = std::pow(d.tdp_w / r.tdp_w * static_cast<double>(*r.compute_units) / *d.compute_units *
-                                       work_per_unit_clock(r) / work_per_unit_clock(d),
-                                   1 / exponent);
-      const double ed = er * held * *r.boost_clock_mhz / *d.boost_clock_mhz;
+      const double work_ratio = has_boost(d) ? work_per_unit_clock(r) / work_per_unit_clock(d) : 1.0;
+      const double held =
+          std::pow(d.tdp_w / r.tdp_w * static_cast<double>(*r.compute_units) / *d.compute_units * work_ratio, 1 / exponent);
+      const double ed = er * held * *r.boost_clock_mhz / boost_mhz(d, r);
       if (ed > best) {
         best = ed;
         best_reference = r.id;
