@@ -159,14 +159,14 @@ Estimate estimate(const EstimateInput& in) {
   if (choice.substituted()) e.warnings.push_back(choice.reason);
   std::string attention_note;
   {
+    auto percent = [](double fraction) { return std::to_string(static_cast<int>(100 * fraction + 0.5)) + "%"; };
     if (r.gemm_efficiency_assumed && !in.profile)
       e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(choice.effective) +
-                           ": large GEMMs assumed to reach " + std::to_string(static_cast<int>(100 * r.gemm_efficiency + 0.5)) +
-                           "% of the dense peak (below every measured device; a calibration profile replaces it)");
+                           ": large GEMMs assumed to reach " + percent(r.gemm_efficiency) +
+                           " of the dense peak (below every measured device; a calibration profile replaces it)");
     if (!r.gemm_sibling.empty() && !in.profile) {
-      const std::string pct = std::to_string(static_cast<int>(100 * r.gemm_efficiency + 0.5)) + "% of the dense peak";
       e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(choice.effective) +
-                           ": large GEMMs taken to reach " + pct +
+                           ": large GEMMs taken to reach " + percent(r.gemm_efficiency) + " of the dense peak" +
                            (d.sibling_matmul_capped
                                 ? ", as measured on its sibling " + r.gemm_sibling + ", which has no more power per compute unit"
                                 : ", its sibling " + r.gemm_sibling + "'s measured fraction at " + d.id +
@@ -174,13 +174,12 @@ Estimate estimate(const EstimateInput& in) {
                            "; a calibration profile replaces it");
     }
     if (r.tensor_clock_fraction < 0.995 && !in.profile)
-      e.warnings.push_back(d.id + "'s tensor cores hold about " +
-                           std::to_string(static_cast<int>(100 * r.tensor_clock_fraction + 0.5)) + "% of the clock of its sibling " +
+      e.warnings.push_back(d.id + "'s tensor cores hold about " + percent(r.tensor_clock_fraction) + " of the clock of its sibling " +
                            r.tensor_clock_reference + " under dense 16-bit GEMMs (the ratio of their large-GEMM fractions, "
                            "a power budget): applied to " + to_string(choice.effective) + ", which has no measurement");
     if (r.clock_fraction < 0.995)
-      e.warnings.push_back(d.id + " holds about " + std::to_string(static_cast<int>(100 * r.clock_fraction + 0.5)) +
-                           "% of its boost clock under dense GEMMs (power limit; from a published measurement)");
+      e.warnings.push_back(d.id + " holds about " + percent(r.clock_fraction) +
+                           " of its boost clock under dense GEMMs (power limit; from a published measurement)");
     // Fused attention runs at all: a transformer with flash attention that trains or reads a prompt.
     const bool fused_attention = m.is_transformer() && w.attention == Attention::kFlash && (e.training || w.prompt > 0);
     if (fused_attention && !w.stack.native_attention && r.portable_attention_fraction < 1)

@@ -187,6 +187,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
   const Precision compute = inference_compute_precision(w);
   DeviceRates rates = device_rates(*in.device, compute, in.profile);
   const double weight_bytes = weight_bytes_per_param(w);
+  const double head_bytes = head_weight_bytes(w);  // the output projection's (16-bit in quantized checkpoints)
   const double batch = static_cast<double>(plan.micro_batch);
 
   if (!m.is_transformer()) {
@@ -231,7 +232,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     if (w.generate > 0) {
       LayerShape last = s;
       last.seq = 1;
-      last.weight_bytes = head_weight_bytes(w);
+      last.weight_bytes = head_bytes;
       head = head_cost(last, rates);
     }
     double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
@@ -250,7 +251,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
                                         &weight_read, &kv_read, !eager_moe(m, w));
     double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
     double logits = gemm_seconds(decode, batch, static_cast<double>(m.vocab_size) / plan.tp,
-                                 static_cast<double>(m.hidden_size), 1, 2, head_weight_bytes(w)) +
+                                 static_cast<double>(m.hidden_size), 1, 2, head_bytes) +
                     4 * decode.kernel_overhead_seconds;
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Pipeline stages work on different micro-batches in steady state only when there are several;
@@ -270,7 +271,7 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
       out.time_per_output_token_seconds = gpu + host + st.decode_step_overhead_seconds;
     out.decode_host_bound = host > gpu;
     out.decode_weight_bytes =
-        layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_weight_bytes(w);
+        layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
     out.decode_kv_bytes = layers_per_stage * kv_read;
     double bytes = out.decode_weight_bytes + out.decode_kv_bytes;
     double flops = 2 * params.active / (plan.tp * plan.pp) * batch;

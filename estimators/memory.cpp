@@ -191,10 +191,10 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
       per_layer_dense += dense_fraction * params.mlp_dense_per_layer;
       per_layer_experts *= 1 - dense_fraction;
     }
-    double ends = pp == 1 ? params.embedding + params.output + params.extra + params.mtp
-                          : std::max(params.embedding, params.output) + params.extra + params.mtp;
+    const double embedding_and_head = pp == 1 ? params.embedding + params.output : std::max(params.embedding, params.output);
+    const double ends = embedding_and_head + params.extra + params.mtp;
     stage_params = (std::ceil(layers / pp) * (per_layer_dense + per_layer_experts) + ends) / tp;
-    stage_ends = (pp == 1 ? params.embedding + params.output : std::max(params.embedding, params.output)) / tp;
+    stage_ends = embedding_and_head / tp;
     if (model.decoder_layers > 0) stage_params += std::ceil(static_cast<double>(model.decoder_layers) / pp) * params.decoder_cross_attention / tp;
   } else {
     stage_params = params.total;
