@@ -95,6 +95,19 @@ double head_weight_bytes(const Workload& w) {
   return w.precision == Precision::kFp32 || w.precision == Precision::kTf32 ? 4 : 2;
 }
 
+double embedding_weight_bytes(const Workload& w) {
+  const double head = head_weight_bytes(w);
+  if (head_in_compute_format(w) || w.task != Task::kInfer || w.checkpoint_bytes_per_param || !w.weights ||
+      bytes_per_param(*w.weights) >= 2 || w.stack.quantized_embedding || *w.weights == WeightFormat::kQ4_0)
+    return head;  // q4_0 is GGUF's, which quantizes the table too
+  // The head is quantized with the layers (gpt-fast's and torchao's all-Linear quantizers) but the nn.Embedding is not.
+  return w.precision == Precision::kFp32 || w.precision == Precision::kTf32 ? 4 : 2;
+}
+
+bool embedding_on_device(const Workload& w, const Device& device) {
+  return !(w.task == Task::kInfer && w.stack.embedding_on_host && device.host_link.type != "soc");
+}
+
 double recompute_share(const Plan& plan, double stage_layers) {
   if (plan.recompute != Recompute::kFull) return 0;
   if (plan.recompute_layers <= 0 || stage_layers <= 0) return 1;
@@ -341,7 +354,19 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
   MemoryBreakdown m;
   const double tp = plan.tp, pp = plan.pp;
   const double ends = model.is_transformer() ? params.embedding + params.output : 0;
-  m.weights = ((params.total - ends) * weight_bytes_per_param(w) + ends * head_weight_bytes(w)) / (tp * pp);
+  m.weights = (params.total - ends) * weight_bytes_per_param(w) + params.output * head_weight_bytes(w);
+  if (model.is_transformer()) {
+    // The token embedding table: on the device in its own format, or in host memory (llama.cpp, ExLlamaV2). A tied
+    // table is the output projection too, which the device holds in the head's format; a stack that quantizes the
+    // head but not the embedding (torchao, gpt-fast) holds the table twice.
+    const double head = head_weight_bytes(w), table = embedding_weight_bytes(w);
+    const bool on_device = embedding_on_device(w, device);
+    if (model.tied_embeddings)
+      m.weights += params.embedding * (head + (on_device && table != head ? table : 0.0));
+    else if (on_device)
+      m.weights += params.embedding * table;
+  }
+  m.weights /= tp * pp;
   const double batch = static_cast<double>(plan.micro_batch);
   if (model.is_transformer()) {
     const double context = static_cast<double>(w.prompt + w.generate);

@@ -79,5 +79,12 @@ double weight_bytes_per_param(const Workload& w);
 double head_weight_bytes(const Workload& w);
 // Whether head_weight_bytes keeps them in the compute format (quantized weights whose quantization leaves them out).
 bool head_in_compute_format(const Workload& w);
+// Bytes per parameter of the token embedding table in inference with quantized weights: the layers' when the stack
+// quantizes it (Stack::quantized_embedding: MLC, GGUF, on-device runtimes), else the compute format (PyTorch's
+// weight-only quantizers convert nn.Linear modules only); otherwise head_weight_bytes.
+double embedding_weight_bytes(const Workload& w);
+// Whether the device holds the embedding table: not when the stack keeps it in host memory (llama.cpp, ExLlamaV2)
+// on a device with memory of its own; a unified-memory device (Apple silicon, Jetson) holds it either way.
+bool embedding_on_device(const Workload& w, const Device& device);
 
 }  // namespace hwplan

@@ -170,6 +170,7 @@ Stack engine_preset(Engine e) {
       break;
     case Engine::kMlc:
       s.quantized_head = true;  // q4f16_1 and q4f32_1 quantize every linear layer, lm_head included
+      s.quantized_embedding = true;  // and the embedding table (GroupQuantizeEmbedding)
       s.cuda_graphs = true;
       s.decode_step_overhead_seconds = 0.3e-3;
       s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;  // TVM's runtime, without graphs
@@ -187,6 +188,11 @@ Stack engine_preset(Engine e) {
       s.quantized_linear_kernels = 1;
       s.layer_split = true;  // --split-mode layer, the default (row splits each matrix: --tp)
       s.quantized_head = true;  // GGUF quantizes output.weight too (Q6_K in the k-quant mixes)
+      s.quantized_embedding = true;  // and token_embd.weight
+      // "There is very little benefit to offloading the input layer, so always keep it on the CPU" (llama.cpp
+      // src/llama-model.cpp, load_tensors: dev_input is the CPU whatever -ngl is); a tied token_embd is duplicated
+      // onto the device as the output layer (TENSOR_DUPLICATED).
+      s.embedding_on_host = true;
       break;
     case Engine::kExllama:
       // Native C++/CUDA engine launching its own fused kernels. ExLlamaV2 per layer: the C++ attention front (norm,
@@ -198,6 +204,9 @@ Stack engine_preset(Engine e) {
       s.decode_step_overhead_seconds = 0.2e-3;
       s.layer_split = true;  // gpu_split / autosplit: consecutive layers on each GPU
       s.quantized_head = true;  // EXL2 quantizes lm_head (6 or 8 bits: head_bits)
+      // The embedding table stays fp16 and in system RAM: ExLlamaV2Embedding is loaded to the CPU and its output
+      // moved to the first layer's device (exllamav2/embedding.py, safe_move_tensor).
+      s.embedding_on_host = true;
       break;
   }
   return s;

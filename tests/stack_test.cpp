@@ -533,11 +533,12 @@ TEST_CASE("quantized checkpoints keep the output projection in 16 bits unless th
   const Estimate awq = run(Engine::kVllm, std::nullopt), all = run(Engine::kVllm, true);
   CHECK(awq.infer.decode_weight_bytes - all.infer.decode_weight_bytes == doctest::Approx(head * (2 - int4)).epsilon(1e-6));
   const ParameterCounts c = count_parameters(m);  // the output's count holds the final norm beside the projection
-  CHECK(awq.memory.weights - all.memory.weights == doctest::Approx((c.embedding + c.output) * (2 - int4)).epsilon(1e-9));
+  // Quantizing the head leaves the nn.Embedding table in 16 bits (torchao, gpt-fast): only the output's bytes change.
+  CHECK(awq.memory.weights - all.memory.weights == doctest::Approx(c.output * (2 - int4)).epsilon(1e-9));
   CHECK(awq.infer.time_per_output_token_seconds > all.infer.time_per_output_token_seconds);
-  // llama.cpp's GGUF quantizes output.weight: its preset says so.
+  // llama.cpp's GGUF quantizes output.weight: its preset says so; its token_embd stays in host memory.
   CHECK(engine_preset(Engine::kLlamacpp).quantized_head);
-  CHECK(run(Engine::kLlamacpp, std::nullopt).memory.weights == doctest::Approx(all.memory.weights));
+  CHECK(run(Engine::kLlamacpp, std::nullopt).memory.weights == doctest::Approx(all.memory.weights - c.embedding * 2));
   // On an edge device the runtime quantizes every linear layer (the command line's stack).
   auto edge = json_of("estimate --model 3b --device apple-m4-ane --task infer --weights int4 --format json");
   CHECK(edge["stack"]["quantized_head"] == true);
@@ -560,6 +561,58 @@ TEST_CASE("quantized checkpoints keep the output projection in 16 bits unless th
   const double ttft16 = estimate(prefill).infer.prefill_seconds;
   prefill.workload.stack.quantized_head = true;
   CHECK(ttft16 > estimate(prefill).infer.prefill_seconds);
+}
+
+TEST_CASE("the embedding table of quantized inference: quantized, 16-bit, or in host memory as the stack keeps it") {
+  const auto& reg = test::registry();
+  const Device& gpu = reg.device("rtx-4090");
+  const Device& mac = reg.device("apple-m2-ultra-gpu");  // one memory shared with the CPU
+  const double int4 = bytes_per_param(WeightFormat::kInt4);
+  auto weights = [&](const Model& m, const Device& d, Stack st) {
+    EstimateInput in = input(m, d, Task::kInfer, st);
+    in.workload.weights = WeightFormat::kInt4;
+    return estimate(in).memory.weights;
+  };
+  Stack vllm = engine_preset(Engine::kVllm);  // an AWQ / GPTQ checkpoint: both ends in 16 bits
+  Stack torchao = vllm;
+  torchao.quantized_head = true;  // every nn.Linear, lm_head included; nn.Embedding untouched
+  Stack mlc = engine_preset(Engine::kMlc), gguf = engine_preset(Engine::kLlamacpp), exl = engine_preset(Engine::kExllama);
+  CHECK(mlc.quantized_embedding);
+  CHECK_FALSE(mlc.embedding_on_host);
+  CHECK(gguf.embedding_on_host);
+  CHECK(exl.embedding_on_host);
+
+  const Model untied = reg.model("llama-3.1-8b");
+  const ParameterCounts u = count_parameters(untied);
+  const double awq = weights(untied, gpu, vllm);
+  CHECK(awq - weights(untied, gpu, torchao) == doctest::Approx(u.output * (2 - int4)).epsilon(1e-9));
+  CHECK(awq - weights(untied, gpu, mlc) == doctest::Approx((u.output + u.embedding) * (2 - int4)).epsilon(1e-9));
+  // llama.cpp and ExLlamaV2 keep the table off the card; a Mac's GPU holds it in the memory it shares.
+  CHECK(weights(untied, gpu, gguf) == doctest::Approx(weights(untied, gpu, mlc) - u.embedding * int4).epsilon(1e-9));
+  CHECK(weights(untied, gpu, exl) == doctest::Approx(weights(untied, gpu, torchao) - u.embedding * 2).epsilon(1e-9));
+  CHECK(weights(untied, mac, gguf) == doctest::Approx(weights(untied, mac, mlc)).epsilon(1e-9));
+  // A flag moves it: --quantized-embedding, --embedding-on-host.
+  Stack moved = vllm;
+  moved.embedding_on_host = true;
+  CHECK(awq - weights(untied, gpu, moved) == doctest::Approx(u.embedding * 2).epsilon(1e-9));
+
+  // A tied table is the output projection too: on the device in the head's format whatever the stack does with the
+  // embedding, and twice when the head is quantized but the embedding is not.
+  const Model tied = reg.model("llama-3.2-3b");
+  REQUIRE(tied.tied_embeddings);
+  const ParameterCounts t = count_parameters(tied);
+  CHECK(weights(tied, gpu, gguf) == doctest::Approx(weights(tied, gpu, mlc)).epsilon(1e-9));
+  CHECK(weights(tied, gpu, torchao) - weights(tied, gpu, mlc) == doctest::Approx(t.embedding * 2).epsilon(1e-9));
+  CHECK(weights(tied, gpu, vllm) - weights(tied, gpu, torchao) ==
+        doctest::Approx(t.output * (2 - int4) - t.embedding * int4).epsilon(1e-9));  // the output's count is its norm
+
+  // The stack line says where the table is.
+  auto text = test::run_hwplan("estimate --model llama-3.1-8b --device rtx-4090 --task infer --weights int4 --engine llamacpp");
+  CHECK(text.out.find("host memory") != std::string::npos);
+  auto js = json_of("estimate --model llama-3.1-8b --device rtx-4090 --task infer --weights int4 --engine hf "
+                    "--quantized-head on --embedding-on-host on --format json");
+  CHECK(js["stack"]["embedding_on_host"] == true);
+  CHECK(js["stack"]["quantized_embedding"] == false);
 }
 
 TEST_CASE("LoRA adapters work on their projections' own shapes and add their output to the base one's") {

@@ -123,6 +123,13 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Quantized weights (--weights int8|int4|nf4|fp8): the quantization covers the output projection too (on for "
              "llamacpp, mlc, exllama and, with no --engine, edge devices; gpt-fast, torchao); off: it stays in the compute "
              "format (GPTQ, AWQ, bitsandbytes, FP8 checkpoints). A checkpoint read from its files prices its own");
+  add_switch(app, "--quantized-embedding", w.quantized_embedding,
+             "Quantized weights: the token embedding table is quantized too (on for llamacpp, mlc and, with no --engine, "
+             "edge devices); off: it stays in the compute format (gpt-fast, torchao, GPTQ, AWQ, bitsandbytes quantize "
+             "Linear layers only). Memory only: a decode step reads one row of it");
+  add_switch(app, "--embedding-on-host", w.embedding_on_host,
+             "Inference: the token embedding table is kept in host memory, off the device (on for llamacpp and exllama); "
+             "a tied table stays on the device as the output projection; unified-memory devices hold it either way");
   add_switch(app, "--fp32-grads", w.fp32_grads,
              "Gradients kept and reduced in fp32 under 16-bit parameters (Megatron's main_grad buffer for bf16, torchtitan's "
              "mixed_precision_reduce float32); off: in 16 bits");

@@ -106,6 +106,14 @@ struct Stack {
   // all-Linear quantizers); off: it stays in 16 bits, as GPTQ, AWQ, bitsandbytes and FP8 checkpoints keep it (and
   // their embeddings), which every decode step reads. Inference with quantized weights only.
   bool quantized_head = false;
+  // Quantized inference: the token embedding table is quantized with the layers (MLC's q4f16, GGUF, on-device
+  // runtimes); off: it stays in the compute format, as PyTorch's weight-only quantizers (gpt-fast, torchao, GPTQ,
+  // AWQ, bitsandbytes) convert nn.Linear modules only. A decode step reads one row of it: memory only.
+  bool quantized_embedding = false;
+  // The token embedding table lives in host memory, not on the device (llama.cpp keeps its input layer on the CPU
+  // whatever -ngl says; ExLlamaV2 loads it to system RAM). A tied table is also the output projection, which stays
+  // on the device. Devices that share one memory with their host (Apple silicon, Jetson) hold it either way.
+  bool embedding_on_host = false;
   // Attention kernels written for the device's architecture (cuDNN fused attention via Transformer Engine,
   // FlashAttention-3, TensorRT-LLM's FMHA) rather than portable FlashAttention-2-class ones (FlashAttention-2,
   // PyTorch SDPA's flash backend, xformers, Triton / FlexAttention). Changes time on Hopper and datacenter Blackwell.

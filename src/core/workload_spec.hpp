@@ -49,6 +49,8 @@ struct WorkloadSpec {
   std::optional<bool> overlap_scheduling;      // the engine prepares the next step while the GPU runs this one
   std::optional<bool> overlap_p2p;             // interleaved pipeline sends overlapped with the next chunk's compute
   std::optional<bool> quantized_head;          // weight quantization covers the output projection (inference)
+  std::optional<bool> quantized_embedding;     // weight quantization covers the embedding table (inference)
+  std::optional<bool> embedding_on_host;       // the embedding table is kept in host memory (inference)
   std::optional<bool> chunked_loss;            // cross-entropy over vocabulary chunks (no full fp32 logits)
   std::optional<bool> optimizer_in_backward;   // optimizer step fused into backward (gradients freed per layer)
   std::optional<bool> activation_offload;      // activations kept in host memory between forward and backward

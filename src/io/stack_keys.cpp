@@ -29,6 +29,8 @@ void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   flag("overlap_scheduling", w.overlap_scheduling);
   flag("overlap_p2p", w.overlap_p2p);
   flag("quantized_head", w.quantized_head);
+  flag("quantized_embedding", w.quantized_embedding);
+  flag("embedding_on_host", w.embedding_on_host);
   if (auto v = m.number("zero3_live_params", false, 0, 1e13)) w.zero3_live_params = *v;
   if (auto v = m.number("host_kernel_us", false, 0, 1e4)) w.host_kernel_us = *v;
   text("memory_metric", w.memory_metric);

@@ -89,8 +89,9 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
     if (o.engine && *o.engine == "tensorrt") s.preset = "tensorrt";  // the name the user gave (trtllm's preset)
     s.preset_assumed = !o.engine;
     // On-device runtimes (Core ML, Qualcomm's QNN, ExecuTorch, llama.cpp, MLC) quantize every linear layer, the
-    // output projection included: the assumed stack on an edge device does (an engine the user names keeps its own).
-    if (!o.engine && device.device_class == DeviceClass::kEdge) s.quantized_head = true;
+    // output projection included, and the embedding table: the assumed stack on an edge device does (an engine the
+    // user names keeps its own).
+    if (!o.engine && device.device_class == DeviceClass::kEdge) s.quantized_head = s.quantized_embedding = true;
   } else {
     if (o.engine) bad("--engine", "applies to --task infer; training takes --framework");
     Framework f = o.framework ? parse_choice<Framework>("--framework", *o.framework, parse_framework,
@@ -133,6 +134,8 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.overlap_scheduling, s.overlap_scheduling, "overlap-scheduling");
   flag(o.overlap_p2p, s.overlap_p2p, "overlap-p2p");
   flag(o.quantized_head, s.quantized_head, "quantized-head");
+  flag(o.quantized_embedding, s.quantized_embedding, "quantized-embedding");
+  flag(o.embedding_on_host, s.embedding_on_host, "embedding-on-host");
   if (o.zero3_live_params) {
     if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
     s.zero3_live_parameters = *o.zero3_live_params;

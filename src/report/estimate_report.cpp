@@ -151,6 +151,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"overlap_scheduling", st.overlap_scheduling},
                 {"overlap_p2p", st.overlap_p2p},
                 {"quantized_head", st.quantized_head},
+                {"quantized_embedding", st.quantized_embedding},
+                {"embedding_on_host", st.embedding_on_host},
                 {"layer_split", st.layer_split},
                 {"kv_cache_concat", st.kv_cache_concat},
                 {"chunked_loss", st.chunked_loss},
@@ -206,6 +208,11 @@ std::string stack_summary(const Workload& w) {
       out += ", output projection unquantized";
     else if (st.quantized_head && w.weights && bytes_per_param(*w.weights) < 2 && !w.checkpoint_bytes_per_param)
       out += ", output projection quantized";
+    // Where the token embedding table is and in which format (memory.cpp embedding_weight_bytes, embedding_on_device).
+    if (st.embedding_on_host)
+      out += ", embedding table in host memory";
+    else if (embedding_weight_bytes(w) != head_weight_bytes(w))
+      out += ", embedding table unquantized";
   } else {
     out += st.master_weights_fp32 ? (st.autocast ? ", autocast over fp32 weights" : ", fp32 master weights")
                                   : ", pure 16-bit (no master copy)";
