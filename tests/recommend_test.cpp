@@ -3,11 +3,16 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 
 #include "recommend/recommend.hpp"
 #include "recommend/front_end.hpp"
+#include "report/table.hpp"
 #include "test_util.hpp"
 
 using namespace hwplan;
@@ -63,7 +68,8 @@ TEST_CASE("recommend costs every candidate on one basis, and a device without th
                                  ? 50000.0
                                  : 0.0;
       if (basis == "buy") {
-        double unit = c.device->price.launch_msrp_usd ? *c.device->price.launch_msrp_usd : *c.device->price.street_usd;
+        // Today's street price before the launch list price, as hwplan tco and the catalog take it.
+        double unit = c.device->price.street_usd ? *c.device->price.street_usd : *c.device->price.launch_msrp_usd;
         CHECK(c.cost_usd == doctest::Approx(c.count * unit + porting).epsilon(1e-12));
       } else if (basis == "rent") {
         CHECK(c.cost_usd ==
@@ -175,8 +181,17 @@ TEST_CASE("a budget rejection names the cheapest configuration that does the job
   json j = json::parse(cli.out);
   REQUIRE(j["rejected"].size() == 1);
   CHECK(j["rejected"][0]["cheapest_configuration"]["count"] == 1);
-  CHECK(j["rejected"][0]["cheapest_configuration"]["cost_usd"].get<double>() == doctest::Approx(1599));
-  CHECK(j["rejected"][0]["reason"].get<std::string>().find("1 x rtx-4090 at $1,599") != std::string::npos);
+  const double street = *test::registry().device("rtx-4090").price.street_usd;
+  CHECK(j["rejected"][0]["cheapest_configuration"]["cost_usd"].get<double>() == doctest::Approx(street));
+  CHECK(j["rejected"][0]["reason"].get<std::string>().find("1 x rtx-4090 at " + report::money(street)) != std::string::npos);
+  // A quote given with --prices is what buying costs, here and in hwplan tco.
+  const std::string prices = "/tmp/hwplan_recommend_test_" + std::to_string(::getpid()) + "_prices.yaml";
+  std::ofstream(prices) << "rtx-4090:\n  street_usd: 1000\n  street_date: \"2026-11\"\n";
+  auto quoted = test::run_hwplan("--prices " + prices + " recommend --model llama-2-7b --task lora --devices rtx-4090 "
+                                 "--count 1 --buy --format json");
+  std::remove(prices.c_str());
+  REQUIRE(quoted.exit_code == 0);
+  CHECK(json::parse(quoted.out)["candidates"][0]["cost_usd"].get<double>() == doctest::Approx(1000));
 }
 
 TEST_CASE("use --rent or use --buy is suggested only when that price exists") {
@@ -225,4 +240,19 @@ TEST_CASE("the cost basis is shown in the table header and the JSON") {
     CHECK(c["cost_basis"] == "buy");
     CHECK(c["priced"].get<bool>() == !c["cost_usd"].is_null());
   }
+}
+
+TEST_CASE("recommend prices an inference job as hwplan tco does: whole requests, prefill and decode") {
+  const std::string workload = "--model llama-3-8b --task infer --batch 8 --prompt 4000 --generate 100";
+  auto rec = test::run_hwplan("recommend " + workload + " --devices h100-sxm --count 1 --rent --tokens 1e6 --format json");
+  auto tco = test::run_hwplan("tco " + workload + " --device h100-sxm --format json");
+  REQUIRE(rec.exit_code == 0);
+  REQUIRE(tco.exit_code == 0);
+  const json r = json::parse(rec.out)["candidates"][0], t = json::parse(tco.out);
+  CHECK(r["cost_usd"].get<double>() ==
+        doctest::Approx(t["tco"]["usd_per_million_tokens"]["rent"].get<double>()).epsilon(1e-9));
+  CHECK(r["tokens_per_second"].get<double>() == doctest::Approx(t["inputs"]["tokens_per_second"].get<double>()).epsilon(1e-12));
+  // A 4,000-token prompt per 100 output tokens: the prefill is a real share of the job, not left out.
+  auto est = json::parse(test::run_hwplan("estimate " + workload + " --device h100-sxm --format json").out);
+  CHECK(r["tokens_per_second"].get<double>() < 0.9 * 8 * est["inference"]["decode_tokens_per_second"].get<double>());
 }

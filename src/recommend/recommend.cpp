@@ -28,10 +28,9 @@ bool listed(const std::vector<std::string>& list, const std::string& value) {
   return false;
 }
 
-std::optional<double> purchase_price(const Device& d) {
-  if (d.price.launch_msrp_usd) return d.price.launch_msrp_usd;
-  return d.price.street_usd;
-}
+// What buying one new costs today: the street price (a --prices quote replaces it) before the launch list price, as
+// hwplan tco and the catalog price it.
+std::optional<double> purchase_price(const Device& d) { return d.price.new_purchase_usd(); }
 
 const char* basis_price_noun(const std::string& basis) {
   return basis == "rent" ? "rental" : "purchase";
@@ -103,9 +102,16 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
   if (inference) {
     double replicas = std::max(1, query.input.plan.dp);
     c.step_seconds = e.infer.time_per_output_token_seconds;
-    c.tokens_per_second = e.infer.total_decode_tokens_per_second();
-    if (w.generate == 0)
-      c.tokens_per_second = static_cast<double>(query.input.plan.micro_batch * w.prompt) / e.infer.prefill_seconds * replicas;
+    // The job is batches of whole requests, prefill and decode, as hwplan tco and estimate --tokens count it: output
+    // tokens over the batch's time (prompt tokens over the prefill's when nothing is generated).
+    const double batch = static_cast<double>(query.input.plan.micro_batch) * replicas;
+    // A generic network (a CNN) counts samples: its forward passes.
+    const bool requests = q.model.is_transformer();
+    c.tokens_per_second = requests && w.generate > 0 && e.infer.total_seconds > 0
+                              ? batch * static_cast<double>(w.generate) / e.infer.total_seconds
+                              : e.infer.total_decode_tokens_per_second();
+    if (requests && w.generate == 0)
+      c.tokens_per_second = batch * static_cast<double>(w.prompt) / e.infer.prefill_seconds;
     c.total_seconds = q.job_tokens / std::max(1e-9, c.tokens_per_second);
   } else {
     c.step_seconds = e.train.step_seconds;

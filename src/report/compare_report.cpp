@@ -29,7 +29,7 @@ std::optional<double> cost_usd(const Compared& c, std::string* basis) {
     *basis = "rent";
     return count * *d.price.cloud_usd_per_hour * *t / 3600;
   }
-  std::optional<double> price = d.price.launch_msrp_usd ? d.price.launch_msrp_usd : d.price.street_usd;
+  std::optional<double> price = d.price.new_purchase_usd();  // street before launch list, as tco and recommend
   if (price) {
     *basis = "buy";
     return count * *price;

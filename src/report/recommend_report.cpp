@@ -129,7 +129,7 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
   long long counted = 0;
   for (const auto& c : r.candidates)
     if (counted++ < spec.top) longest = std::max(longest, c.total_seconds);
-  const char* rate = r.counts_samples ? "samples/s" : inference ? "decode tok/s" : "tokens/s";
+  const char* rate = r.counts_samples ? "samples/s" : inference ? "output tok/s" : "tokens/s";
   t.header = {"#", "device", "count", "layout", "memory/device", rate, "job time", "cost", "basis", "energy", "score"};
   t.right_align = {true, false, true, false, true, true, true, true, false, true, true};
   long long shown = 0;
