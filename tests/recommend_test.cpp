@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <set>
 
 #include "recommend/recommend.hpp"
 #include "recommend/front_end.hpp"
@@ -255,4 +256,32 @@ TEST_CASE("recommend prices an inference job as hwplan tco does: whole requests,
   // A 4,000-token prompt per 100 output tokens: the prefill is a real share of the job, not left out.
   auto est = json::parse(test::run_hwplan("estimate " + workload + " --device h100-sxm --format json").out);
   CHECK(r["tokens_per_second"].get<double>() < 0.9 * 8 * est["inference"]["decode_tokens_per_second"].get<double>());
+}
+
+TEST_CASE("recommend --task serve ranks only the devices asked for, within --count and --require-interconnect") {
+  const std::string q = "recommend --task serve --rate 20 --prompt 2000 --generate 300 --ttft-p95 1 "
+                        "--tpot-p95 0.05 --requests 200 --format json";
+  auto run = [&](const std::string& extra, int exit_code = 0, const std::string& model = "llama-3-8b") {
+    auto r = test::run_hwplan(q + " --model " + model + " " + extra);
+    REQUIRE(r.exit_code == exit_code);
+    return json::parse(r.out);
+  };
+  const json only = run("--devices h100-sxm,rtx-4090");
+  std::set<std::string> seen;
+  for (const auto& c : only["candidates"]) seen.insert(c["device"].get<std::string>());
+  for (const auto& c : only["excluded"]) seen.insert(c["device"].get<std::string>());
+  CHECK(seen == std::set<std::string>{"h100-sxm", "rtx-4090"});
+  // --count caps the fleet: a plan that needs more devices is left out, saying why.
+  const json capped = run("--devices h100-sxm,rtx-4090 --count 4");
+  REQUIRE(capped["candidates"].size() == 1);
+  CHECK(capped["candidates"][0]["device"] == "h100-sxm");
+  CHECK(capped["excluded"][0]["reason"].get<std::string>().find("--count 4") != std::string::npos);
+  // GeForce cards have no NVLink-class fabric: each replica stays on one card, and a model no card holds is left out.
+  const json fabric = run("--devices rtx-4090 --require-interconnect");
+  REQUIRE(fabric["candidates"].size() == 1);
+  CHECK(fabric["candidates"][0]["layout"]["tp"] == 1);
+  CHECK(fabric["candidates"][0]["layout"]["pp"] == 1);
+  const json big = run("--devices rtx-4090 --require-interconnect", 3, "llama-2-70b");
+  CHECK(big["candidates"].empty());
+  CHECK(big["excluded"][0]["reason"].get<std::string>().find("--require-interconnect") != std::string::npos);
 }

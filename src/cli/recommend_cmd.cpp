@@ -55,6 +55,8 @@ int serve_spec(RecommendOptions& o) {
   }
   o.serve.own_years = o.spec.own_years;
   if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
+  // The serving plan sizes the fleet to the traffic: --count is the most devices it may take (as --max-count).
+  if (o.app->count("--count") > 0) o.spec.count = o.workload.count;
   return o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 

@@ -14,6 +14,7 @@
 #include "report/plots.hpp"
 #include "report/serve_report.hpp"
 #include "recommend/front_end.hpp"
+#include "recommend/recommend.hpp"
 
 namespace hwplan::cli {
 namespace {
@@ -32,22 +33,24 @@ struct ServeCandidate {
   std::string binding;
 };
 
-bool listed(const std::vector<std::string>& list, const std::string& value) {
-  if (list.empty()) return true;
-  for (const auto& x : list)
-    if (to_lower(x) == to_lower(value)) return true;
-  return false;
-}
-
 ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Device& d, const RecommendSpec& spec) {
   ServeCandidate c;
   c.device = &d;
   try {
     ServeSetup setup = prepare_serve(registry, s, &d);
     setup.question.prune_layouts = true;
+    // --require-interconnect: without an NVLink-class fabric a replica stays on one device.
+    const bool single = spec.require_interconnect && !d.interconnect.pools_memory();
+    if (single) std::erase_if(setup.layouts, [](const EstimateInput* in) { return in->plan.tp * in->plan.pp > 1; });
+    const char* why_single = "no single-device layout meets the targets, and a replica over several has no NVLink-class "
+                             "fabric (--require-interconnect)";
+    if (setup.layouts.empty()) {
+      c.reason = why_single;
+      return c;
+    }
     serve::ServeAnswer a = serve::plan_serving(setup.layouts, setup.question, 1);
     if (!a.chosen) {
-      c.reason = "no layout meets the targets";
+      c.reason = single ? why_single : "no layout meets the targets";
       return c;
     }
     c.layout = a.layouts[*a.chosen];
@@ -60,6 +63,8 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
     c.binding = report::binding_words(r);
     if (a.at_load.unservable) c.reason = "a request does not fit the KV cache";
     else if (!a.meets_targets) c.reason = "misses the targets at the asked load";
+    else if (spec.count && c.layout.devices > *spec.count)
+      c.reason = fmt::format("needs {} devices (--count {})", c.layout.devices, *spec.count);
     else if (c.layout.devices > spec.max_count) c.reason = fmt::format("needs {} devices (--max-count {})", c.layout.devices, spec.max_count);
     else if (spec.max_power_w && d.tdp_w * static_cast<double>(c.layout.devices) > *spec.max_power_w)
       c.reason = "over --max-power-w";
@@ -97,14 +102,9 @@ void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOpt
   if (out.requests_assumed) s.requests = kRecommendRequests;
   out.requests = *s.requests;
   out.options = s;
-  std::vector<const Device*> devices;
-  for (const auto& d : registry.devices()) {
-    if (!listed(spec.classes, to_string(d.device_class)) || !listed(spec.vendors, d.vendor)) continue;
-    bool excluded = false;
-    for (const auto& x : spec.exclude)
-      if (registry.find_device(x) == &d) excluded = true;
-    if (!excluded) devices.push_back(&d);
-  }
+  // The candidates as recommend's other tasks take them: --class, --vendor, --devices (and --device), --exclude.
+  std::vector<const Device*> devices =
+      select_devices(registry.devices(), spec, [&](const std::string& name) { return &registry.device(name); });
   // Flags are checked once, on the first device, so that a bad flag is an error rather than a skipped device.
   if (!devices.empty()) out.first.emplace(prepare_serve(registry, s, devices.front()));
   // One cost basis for the list: per million tokens, buying means owning over the horizon (hwplan tco).
