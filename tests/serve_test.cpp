@@ -11,6 +11,7 @@
 
 #include "core/assumptions.hpp"
 #include "core/error.hpp"
+#include "core/strings.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/inference.hpp"
 #include "io/serving_io.hpp"
@@ -77,7 +78,7 @@ TEST_CASE("the step model's decode step is inference_time's time per output toke
   CHECK(m.decode_step_seconds(16, 2250) == doctest::Approx(e.infer.time_per_output_token_seconds).epsilon(1e-9));
 }
 
-TEST_CASE("estimate's TTFT and serve's differ by the request handling, and estimate says by how much") {
+TEST_CASE("estimate quotes the TTFT hwplan serve gives a lone request: the same figure from both commands") {
   auto run = [](const std::string& args) { return run_hwplan(args); };
   const std::string work = "--model llama-3-8b --device h100-sxm --engine vllm --prompt 1000 --generate 200";
   auto est = run("estimate --task infer --batch 1 " + work + " --format json");
@@ -86,15 +87,29 @@ TEST_CASE("estimate's TTFT and serve's differ by the request handling, and estim
   auto srv = run("serve --concurrency 1 --requests 50 " + work + " --format json");
   REQUIRE(srv.exit_code == 0);
   const double ttft = json::parse(srv.out)["latency"]["ttft_seconds"]["p50"].get<double>();
-  // One client: the prompt never waits for another request, only for the step under way (at most one decode step).
+  // One client: the request finds the engine idle; the server's handling (10 ms) and the engine's steps come before
+  // its first token, and estimate quotes exactly that beside the bare prefill.
   const double handling = 0.010;
   CHECK(ttft >= prefill + handling);
   CHECK(ttft <= prefill + handling + 0.01);
+  CHECK(json::parse(est.out)["inference"]["served_time_to_first_token_seconds"].get<double>() == doctest::Approx(ttft).epsilon(1e-9));
   auto text = run("estimate --task infer --batch 1 " + work);
-  CHECK(text.out.find("through a server, +10.0 ms of request handling") != std::string::npos);
+  CHECK(text.out.find(fmt::format("through a server, {}", human_seconds(ttft))) != std::string::npos);
+  // A prompt over the engine's chunk budget takes several steps, on both sides; llama.cpp and a desktop host too.
+  for (const std::string other : {"--model llama-3-8b --device h100-sxm --engine vllm --prompt 20000 --generate 10",
+                                  "--model llama-3-8b --device rtx-4090 --engine llamacpp --weights q4_0 --prompt 700"}) {
+    const double quoted = json::parse(run("estimate --task infer --batch 1 --format json " + other).out)["inference"]
+                                                                                                          ["served_time_to_first_token_seconds"];
+    const double simulated =
+        json::parse(run("serve --concurrency 1 --requests 20 --format json " + other).out)["latency"]["ttft_seconds"]["p50"];
+    CHECK(quoted == doctest::Approx(simulated).epsilon(1e-9));
+  }
   // Plain Transformers has no server to add.
   auto hf = run("estimate --task infer --batch 1 --model llama-3-8b --device h100-sxm --engine hf --prompt 1000 --generate 200");
-  CHECK(hf.out.find("request handling") == std::string::npos);
+  CHECK(hf.out.find("through a server") == std::string::npos);
+  CHECK(json::parse(run("estimate --task infer --batch 1 --format json --model llama-3-8b --device h100-sxm --engine hf").out)
+            ["inference"]["served_time_to_first_token_seconds"]
+                .is_null());
 }
 
 TEST_CASE("with an unlimited cache and no step overhead the simulated decode speed is the step model's") {
@@ -841,6 +856,19 @@ TEST_CASE("the server's request handling is in every TTFT and E2E, and in a clos
   auto desktop = json::parse(run_hwplan("serve --model llama-3-8b --device rtx-4090 --concurrency 1 --requests 50 --format json").out);
   CHECK(desktop["engine"]["request_overhead_seconds"].get<double>() ==
         doctest::Approx(0.010 * assumptions().desktop_host_time_ratio));
-  auto text = run_hwplan("estimate --model llama-3-8b --device rtx-4090 --task infer");
-  CHECK(text.out.find("+6.5 ms of request handling") != std::string::npos);
+  auto quoted = json::parse(run_hwplan("estimate --model llama-3-8b --device rtx-4090 --task infer --batch 1 --format json").out);
+  CHECK(quoted["inference"]["served_time_to_first_token_seconds"].get<double>() ==
+        doctest::Approx(desktop["latency"]["ttft_seconds"]["p50"].get<double>()).epsilon(1e-9));
+}
+
+TEST_CASE("with no --engine serve prices the stack estimate assumes, on an edge device too") {
+  const std::string work = "--model llama-3-8b --device jetson-agx-orin-64gb --weights int4 --prompt 256 --generate 64";
+  const json est = json::parse(run_hwplan("estimate --task infer --batch 1 --format json " + work).out);
+  const json srv = json::parse(run_hwplan("serve --concurrency 1 --requests 20 --format json " + work).out);
+  // The edge runtime's quantized output projection on both sides: the same decode step, the same first token.
+  CHECK(est["stack"]["quantized_head"] == true);
+  CHECK(srv["latency"]["tpot_seconds"]["p50"].get<double>() ==
+        doctest::Approx(est["inference"]["time_per_output_token_seconds"].get<double>()).epsilon(1e-6));
+  CHECK(srv["latency"]["ttft_seconds"]["p50"].get<double>() ==
+        doctest::Approx(est["inference"]["served_time_to_first_token_seconds"].get<double>()).epsilon(1e-9));
 }

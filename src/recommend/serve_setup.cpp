@@ -234,7 +234,9 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     s.pp = pp;
     s.dp = 1;
     s.batch = 1;
-    s.engine = to_string(engine);
+    // The engine as the user gave it: with none, the stack is the one estimate assumes for the device (the same
+    // default engine; on an edge device its runtime's quantized output projection and embedding).
+    s.engine = w.engine;
     s.prompt = std::max(1LL, w.prompt);
     s.generate = std::max(1LL, w.generate);
     try {

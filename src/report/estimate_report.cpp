@@ -2,13 +2,16 @@
 
 #include <fmt/format.h>
 #include <cmath>
+#include <optional>
 
 #include "estimators/memory.hpp"
 #include "estimators/stack.hpp"
 #include "estimators/uncertainty.hpp"
 #include "serve/engine.hpp"
+#include "serve/step_model.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "core/strings.hpp"
 #include "core/units.hpp"
@@ -17,6 +20,19 @@ namespace hwplan::report {
 using nlohmann::json;
 
 namespace {
+
+// A lone request's time to first token through hwplan serve (concurrency 1): the server's handling, then the
+// engine's steps over the prompt with its own step model and chunk budget. Only for the engines serve simulates
+// (transformers with a prompt); nothing otherwise.
+std::optional<double> served_ttft_seconds(const EstimateInput& in) {
+  if (!in.model->is_transformer() || in.workload.prompt <= 0) return std::nullopt;
+  auto engine = parse_engine(in.workload.stack.preset);
+  if (!engine || !serve::engine_served(*engine)) return std::nullopt;
+  const serve::EngineConfig cfg =
+      serve::engine_config(*engine, in.device->memory_bytes, in.device->name, host_time_ratio(*in.device));
+  serve::StepModel steps(step_rates(in));
+  return cfg.request_overhead_seconds + steps.lone_prefill_seconds(in.workload.prompt, cfg.max_batched_tokens, cfg.chunked_prefill);
+}
 json number_or_null(double v) { return std::isfinite(v) && v >= 0 ? json(v) : json(nullptr); }
 }  // namespace
 
@@ -129,6 +145,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
     j["time"] = nullptr;
     j["inference"] = {{"prefill_seconds", e.infer.prefill_seconds},
                       {"time_to_first_token_seconds", e.infer.prefill_seconds},
+                      {"served_time_to_first_token_seconds", served_ttft_seconds(in) ? json(*served_ttft_seconds(in)) : json(nullptr)},
                       {"replicas", e.infer.replicas},
                       {"decode_tokens_per_second", e.infer.total_decode_tokens_per_second()},
                       {"decode_tokens_per_second_per_replica", e.infer.decode_tokens_per_second},
@@ -330,14 +347,12 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     else
       row("samples/s", fmt::format("{:.1f}{}", e.infer.decode_tokens_per_second, e.fits ? "" : " (would be, if it fit)"));
   } else {
-    // The engine's prefill; behind a server the first token also waits for the request's handling, which hwplan serve
-    // adds (its --request-overhead-ms): say so, so that the two commands' TTFTs read the same.
+    // The engine's prefill; behind a server the first token also waits for the request's handling and comes from the
+    // engine's steps (chunked prefill, per-step overhead): what hwplan serve gives a lone request, so that the two
+    // commands' TTFTs read the same.
     std::string server;
-    if (auto engine = parse_engine(in.workload.stack.preset); engine && serve::engine_served(*engine)) {
-      const double handling =
-          serve::engine_config(*engine, in.device->memory_bytes, in.device->name, host_time_ratio(*in.device)).request_overhead_seconds;
-      server = fmt::format("; through a server, +{} of request handling (hwplan serve)", human_seconds(handling));
-    }
+    if (auto served = served_ttft_seconds(in))
+      server = fmt::format("; through a server, {} (hwplan serve, one request at a time)", human_seconds(*served));
     row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? server : " (would be, if it fit: it does not)"));
     if (in.workload.generate > 0) {
       row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{})",

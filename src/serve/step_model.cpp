@@ -48,6 +48,21 @@ StepTime StepModel::time(const StepLoad& l) {
   return t;
 }
 
+double StepModel::lone_prefill_seconds(long long prompt, long long budget, bool chunked) {
+  double seconds = 0;
+  for (long long done = 0; done < prompt;) {
+    StepLoad l;
+    l.tokens = l.prefill_tokens = chunked ? std::min(prompt - done, std::max(1LL, budget)) : prompt;
+    const double before = static_cast<double>(done), chunk = static_cast<double>(l.tokens);
+    l.prefill_score_tokens = chunk * (before + chunk / 2);
+    l.prefill_kv_tokens = before + chunk;
+    done += l.tokens;
+    l.sampling_sequences = done >= prompt ? 1 : 0;
+    seconds += time(l).seconds;
+  }
+  return seconds;
+}
+
 double StepModel::decode_step_seconds(long long batch, double context) {
   StepLoad l;
   l.tokens = batch;

@@ -33,6 +33,10 @@ class StepModel {
   StepTime time(const StepLoad& load);
   // A decode step of `batch` sequences at `context` tokens each (the figure inference_time reports).
   double decode_step_seconds(long long batch, double context);
+  // The engine's time to a lone request's first token: its prompt in chunks of at most `budget` tokens (the whole
+  // prompt in one step without chunked prefill), one step each, the last one sampling, as the simulator runs a request
+  // that finds the engine idle.
+  double lone_prefill_seconds(long long prompt, long long budget, bool chunked);
   double overhead_seconds() const { return overhead_; }
   const StepRates& rates() const { return rates_; }
 
