@@ -19,6 +19,12 @@ TEST_CASE("the example batch file runs every scenario") {
   for (const auto& s : j["scenarios"]) CHECK(s["ok"] == true);
   CHECK(j["scenarios"][0]["result"]["memory"]["fits"] == true);
   CHECK(j["scenarios"][4]["command"] == "recommend");
+  // The table's fit row names what fit itself names: no single change fits the 13B full fine-tune on a 4090, the
+  // fastest combination does.
+  auto table = run_hwplan("batch " + hwplan::test::source_path("data/examples/batch.yaml"));
+  const std::string combined = j["scenarios"][3]["result"]["combined"]["flags"].get<std::string>();
+  CHECK(table.out.find("try: together: ") != std::string::npos);
+  CHECK(table.out.find("(" + combined + ")") != std::string::npos);
 }
 
 TEST_CASE("bad scenarios fail alone, naming file:line and the key, and the exit code says some failed") {

@@ -285,3 +285,25 @@ TEST_CASE("recommend --task serve ranks only the devices asked for, within --cou
   CHECK(big["candidates"].empty());
   CHECK(big["excluded"][0]["reason"].get<std::string>().find("--require-interconnect") != std::string::npos);
 }
+
+TEST_CASE("an assumption or fallback that changes the numbers is said by every command that uses the estimate") {
+  // fp8 on an A100 runs in bf16: estimate warns, and so do fit, recommend, tco and serve.
+  const std::string fallback = "fp8 is not supported by NVIDIA A100";
+  auto has = [&](const json& list) {
+    for (const auto& w : list)
+      if (w.get<std::string>().find(fallback) != std::string::npos) return true;
+    return false;
+  };
+  const std::string train = "--model llama-3-8b --precision fp8 --batch 1 --seq 4096";
+  CHECK(has(json::parse(test::run_hwplan("estimate --device a100-80gb-sxm --format json " + train).out)["warnings"]));
+  CHECK(has(json::parse(test::run_hwplan("fit --device a100-80gb-sxm --format json " + train).out)["warnings"]));
+  CHECK(test::run_hwplan("fit --device a100-80gb-sxm " + train).out.find("warning: " + fallback) != std::string::npos);
+  const json rec = json::parse(test::run_hwplan("recommend --devices a100-80gb-sxm --count 8 --tokens 1e9 --rent --format json "
+                                                "--model llama-3-8b --precision fp8").out);
+  REQUIRE(rec["candidates"].size() == 1);
+  CHECK(has(rec["candidates"][0]["warnings"]));
+  CHECK(has(json::parse(test::run_hwplan("tco --device a100-80gb-sxm --count 8 --tokens 1e9 --global-batch 64 --format json "
+                                         "--model llama-3-8b --precision fp8").out)["notes"]));
+  CHECK(has(json::parse(test::run_hwplan("serve --model mixtral-8x7b --device a100-80gb-sxm --weights fp8 --concurrency 4 "
+                                         "--requests 50 --format json").out)["warnings"]));
+}

@@ -32,6 +32,14 @@ struct ScenarioResult {
   json full;
 };
 
+// The row's note: the first warning (an assumption or fallback that changes the numbers) and how many more there are,
+// else the first informational note.
+std::string first_note(const Estimate& e) {
+  if (e.warnings.empty()) return e.notes.empty() ? "" : e.notes.front();
+  return "warning: " + e.warnings.front() +
+         (e.warnings.size() > 1 ? fmt::format(" (+{} more warnings: --format json)", e.warnings.size() - 1) : "");
+}
+
 ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s, bool want_json) {
   ScenarioResult r;
   auto fail = [&](const std::string& message) {
@@ -49,15 +57,19 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
       Outcome o = run_query(q);
       const Estimate& e = o.estimate;
       std::string time, rate;
+      // A generic network (a CNN) counts samples (images), and its inference is one batch's latency.
+      const char* unit = q.model.is_transformer() ? "tok/s" : "samples/s";
       if (e.training) {
         time = human_seconds(e.total_seconds >= 0 ? e.total_seconds : e.train.step_seconds) + (e.total_seconds >= 0 ? " total" : " /step");
-        rate = fmt::format("{:.0f} tok/s", e.train.tokens_per_second);
+        const double per_second = q.model.is_transformer() ? e.train.tokens_per_second
+                                                           : e.train.tokens_per_second / static_cast<double>(std::max<int64_t>(1, q.input.workload.seq));
+        rate = fmt::format("{:.0f} {}", per_second, unit);
       } else {
-        time = human_seconds(e.infer.prefill_seconds) + " TTFT";
-        rate = fmt::format("{:.1f} tok/s", e.infer.total_decode_tokens_per_second());
+        time = human_seconds(e.infer.prefill_seconds) + (q.model.is_transformer() ? " TTFT" : " /batch");
+        rate = fmt::format("{:.1f} {}", e.infer.total_decode_tokens_per_second(), unit);
       }
       r.row = {s.name, s.command, q.device->id, std::to_string(q.input.system.count), e.fits ? "yes" : "no",
-               human_bytes(e.memory.total()), time, rate, e.notes.empty() ? "" : e.notes.front()};
+               human_bytes(e.memory.total()), time, rate, first_note(e)};
       if (want_json) r.full = report::estimate_json(q.input, e, o.search ? &*o.search : nullptr);
     } else if (s.command == "recommend") {
       Recommendation rec = recommend(registry, s.workload, s.recommend, 1);
@@ -65,9 +77,11 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
         r.row = {s.name, s.command, "-", "-", "no", "-", "-", "-", "nothing feasible"};
       } else {
         const Candidate& c = rec.candidates.front();
+        const std::string warned = c.estimate.warnings.empty() ? std::string() : "; warning: " + c.estimate.warnings.front() +
+            (c.estimate.warnings.size() > 1 ? fmt::format(" (+{} more warnings: --format json)", c.estimate.warnings.size() - 1) : "");
         r.row = {s.name, s.command, c.device->id, std::to_string(c.count), "yes", human_bytes(c.estimate.memory.total()),
-                 human_seconds(c.total_seconds), fmt::format("{:.0f} tok/s", c.tokens_per_second),
-                 c.cost_usd >= 0 ? report::money(c.cost_usd) + " " + c.cost_basis : "no " + c.cost_basis + " price"};
+                 human_seconds(c.total_seconds), fmt::format("{:.0f} {}", c.tokens_per_second, rec.counts_samples ? "samples/s" : "tok/s"),
+                 (c.cost_usd >= 0 ? report::money(c.cost_usd) + " " + c.cost_basis : "no " + c.cost_basis + " price") + warned};
       }
       if (want_json) r.full = report::recommendation_json(rec, s.workload, s.recommend);
     } else {
@@ -78,6 +92,8 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
           best = c.change;
           break;
         }
+      // No single change fits: the fastest combination that does, as fit prints it.
+      if (best == "-" && f.combined) best = "together: " + f.combined->change + " (" + f.combined->flags + ")";
       r.row = {s.name, s.command, s.workload.device, std::to_string(s.workload.count), f.baseline.fits ? "yes" : "no",
                human_bytes(f.baseline.memory.total()), "-", "-", f.baseline.fits ? "fits as is" : "try: " + best};
       if (want_json) r.full = report::fit_json(f, s.workload);

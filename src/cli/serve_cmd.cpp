@@ -2,10 +2,12 @@
 // of the engine's scheduler (src/serve) over the estimators' step model.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "cli/commands.hpp"
 #include "cli/serve_setup.hpp"
+#include "estimators/estimate.hpp"
 #include "report/html_report.hpp"
 #include "report/plots.hpp"
 #include "report/serve_report.hpp"
@@ -41,6 +43,11 @@ void answer(ServeCommand& c, Served& s) {
                                            a.at_load.longest_request_tokens, a.layouts[*a.chosen].kv.tokens));
   if (!device.price.cloud_usd_per_hour)
     s.setup.warnings.push_back("the catalog has no cloud price for " + device.name + ": no cost per million tokens");
+  // What the chosen layout's estimate assumed or fell back to (a precision the device lacks, an unmeasured GEMM
+  // rate, an assumed network): it sets every step's time, so serve says it as estimate does.
+  if (!s.setup.layouts.empty())
+    for (const auto& w : estimate(*s.setup.layouts[a.chosen.value_or(0)]).warnings)
+      if (std::find(s.setup.warnings.begin(), s.setup.warnings.end(), w) == s.setup.warnings.end()) s.setup.warnings.push_back(w);
 }
 
 int run_serve(ServeCommand& c) {

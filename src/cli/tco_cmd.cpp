@@ -144,6 +144,9 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     in.utilization = busy / horizon_hours;
   }
   Costed c{&d, in, tco::evaluate(d, in), stale_notes(d, in), std::move(query), std::move(outcome)};
+  // The estimate's warnings (a precision the device lacks, an assumed network or efficiency) change the job's time
+  // and so its cost: they travel with the cost, as estimate prints them.
+  for (const auto& w : c.outcome.estimate.warnings) c.notes.push_back(w);
   if (!in.rent_usd_per_device_hour)
     c.notes.push_back("no " + in.rent_basis + " rental price for " + d.id + ": only owning is costed");
   return c;

@@ -85,7 +85,8 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                                {"power_w", c.power_w},
                                {"score", c.score},
                                {"at_search_limit", c.at_search_limit},
-                               {"reasons", c.reasons}});
+                               {"reasons", c.reasons},
+                               {"warnings", c.estimate.warnings}});
   }
   j["feasible_devices"] = r.candidates.size();
   j["feasible_configurations"] = r.feasible_configurations;
@@ -138,8 +139,9 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
     ++shown;
     const Plan& p = c.estimate.plan;
     t.rows.push_back({std::to_string(shown), c.device->id, std::to_string(c.count),
-                      c.count > 1 ? fmt::format("tp{}{} pp{} dp{}{}", p.tp, p.cp > 1 ? fmt::format(" cp{}", p.cp) : "", p.pp, p.dp,
-                                                  p.shard_replicas() > 1 ? fmt::format("/{}", p.zero_ranks()) : "")
+                      c.count > 1 ? fmt::format("tp{}{} pp{} dp{}{}{}", p.tp, p.cp > 1 ? fmt::format(" cp{}", p.cp) : "", p.pp, p.dp,
+                                                  p.shard_replicas() > 1 ? fmt::format("/{}", p.zero_ranks()) : "",
+                                                  p.ep > 1 ? fmt::format(" ep{}", p.ep) : "")
                                     : "-",
                       fmt::format("{} / {}", human_bytes(c.estimate.memory.total()), human_bytes(c.estimate.capacity_bytes)),
                       fmt::format("{:.0f}", c.tokens_per_second), human_days_or_hours(c.total_seconds, longest),
@@ -182,12 +184,25 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
   if (format != Format::kTable) return out;
   long long shown = 0;
   out += "\n";
+  // The estimates' warnings (a precision a device lacks, an assumed network or efficiency): each under its candidate,
+  // and once at the end those every listed candidate shares.
+  const long long listed = std::min<long long>(spec.top, static_cast<long long>(r.candidates.size()));
+  std::vector<std::string> shared;
+  if (listed > 0)
+    for (const auto& warning : r.candidates.front().estimate.warnings)
+      if (std::all_of(r.candidates.begin(), r.candidates.begin() + listed, [&](const Candidate& c) {
+            return std::find(c.estimate.warnings.begin(), c.estimate.warnings.end(), warning) != c.estimate.warnings.end();
+          }))
+        shared.push_back(warning);
   for (const auto& c : r.candidates) {
     if (shown++ >= spec.top) break;
     out += fmt::format("{}. {} x{}: ", shown, c.device->id, c.count);
     for (std::size_t i = 0; i < c.reasons.size(); ++i) out += (i ? "; " : "") + c.reasons[i];
     out += "\n";
+    for (const auto& warning : c.estimate.warnings)
+      if (std::find(shared.begin(), shared.end(), warning) == shared.end()) out += "   warning: " + warning + "\n";
   }
+  for (const auto& warning : shared) out += "warning: " + warning + "\n";
   if (r.candidates.empty()) {
     out += "\nNothing is feasible. Nearest misses:\n";
     for (const auto& x : r.nearest_misses)
@@ -224,6 +239,7 @@ json fit_json(const FitReport& f, const WorkloadSpec& w) {
     j["combined"] = {{"change", f.combined->change}, {"flags", f.combined->flags}, {"fits", f.combined->fits},
                      {"per_device_bytes", f.combined->per_device_bytes}, {"seconds", f.combined->seconds},
                      {"time_change_fraction", f.combined->slowdown}, {"changes_numerics", f.combined->quality_change}};
+  j["warnings"] = f.baseline.warnings;  // what the estimate assumed or fell back to, as estimate reports it
   return j;
 }
 
@@ -274,6 +290,7 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format)
     else if (!any)
       out += "Nothing fits on this device, even with every change combined: use more devices (hwplan estimate --count N,\n"
              "or hwplan recommend) or a shorter sequence.\n";
+    for (const auto& warning : f.baseline.warnings) out += "warning: " + warning + "\n";
   }
   return out;
 }
