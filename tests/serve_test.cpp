@@ -703,7 +703,9 @@ TEST_CASE("serving cost per million tokens owned: hwplan tco's owned total over 
   const double capex = tj["tco"]["own"]["capex_usd"].get<double>();
   const double tokens = a["throughput"]["output_tokens_per_second"].get<double>() * 3600 * 8760 * 3;
   CHECK(own3 * tokens / 1e6 > capex * 0.3);  // at least the part of the purchase not recovered by resale
-  CHECK(own3 * tokens / 1e6 < tj["tco"]["own"]["total_usd"].get<double>());  // energy at 60% of TDP, not all of it
+  // The same owned total as tco's: both draw 60% of TDP while serving.
+  CHECK(tj["inputs"]["device_power_fraction"].get<double>() == doctest::Approx(0.6));
+  CHECK(own3 * tokens / 1e6 == doctest::Approx(tj["tco"]["own"]["total_usd"].get<double>()).epsilon(1e-6));
   // A device without a purchase price has no owned cost (and says null, not 0).
   auto priced = run_hwplan("recommend --task serve" + flags + " --own-years 5 --class consumer --format json");
   REQUIRE(priced.exit_code == 0);

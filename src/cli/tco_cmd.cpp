@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "core/power.hpp"
 #include "core/strings.hpp"
 #include "io/atomic_file.hpp"
 #include "report/html_report.hpp"
@@ -92,6 +93,8 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     throw Infeasible(fmt::format("{} does not fit on {} x {} as configured (see hwplan estimate / hwplan fit): nothing to cost",
                                  o.workload.model, q.input.system.count, d.id));
   tco::Inputs in = tco::default_inputs(d, q.input.system.count, o.used, o.rent_basis);
+  // The devices draw what recommend and serve price them at while they work: 80% of TDP training, 60% serving.
+  in.device_power_fraction = outcome.estimate.training ? kTrainingPowerFraction : kInferencePowerFraction;
   in.years = o.years;
   in.utilization = o.utilization;
   auto set = [](const char* flag, const std::optional<double>& v, double& into, bool zero_ok = true) {

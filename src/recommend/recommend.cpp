@@ -37,9 +37,10 @@ const char* basis_price_noun(const std::string& basis) {
 }
 
 // Owning `count` devices for `years` (hwplan tco's model and class defaults), busy for the job's hours.
-double own_cost_usd(const Device& d, int count, double job_hours, double years) {
+double own_cost_usd(const Device& d, int count, double job_hours, double years, double power_fraction) {
   tco::Inputs in = tco::default_inputs(d, count, /*used=*/false, "on-demand");
   in.years = years;
+  in.device_power_fraction = power_fraction;  // as the candidate's energy counts it
   in.utilization = std::clamp(job_hours / (years * 8760), 1e-9, 1.0);
   return tco::own_cost(d, in).total_usd;
 }
@@ -125,7 +126,8 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
   c.cost_usd = !unit_price       ? -1
                : basis == "rent" ? count * *unit_price * hours
                : basis == "buy"  ? count * *unit_price
-                                 : own_cost_usd(d, count, hours, q.spec.own_years);
+                                 : own_cost_usd(d, count, hours, q.spec.own_years,
+                                                inference ? kInferencePowerFraction : kTrainingPowerFraction);
   if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += q.spec.porting_cost_usd;
   return c;
 }

@@ -27,6 +27,7 @@ json inputs_json(const Device& d, const tco::Inputs& in) {
           {"host_usd", in.host_usd},
           {"host_watts", in.host_watts},
           {"device_tdp_watts", d.tdp_w},
+          {"device_power_fraction", in.device_power_fraction},
           {"network_usd_per_host", in.network_usd_per_host},
           {"usd_per_kwh", in.usd_per_kwh},
           {"pue", in.pue},
@@ -118,7 +119,7 @@ Table tco_cost_table(const TcoReport& rep) {
   t.rows.push_back({"devices", money(r.own.devices_usd), ""});
   t.rows.push_back({"host share", money(r.own.hosts_usd), ""});
   t.rows.push_back({"networking", money(r.own.network_usd), ""});
-  t.rows.push_back({"electricity", money(r.own.energy_usd), ""});
+  t.rows.push_back({fmt::format("electricity (devices at {:.0f}% of TDP)", 100 * in.device_power_fraction), money(r.own.energy_usd), ""});
   t.rows.push_back({"space / colocation", money(r.own.space_usd), ""});
   t.rows.push_back({"operations", money(r.own.operations_usd), ""});
   t.rows.push_back({fmt::format("resale ({:.0f}%)", 100 * in.resale_fraction_at_end()), money(-r.own.resale_usd), ""});
