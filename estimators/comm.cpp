@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <string_view>
 
 namespace hwplan {
 namespace {
@@ -77,6 +78,12 @@ double allreduce_seconds(double bytes, int n, const GroupLink& link) {
   if (n <= 1 || bytes <= 0) return 0;
   // Ring bandwidth term; tree-like latency term (NCCL switches to trees at scale).
   return 2.0 * (n - 1) / n * bytes / link.bytes_per_s + 2 * std::log2(static_cast<double>(n)) * link.latency_s;
+}
+
+double engine_allreduce_seconds(double bytes, int n, const GroupLink& link, bool custom) {
+  if (!custom || std::string_view(link.medium) != "scale-up fabric") return allreduce_seconds(bytes, n, link);
+  if (n <= 1 || bytes <= 0) return 0;
+  return 2.0 * (n - 1) / n * bytes / link.bytes_per_s + assumptions().custom_allreduce_latency_seconds;
 }
 
 double allgather_seconds(double bytes_total, int n, const GroupLink& link) {

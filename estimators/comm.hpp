@@ -19,6 +19,11 @@ struct GroupLink {
 GroupLink group_link(const Device& device, const System& system, int size, int stride);
 
 double allreduce_seconds(double bytes, int n, const GroupLink& link);
+// An inference engine's own all-reduce kernel (vLLM's and SGLang's custom all-reduce, TensorRT-LLM's plugin,
+// PyTorch's intra-node comm) inside a scale-up fabric: every rank reads its peers' buffers and reduces in one
+// kernel, a fixed latency whatever the group size, with the ring's bandwidth term for large messages. Elsewhere
+// (PCIe, the network) or with `custom` false: NCCL's allreduce_seconds.
+double engine_allreduce_seconds(double bytes, int n, const GroupLink& link, bool custom);
 double allgather_seconds(double bytes_total, int n, const GroupLink& link);     // each ends with bytes_total
 double reduce_scatter_seconds(double bytes_total, int n, const GroupLink& link);
 double p2p_seconds(double bytes, const GroupLink& link);

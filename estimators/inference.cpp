@@ -235,7 +235,9 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
       last.weight_bytes = head_bytes;
       head = head_cost(last, rates);
     }
-    double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
+    double tp_comm = plan.tp > 1 ? 2 * engine_allreduce_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, plan.tp,
+                                                                 tp_link, w.stack.custom_allreduce)
+                                 : 0;
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Stages run one after another for a single batch.
     out.prefill_seconds = layers * (layer.forward_seconds + tp_comm) + head.forward_seconds + pp_comm;
@@ -249,7 +251,9 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     const DeviceRates decode = rates_at_load(rates, batch, weight_bytes);
     double layer = decode_layer_seconds(m, decode, batch, context, plan.tp, weight_bytes, bytes_per_element(w.kv_cache),
                                         &weight_read, &kv_read, !eager_moe(m, w));
-    double tp_comm = plan.tp > 1 ? 2 * allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link) : 0;
+    double tp_comm = plan.tp > 1 ? 2 * engine_allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link,
+                                                                 w.stack.custom_allreduce)
+                                 : 0;
     double logits = gemm_seconds(decode, batch, static_cast<double>(m.vocab_size) / plan.tp,
                                  static_cast<double>(m.hidden_size), 1, 2, head_bytes) +
                     4 * decode.kernel_overhead_seconds;
@@ -309,6 +313,7 @@ StepRates step_rates(const EstimateInput& in) {
   s.host_seconds = st.cuda_graphs ? 0.0 : (s.layers * decode_kernels_per_layer(m, w) + 8) * st.host_seconds_per_kernel;
   s.step_overhead_seconds = st.decode_step_overhead_seconds;
   s.overlap_scheduling = st.overlap_scheduling;
+  s.custom_allreduce = st.custom_allreduce;
   s.extra_kernels = extra_kernels(m, w);
   s.grouped_experts = !eager_moe(m, w);
   return s;
@@ -318,7 +323,8 @@ double step_tokens_seconds(const StepRates& s, double tokens) {
   if (tokens <= 0) return 0;
   const Model& m = *s.model;
   double layer = token_layer_seconds(m, s.at(tokens), tokens, s.tp, s.weight_bytes, nullptr, s.grouped_experts);
-  double tp_comm = s.tp > 1 ? 2 * allreduce_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.tp, s.tp_link) : 0;
+  double tp_comm =
+      s.tp > 1 ? 2 * engine_allreduce_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.tp, s.tp_link, s.custom_allreduce) : 0;
   double pp_comm = s.pp > 1 ? (s.pp - 1) * p2p_seconds(tokens * static_cast<double>(m.hidden_size) * 2, s.pp_link) : 0;
   return s.layers * (layer + tp_comm) + pp_comm;
 }

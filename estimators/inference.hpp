@@ -35,6 +35,7 @@ struct StepRates {
   double host_seconds = 0;          // host time to issue one step's kernels (0 with CUDA graphs)
   double step_overhead_seconds = 0; // the engine's scheduler, sampler, detokeniser, once per step
   bool overlap_scheduling = false;  // that CPU work runs while the GPU executes the previous step
+  bool custom_allreduce = false;    // tensor-parallel all-reduces as the engine's own kernel (Stack::custom_allreduce)
   double extra_kernels = 0;         // the unfused engine's kernels beyond the fused ones, once per step
   bool grouped_experts = true;      // a MoE layer's experts as one grouped GEMM per projection (fused engines)
   // Steps of fewer new tokens than memory_bound_tokens are memory-bound: the device holds its boost clock there

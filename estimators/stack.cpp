@@ -154,6 +154,10 @@ Stack engine_preset(Engine e) {
       s.native_attention = true;
       s.overlap_scheduling = true;
       s.decode_step_overhead_seconds = 1e-3;
+      // Tensor-parallel all-reduces inside NVLink as their own kernels: vLLM's custom all-reduce (vllm-project/vllm
+      // #2192, Dec 2023, on unless --disable-custom-all-reduce), SGLang's (TensorRT-LLM-derived, sgl-project/sglang
+      // #2688 / #2904).
+      s.custom_allreduce = true;
       // Without CUDA graphs (--cuda-graphs off, --enforce-eager, releases before vLLM 0.2.5) the step's kernels are
       // issued from the Python model code one by one, as eager PyTorch does (fewer of them: fused custom ops).
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
@@ -165,6 +169,7 @@ Stack engine_preset(Engine e) {
       s.native_attention = true;
       s.overlap_scheduling = true;
       s.decode_step_overhead_seconds = 0.3e-3;
+      s.custom_allreduce = true;  // its AllReduce plugin's one-shot / two-shot kernels (strategy AUTO)
       // Without CUDA graphs its C++ runtime launches each kernel itself.
       s.host_seconds_per_kernel = assumptions().native_host_seconds_per_kernel;
       break;

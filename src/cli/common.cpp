@@ -127,6 +127,10 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Quantized weights: the token embedding table is quantized too (on for llamacpp, mlc and, with no --engine, "
              "edge devices); off: it stays in the compute format (gpt-fast, torchao, GPTQ, AWQ, bitsandbytes quantize "
              "Linear layers only). Memory only: a decode step reads one row of it");
+  add_switch(app, "--custom-allreduce", w.custom_allreduce,
+             "Inference with --tp inside an NVLink-class fabric: all-reduces as the engine's own one-kernel all-reduce, a "
+             "few microseconds whatever the group size (on for vllm, sglang, trtllm; PyTorch's ENABLE_INTRA_NODE_COMM); "
+             "off: NCCL's, whose latency grows with the group");
   add_switch(app, "--embedding-on-host", w.embedding_on_host,
              "Inference: the token embedding table is kept in host memory, off the device (on for llamacpp and exllama); "
              "a tied table stays on the device as the output projection; unified-memory devices hold it either way");

@@ -101,6 +101,10 @@ constexpr Entry kEntries[] = {
      "NCCL inter-node bus bandwidth against the NIC line rate"},
     {"host_link_efficiency", &Assumptions::host_link_efficiency, "fraction", 0.05, 1,
      "pinned host <-> device copies against the PCIe peak (offload, paged optimizer states)"},
+    {"custom_allreduce_latency_seconds", &Assumptions::custom_allreduce_latency_seconds, "s", 0, 1e-3,
+     "small-message all-reduce of the engines' own kernels (each rank reads its peers' buffers over NVLink and reduces "
+     "in one kernel): 3.7/4.8/5.9 us at 2/4/8 H100s for 512 bytes, 3.9/3.7/5.7 us for 4 KB (sgl-project/sglang pull "
+     "request #2904's table, TensorRT-LLM-derived kernel); flat in the group size, where NCCL's steps grow with it"},
     {"collective_sms", &Assumptions::collective_sms, "SMs", 0, 256,
      "one CTA per NCCL channel, ~16 channels (NCCL_MAX_NCHANNELS); DeepSeek-V3 dedicates 20 of 132 SMs"},
     {"driver_reserved_memory_fraction", &Assumptions::driver_reserved_memory_fraction, "fraction", 0, 0.5,

@@ -114,6 +114,10 @@ struct Stack {
   // whatever -ngl says; ExLlamaV2 loads it to system RAM). A tied table is also the output projection, which stays
   // on the device. Devices that share one memory with their host (Apple silicon, Jetson) hold it either way.
   bool embedding_on_host = false;
+  // Tensor-parallel all-reduces inside an NVLink-class fabric run as the engine's own one-kernel all-reduce (vLLM and
+  // SGLang's custom all-reduce, TensorRT-LLM's, PyTorch's ENABLE_INTRA_NODE_COMM) rather than NCCL's: a fixed few
+  // microseconds per call whatever the group size, which is most of a tensor-parallel decode step's communication.
+  bool custom_allreduce = false;
   // Attention kernels written for the device's architecture (cuDNN fused attention via Transformer Engine,
   // FlashAttention-3, TensorRT-LLM's FMHA) rather than portable FlashAttention-2-class ones (FlashAttention-2,
   // PyTorch SDPA's flash backend, xformers, Triton / FlexAttention). Changes time on Hopper and datacenter Blackwell.

@@ -136,6 +136,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.quantized_head, s.quantized_head, "quantized-head");
   flag(o.quantized_embedding, s.quantized_embedding, "quantized-embedding");
   flag(o.embedding_on_host, s.embedding_on_host, "embedding-on-host");
+  flag(o.custom_allreduce, s.custom_allreduce, "custom-allreduce");
   if (o.zero3_live_params) {
     if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
     s.zero3_live_parameters = *o.zero3_live_params;

@@ -170,6 +170,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"quantized_head", st.quantized_head},
                 {"quantized_embedding", st.quantized_embedding},
                 {"embedding_on_host", st.embedding_on_host},
+                {"custom_allreduce", st.custom_allreduce},
                 {"layer_split", st.layer_split},
                 {"kv_cache_concat", st.kv_cache_concat},
                 {"chunked_loss", st.chunked_loss},
