@@ -96,11 +96,12 @@ double head_weight_bytes(const Workload& w) {
 }
 
 double embedding_weight_bytes(const Workload& w) {
-  const double head = head_weight_bytes(w);
-  if (head_in_compute_format(w) || w.task != Task::kInfer || w.checkpoint_bytes_per_param || !w.weights ||
-      bytes_per_param(*w.weights) >= 2 || w.stack.quantized_embedding || *w.weights == WeightFormat::kQ4_0)
-    return head;  // q4_0 is GGUF's, which quantizes the table too
-  // The head is quantized with the layers (gpt-fast's and torchao's all-Linear quantizers) but the nn.Embedding is not.
+  // Training (QLoRA's base included), a checkpoint's own bytes and unquantized weights: as the head.
+  if (w.task != Task::kInfer || w.checkpoint_bytes_per_param || !w.weights || bytes_per_param(*w.weights) >= 2)
+    return head_weight_bytes(w);
+  // Quantized weights: the layers' format when the stack quantizes the table (q4_0 is GGUF's, which does), whatever
+  // it does with the head; otherwise the compute format (PyTorch's quantizers convert nn.Linear modules only).
+  if (w.stack.quantized_embedding || *w.weights == WeightFormat::kQ4_0) return weight_bytes_per_param(w);
   return w.precision == Precision::kFp32 || w.precision == Precision::kTf32 ? 4 : 2;
 }
 
@@ -365,6 +366,8 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
       m.weights += params.embedding * (head + (on_device && table != head ? table : 0.0));
     else if (on_device)
       m.weights += params.embedding * table;
+    // Kept in host memory instead: the host holds it once, beside whatever it holds for the devices.
+    if (!on_device) m.host_bytes += params.embedding * table;
   }
   m.weights /= tp * pp;
   const double batch = static_cast<double>(plan.micro_batch);

@@ -1,5 +1,6 @@
 // Batch evaluation: every scenario runs, bad ones fail alone with file:line, the order is stable.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -88,4 +89,17 @@ TEST_CASE("recommend gives identical results with 1 or 2 threads") {
                         "total_seconds", "cost_usd", "energy_kwh", "score", "reasons"})
     CHECK(j["candidates"][0].contains(k));
   CHECK(j["rejected"].is_array());
+}
+
+TEST_CASE("a CNN's batch row counts samples as estimate does, whatever seq the defaults set") {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("hwplan_batch_cnn_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "defaults: {seq: 2048}\n"
+                         "scenarios:\n"
+                         "  - {name: resnet, model: resnet-50, device: h100-sxm, batch: 256}\n";
+  auto table = run_hwplan("batch " + file.string());
+  auto est = json::parse(run_hwplan("estimate --model resnet-50 --device h100-sxm --batch 256 --format json").out);
+  fs::remove(file);
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find(fmt::format("{:.0f} samples/s", est["time"]["samples_per_second"].get<double>())) != std::string::npos);
 }

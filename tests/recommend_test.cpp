@@ -281,6 +281,13 @@ TEST_CASE("recommend --task serve ranks only the devices asked for, within --cou
   REQUIRE(fabric["candidates"].size() == 1);
   CHECK(fabric["candidates"][0]["layout"]["tp"] == 1);
   CHECK(fabric["candidates"][0]["layout"]["pp"] == 1);
+  CHECK(test::run_hwplan(q + " --model llama-3-8b --count 0").exit_code == 2);
+  // The listed devices' estimates' warnings come with them (an fp8 fallback on an A100 here).
+  const json fp8 = run("--devices a100-80gb-sxm --weights fp8");
+  REQUIRE(fp8["candidates"].size() == 1);
+  CHECK(fp8["candidates"][0]["warnings"].dump().find("fp8 is not supported") != std::string::npos);
+  CHECK(test::run_hwplan(q.substr(0, q.find(" --format json")) + " --model llama-3-8b --devices a100-80gb-sxm --weights fp8")
+            .out.find("warning (a100-80gb-sxm): fp8 is not supported") != std::string::npos);
   const json big = run("--devices rtx-4090 --require-interconnect", 3, "llama-2-70b");
   CHECK(big["candidates"].empty());
   CHECK(big["excluded"][0]["reason"].get<std::string>().find("--require-interconnect") != std::string::npos);

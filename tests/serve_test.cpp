@@ -12,6 +12,7 @@
 #include "core/assumptions.hpp"
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "estimators/comm.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/inference.hpp"
 #include "io/serving_io.hpp"
@@ -876,4 +877,35 @@ TEST_CASE("with no --engine serve prices the stack estimate assumes, on an edge 
         doctest::Approx(est["inference"]["time_per_output_token_seconds"].get<double>()).epsilon(1e-6));
   CHECK(srv["latency"]["ttft_seconds"]["p50"].get<double>() ==
         doctest::Approx(est["inference"]["served_time_to_first_token_seconds"].get<double>()).epsilon(1e-9));
+}
+
+TEST_CASE("the engines' own all-reduce: a fixed latency inside NVIDIA's and AMD's fabrics, NCCL's steps elsewhere") {
+  const auto& reg = test::registry();
+  System node;
+  node.count = 8;
+  const GroupLink nvlink = group_link(reg.device("h100-sxm"), node, 8, 1);
+  REQUIRE(std::string(nvlink.medium) == "scale-up fabric");
+  const double small = 8192 * 2;  // one decode token's hidden state of an 8B model
+  const double custom = engine_allreduce_seconds(small, 8, nvlink, true), nccl = engine_allreduce_seconds(small, 8, nvlink, false);
+  CHECK(nccl == doctest::Approx(allreduce_seconds(small, 8, nvlink)));
+  CHECK(custom == doctest::Approx(2.0 * 7 / 8 * small / nvlink.bytes_per_s + assumptions().custom_allreduce_latency_seconds));
+  CHECK(custom < nccl);
+  // Flat in the group size: 2 or 8 ranks pay the same latency (NCCL's grows with log2 of it).
+  const GroupLink pair = group_link(reg.device("h100-sxm"), node, 2, 1);
+  CHECK(engine_allreduce_seconds(0, 2, pair, true) == 0);
+  CHECK(engine_allreduce_seconds(1, 2, pair, true) == doctest::Approx(assumptions().custom_allreduce_latency_seconds).epsilon(0.01));
+  // Over PCIe (GeForce cards) the engines fall back to NCCL.
+  const GroupLink pcie = group_link(reg.device("rtx-4090"), node, 2, 1);
+  CHECK(engine_allreduce_seconds(small, 2, pcie, true) == doctest::Approx(allreduce_seconds(small, 2, pcie)));
+  // The vllm preset uses it on NVIDIA and AMD devices only: a tensor-parallel decode step is faster with it.
+  auto tpot = [](const std::string& args) {
+    return json::parse(run_hwplan("estimate --task infer --batch 1 --format json --model llama-3-70b " + args).out)["inference"]
+                                 ["time_per_output_token_seconds"].get<double>();
+  };
+  CHECK(tpot("--device h100-sxm --count 8 --tp 8 --engine vllm") <
+        tpot("--device h100-sxm --count 8 --tp 8 --engine vllm --custom-allreduce off"));
+  CHECK(tpot("--device gaudi2 --count 8 --tp 8 --engine vllm") ==
+        doctest::Approx(tpot("--device gaudi2 --count 8 --tp 8 --engine vllm --custom-allreduce off")).epsilon(1e-12));
+  CHECK(json::parse(run_hwplan("estimate --task infer --model 8b --device gaudi2 --engine vllm --format json").out)["stack"]
+                   ["custom_allreduce"] == false);
 }

@@ -591,10 +591,20 @@ TEST_CASE("the embedding table of quantized inference: quantized, 16-bit, or in 
   CHECK(weights(untied, gpu, gguf) == doctest::Approx(weights(untied, gpu, mlc) - u.embedding * int4).epsilon(1e-9));
   CHECK(weights(untied, gpu, exl) == doctest::Approx(weights(untied, gpu, torchao) - u.embedding * 2).epsilon(1e-9));
   CHECK(weights(untied, mac, gguf) == doctest::Approx(weights(untied, mac, mlc)).epsilon(1e-9));
-  // A flag moves it: --quantized-embedding, --embedding-on-host.
+  // A flag moves it: --quantized-embedding (whatever the head does), --embedding-on-host (the host holds it then).
   Stack moved = vllm;
   moved.embedding_on_host = true;
   CHECK(awq - weights(untied, gpu, moved) == doctest::Approx(u.embedding * 2).epsilon(1e-9));
+  Stack table_only = vllm;
+  table_only.quantized_embedding = true;
+  CHECK(awq - weights(untied, gpu, table_only) == doctest::Approx(u.embedding * (2 - int4)).epsilon(1e-9));
+  {
+    EstimateInput in = input(untied, gpu, Task::kInfer, gguf);
+    in.workload.weights = WeightFormat::kInt4;
+    CHECK(estimate(in).memory.host_bytes == doctest::Approx(u.embedding * int4).epsilon(1e-9));
+    in.device = &mac;
+    CHECK(estimate(in).memory.host_bytes == 0);
+  }
 
   // A tied table is the output projection too: on the device in the head's format whatever the stack does with the
   // embedding, and twice when the head is quantized but the embedding is not.
@@ -608,7 +618,13 @@ TEST_CASE("the embedding table of quantized inference: quantized, 16-bit, or in 
 
   // The stack line says where the table is.
   auto text = test::run_hwplan("estimate --model llama-3.1-8b --device rtx-4090 --task infer --weights int4 --engine llamacpp");
-  CHECK(text.out.find("host memory") != std::string::npos);
+  CHECK(text.out.find("embedding table in host memory") != std::string::npos);
+  // On a Mac the table is in the memory the GPU shares, counted in its weights: the line does not say "host".
+  auto mac_text = test::run_hwplan("estimate --model llama-3.1-8b --device apple-m2-max-gpu --task infer --weights int4 --engine llamacpp");
+  CHECK(mac_text.out.find("embedding table in host memory") == std::string::npos);
+  auto flagged = test::run_hwplan("estimate --model llama-3.1-8b --device h100-sxm --task infer --weights int4 --engine vllm "
+                                  "--quantized-embedding on");
+  CHECK(flagged.out.find("embedding") != std::string::npos);  // "embedding table quantized", perhaps wrapped
   auto js = json_of("estimate --model llama-3.1-8b --device rtx-4090 --task infer --weights int4 --engine hf "
                     "--quantized-head on --embedding-on-host on --format json");
   CHECK(js["stack"]["embedding_on_host"] == true);

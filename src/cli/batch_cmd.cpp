@@ -61,9 +61,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
       const char* unit = q.model.is_transformer() ? "tok/s" : "samples/s";
       if (e.training) {
         time = human_seconds(e.total_seconds >= 0 ? e.total_seconds : e.train.step_seconds) + (e.total_seconds >= 0 ? " total" : " /step");
-        const double per_second = q.model.is_transformer() ? e.train.tokens_per_second
-                                                           : e.train.tokens_per_second / static_cast<double>(std::max<int64_t>(1, q.input.workload.seq));
-        rate = fmt::format("{:.0f} {}", per_second, unit);
+        rate = fmt::format("{:.0f} {}", e.train.tokens_per_second, unit);  // a CNN's training counts samples already
       } else {
         time = human_seconds(e.infer.prefill_seconds) + (q.model.is_transformer() ? " TTFT" : " /batch");
         rate = fmt::format("{:.1f} {}", e.infer.total_decode_tokens_per_second(), unit);

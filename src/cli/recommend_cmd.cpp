@@ -56,7 +56,10 @@ int serve_spec(RecommendOptions& o) {
   o.serve.own_years = o.spec.own_years;
   if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
   // The serving plan sizes the fleet to the traffic: --count is the most devices it may take (as --max-count).
-  if (o.app->count("--count") > 0) o.spec.count = o.workload.count;
+  if (o.app->count("--count") > 0) {
+    if (o.workload.count < 1) throw InputError({}, "--count", "must be at least 1");
+    o.spec.count = o.workload.count;
+  }
   return o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
@@ -97,7 +100,7 @@ Command recommend_command() {
     o->app->add_option("--max-count", o->spec.max_count, "Most devices to consider")->capture_default_str();
     o->app->add_option("--max-power-w", o->spec.max_power_w, "Power limit for all devices together (TDP)");
     o->app->add_option("--deadline", o->spec.deadline, "Finish the job within, e.g. 14d, 36h");
-    o->app->add_flag("--buy", o->buy, "Cost = purchase price (launch MSRP or street price)");
+    o->app->add_flag("--buy", o->buy, "Cost = purchase price (street price, else launch MSRP; a --prices quote replaces it)");
     o->app->add_flag("--rent", o->rent, "Cost = cloud price per hour x job time");
     o->app->add_option("--own-years", o->own_years,
                        "Cost = owning for N years (devices, host share, electricity, space, operations, less resale; "

@@ -9,6 +9,7 @@
 #include <future>
 
 #include "cli/serve_setup.hpp"
+#include "estimators/estimate.hpp"
 #include "core/strings.hpp"
 #include "report/html_report.hpp"
 #include "report/plots.hpp"
@@ -31,6 +32,7 @@ struct ServeCandidate {
   std::optional<double> rent_usd, own_usd;
   double kwh = 0;
   std::string binding;
+  std::vector<std::string> warnings;  // the chosen layout's estimate's (a precision the device lacks, ...)
 };
 
 ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Device& d, const RecommendSpec& spec) {
@@ -54,6 +56,7 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
       return c;
     }
     c.layout = a.layouts[*a.chosen];
+    c.warnings = estimate(*setup.layouts[*a.chosen]).warnings;
     c.at_load = a.at_load;
     c.rent_usd = a.usd_per_million_output_tokens;
     c.own_usd = a.own_usd_per_million_output_tokens;
@@ -170,7 +173,8 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
                                {"rent_usd_per_million_output_tokens", opt(c->rent_usd)},
                                {"own_usd_per_million_output_tokens", opt(c->own_usd)},
                                {"kwh_per_million_output_tokens", c->kwh},
-                               {"binding_constraint", c->binding}});
+                               {"binding_constraint", c->binding},
+                               {"warnings", c->warnings}});
   nlohmann::json left = nlohmann::json::array();
   for (const auto& c : results)
     if (!c.ok) left.push_back({{"device", c.device->id}, {"reason", c.reason}});
@@ -208,6 +212,15 @@ std::string ranking_text(const ServeRanking& sr, report::Format format) {
     out += "Cost basis: " + basis_words(sr) + (sr.basis.automatic ? "; automatic: the basis more devices have a price on" : "; asked for") +
            (sr.unpriced > 0 ? fmt::format(". {} listed without a price on it, after the priced ones.\n", sr.unpriced) : ".\n");
     if (!ranked.empty()) out += "Binding constraint of #1: " + ranked.front()->binding + "\n";
+    // What the listed devices' estimates assumed or fell back to, each once with the devices it applies to.
+    std::vector<std::pair<std::string, std::string>> warned;
+    for (const ServeCandidate* c : ranked)
+      for (const auto& w : c->warnings) {
+        auto it = std::find_if(warned.begin(), warned.end(), [&](const auto& x) { return x.first == w; });
+        if (it == warned.end()) warned.push_back({w, c->device->id});
+        else it->second += ", " + c->device->id;
+      }
+    for (const auto& [w, ids] : warned) out += "warning (" + ids + "): " + w + "\n";
     out += fmt::format("Each simulation: {} requests{}; check the pick with hwplan serve.\n", sr.requests,
                        sr.requests_assumed ? " (recommend's default; --requests to change)" : "");
   }

@@ -92,6 +92,10 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
     // output projection included, and the embedding table: the assumed stack on an edge device does (an engine the
     // user names keeps its own).
     if (!o.engine && device.device_class == DeviceClass::kEdge) s.quantized_head = s.quantized_embedding = true;
+    // The engines' own all-reduce kernels are written for NVLink (CUDA IPC) and for AMD's xGMI (vLLM's ROCm custom
+    // all-reduce); on Gaudi, TPU, Trainium and Ascend the vendor's collective library does it (--custom-allreduce on
+    // to say otherwise).
+    if (device.vendor != "nvidia" && device.vendor != "amd") s.custom_allreduce = false;
   } else {
     if (o.engine) bad("--engine", "applies to --task infer; training takes --framework");
     Framework f = o.framework ? parse_choice<Framework>("--framework", *o.framework, parse_framework,

@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 
+#include "core/power.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "report/estimate_report.hpp"
@@ -37,11 +38,13 @@ std::optional<double> cost_usd(const Compared& c, std::string* basis) {
   return std::nullopt;
 }
 
-// Energy at the devices' TDP for the time to finish: an upper bound (real draw is lower, most of all in decode).
+// Energy for the time to finish, the devices drawing what recommend, serve and tco count: 80% of TDP training, 60%
+// serving.
 std::optional<double> energy_kwh(const Compared& c) {
   std::optional<double> t = finish_seconds(c);
   if (!t) return std::nullopt;
-  return c.input->system.count * c.input->device->tdp_w * *t / 3600 / 1000;
+  const double share = c.estimate->training ? kTrainingPowerFraction : kInferencePowerFraction;
+  return c.input->system.count * c.input->device->tdp_w * share * *t / 3600 / 1000;
 }
 
 struct Row {
@@ -88,10 +91,11 @@ std::vector<Row> rows_for(bool training, const std::vector<Compared>& items) {
                   [](const Compared& c, double v) {
                     std::string b;
                     cost_usd(c, &b);
-                    return fmt::format("${:.{}f} {}", v, v < 10 ? 2 : 0, b);
+                    // One batch of requests costs fractions of a cent: significant digits, not $0.00.
+                    return v < 0.01 ? fmt::format("${:.2g} {}", v, b) : fmt::format("${:.{}f} {}", v, v < 10 ? 2 : 0, b);
                   },
                   true, one_basis});
-  rows.push_back({"energy (at TDP)", energy_kwh, [](const Compared&, double v) { return fmt::format("{:.3g} kWh", v); }});
+  rows.push_back({training ? "energy (80% of TDP)" : "energy (60% of TDP)", energy_kwh, [](const Compared&, double v) { return fmt::format("{:.3g} kWh", v); }});
   return rows;
 }
 
@@ -151,7 +155,8 @@ std::string compare_text(const std::vector<Compared>& items, Format format) {
   if (format == Format::kTable) {
     out += "\ncost: rental (count x catalog $/h x time to finish) where the catalog has a cloud price, else the purchase price\n"
            "(the best cost is marked only when every column has the same basis).\n"
-           "energy: the devices' TDP for the time to finish, an upper bound on the draw.\n";
+           "energy: the devices drawing 80% of their TDP training, 60% serving (as recommend, serve and tco count it) for the\n"
+           "time to finish.\n";
     for (const auto& c : items)
       for (const auto& w : c.estimate->warnings) out += fmt::format("warning: {} x{}: {}\n", c.input->device->id, c.input->system.count, w);
   }

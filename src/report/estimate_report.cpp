@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <cmath>
 #include <optional>
+#include <string_view>
 
+#include "estimators/comm.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/stack.hpp"
 #include "estimators/uncertainty.hpp"
@@ -12,6 +14,7 @@
 
 #include <cmath>
 #include <optional>
+#include <string_view>
 
 #include "core/strings.hpp"
 #include "core/units.hpp"
@@ -21,11 +24,11 @@ using nlohmann::json;
 
 namespace {
 
-// A lone request's time to first token through hwplan serve (concurrency 1): the server's handling, then the
-// engine's steps over the prompt with its own step model and chunk budget. Only for the engines serve simulates
-// (transformers with a prompt); nothing otherwise.
-std::optional<double> served_ttft_seconds(const EstimateInput& in) {
-  if (!in.model->is_transformer() || in.workload.prompt <= 0) return std::nullopt;
+// A lone request's time to first token through hwplan serve (concurrency 1) on this layout: the server's handling,
+// then the engine's steps over the prompt with its own step model and chunk budget. Only where serve would run it:
+// the engines it simulates, a transformer that fits, a prompt and an output; nothing otherwise.
+std::optional<double> served_ttft_seconds(const EstimateInput& in, const Estimate& e) {
+  if (!in.model->is_transformer() || in.workload.prompt <= 0 || in.workload.generate <= 0 || !e.fits) return std::nullopt;
   auto engine = parse_engine(in.workload.stack.preset);
   if (!engine || !serve::engine_served(*engine)) return std::nullopt;
   const serve::EngineConfig cfg =
@@ -145,7 +148,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
     j["time"] = nullptr;
     j["inference"] = {{"prefill_seconds", e.infer.prefill_seconds},
                       {"time_to_first_token_seconds", e.infer.prefill_seconds},
-                      {"served_time_to_first_token_seconds", served_ttft_seconds(in) ? json(*served_ttft_seconds(in)) : json(nullptr)},
+                      {"served_time_to_first_token_seconds", served_ttft_seconds(in, e) ? json(*served_ttft_seconds(in, e)) : json(nullptr)},
                       {"replicas", e.infer.replicas},
                       {"decode_tokens_per_second", e.infer.total_decode_tokens_per_second()},
                       {"decode_tokens_per_second_per_replica", e.infer.decode_tokens_per_second},
@@ -212,7 +215,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
 }
 
 // "fsdp (assumed; set --framework): unfused kernels, fp32 master weights, memory as reserved".
-std::string stack_summary(const Workload& w) {
+std::string stack_summary(const EstimateInput& in) {
+  const Workload& w = in.workload;
   const Stack& st = w.stack;
   std::string out = st.preset;
   if (st.preset_assumed) out += w.task == Task::kInfer ? " (assumed; set --engine)" : " (assumed; set --framework)";
@@ -227,10 +231,15 @@ std::string stack_summary(const Workload& w) {
     else if (st.quantized_head && w.weights && bytes_per_param(*w.weights) < 2 && !w.checkpoint_bytes_per_param)
       out += ", output projection quantized";
     // Where the token embedding table is and in which format (memory.cpp embedding_weight_bytes, embedding_on_device).
-    if (st.embedding_on_host)
+    const bool quantized = w.weights && bytes_per_param(*w.weights) < 2 && !w.checkpoint_bytes_per_param;
+    if (!embedding_on_device(w, *in.device))
       out += ", embedding table in host memory";
-    else if (embedding_weight_bytes(w) != head_weight_bytes(w))
-      out += ", embedding table unquantized";
+    else if (quantized && embedding_weight_bytes(w) != head_weight_bytes(w))
+      out += embedding_weight_bytes(w) < head_weight_bytes(w) ? ", embedding table quantized" : ", embedding table unquantized";
+    // Tensor-parallel all-reduces as the engine's own kernel (comm.cpp engine_allreduce_seconds).
+    if (st.custom_allreduce && in.plan.tp > 1 &&
+        std::string_view(group_link(*in.device, in.system, in.plan.tp, 1).medium) == "scale-up fabric")
+      out += ", engine all-reduce kernel";
   } else {
     out += st.master_weights_fp32 ? (st.autocast ? ", autocast over fp32 weights" : ", fp32 master weights")
                                   : ", pure 16-bit (no master copy)";
@@ -275,7 +284,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                         e.precision_passes > 1 ? fmt::format(", {:.0f} passes", e.precision_passes) : "");
   if (!generic && !w.lm_head) task += ", no LM head (task head)";
   row("task", task);
-  row("stack", stack_summary(in.workload));
+  row("stack", stack_summary(in));
   const std::string hybrid = p.shard_replicas() > 1
                                  ? fmt::format(" (shards of {}, {} replicas)", p.zero_ranks(), p.shard_replicas())
                                  : std::string();
@@ -352,8 +361,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     // engine's steps (chunked prefill, per-step overhead): what hwplan serve gives a lone request, so that the two
     // commands' TTFTs read the same.
     std::string server;
-    if (auto served = served_ttft_seconds(in))
-      server = fmt::format("; through a server, {} (hwplan serve, one request at a time)", human_seconds(*served));
+    if (auto served = served_ttft_seconds(in, e))
+      server = fmt::format("; a lone request through a server, {} (hwplan serve on this layout, one at a time)",
+                           human_seconds(*served));
     row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? server : " (would be, if it fit: it does not)"));
     if (in.workload.generate > 0) {
       row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{})",

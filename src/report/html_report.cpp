@@ -279,7 +279,7 @@ std::string compare_html(const std::vector<Compared>& items, const HtmlContext& 
   p.tables.push_back({"Side by side (bold: the best of the row among those that fit)", render(compare_table(items), Format::kHtml)});
   p.explanation.push_back("Cost: rental (count x catalog $/h x time to finish) where the catalog has a cloud price, else the purchase price; "
                           "the best cost is marked only when every column has the same basis.");
-  p.explanation.push_back("Energy: the devices' TDP for the time to finish, an upper bound on the draw.");
+  p.explanation.push_back("Energy: the devices drawing 80% of their TDP training, 60% serving (as recommend, serve and tco count it) for the time to finish.");
   MemoryChart mc{fmt::format("{} memory per device", in0.model->id), {}};
   std::set<std::string> seen;
   for (const auto& c : items) {
