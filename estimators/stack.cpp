@@ -94,6 +94,22 @@ Stack framework_preset(Framework f) {
       s.clip_grad_norm = true;
       s.host_seconds_per_kernel = assumptions().compiled_host_seconds_per_kernel;
       break;
+    case Framework::kLitgpt:
+      // LitGPT's finetune and pretrain scripts (Lightning-AI/litgpt, litgpt/finetune/lora.py): Lightning Fabric over
+      // its own eager GPT module; precision "bf16-true" where the GPU has bf16 (get_default_supported_precision: the
+      // model cast to bf16, no fp32 master copy); the vocabulary projection and the loss in 128-position chunks
+      // (model(..., lm_head_chunk_size=128), chunked_cross_entropy); torch.optim.AdamW with its default foreach
+      // implementation (bitsandbytes' PagedAdamW under --quantize bnb.*: --paged-optimizer on); clipping only when
+      // max_norm is set (TrainArgs default None); FSDPStrategy with every Block checkpointed on several devices;
+      // "Memory used" is torch.cuda.max_memory_allocated() / 1e9 (decimal GB of allocated memory).
+      s.master_weights_fp32 = false;
+      s.fused_kernels = false;
+      s.chunked_loss = true;
+      s.fused_optimizer = false;
+      s.clip_grad_norm = false;
+      s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
+      s.memory_metric = MemoryMetric::kAllocated;
+      break;
     case Framework::kMegatron:
       // Megatron-LM / NeMo: Transformer Engine fused LayerNorm+GEMM, fused RoPE, fused SwiGLU, fused
       // cross-entropy; distributed optimizer with fp32 main weights; large kernels, host cost hidden; the

@@ -850,3 +850,27 @@ TEST_CASE("a CNN's speed-up hints name the CNN's own levers, not attention") {
   CHECK(infer.find("--engine tensorrt") != std::string::npos);
   CHECK(notes(Task::kInfer, engine_preset(Engine::kTrtllm)).find("--engine tensorrt") == std::string::npos);
 }
+
+TEST_CASE("the litgpt preset is LitGPT's finetune scripts as their code sets them") {
+  const Stack s = framework_preset(Framework::kLitgpt);
+  CHECK(s.preset == "litgpt");
+  CHECK_FALSE(s.master_weights_fp32);  // precision bf16-true
+  CHECK(s.chunked_loss);               // lm_head_chunk_size=128 + chunked_cross_entropy
+  CHECK_FALSE(s.fused_kernels);
+  CHECK_FALSE(s.fused_optimizer);      // torch.optim.AdamW, foreach
+  CHECK(s.foreach_optimizer);
+  CHECK_FALSE(s.clip_grad_norm);       // TrainArgs.max_norm None
+  CHECK(s.memory_metric == MemoryMetric::kAllocated);
+  auto js = json_of("estimate --model llama-2-7b --device a100-80gb-sxm --task lora --framework litgpt --batch 4 --seq 512 "
+                    "--format json");
+  CHECK(js["stack"]["preset"] == "litgpt");
+  // Pure bf16 full fine-tuning: AdamW's two states in bf16 (4 bytes a parameter) against the Trainer's fp32 master
+  // copy and fp32 states (12).
+  auto lit = json_of("estimate --model llama-2-7b --device a100-80gb-sxm --task finetune --framework litgpt --batch 1 "
+                     "--seq 512 --format json");
+  auto hf = json_of("estimate --model llama-2-7b --device a100-80gb-sxm --task finetune --framework hf-trainer --batch 1 "
+                    "--seq 512 --format json");
+  CHECK(lit["memory"]["breakdown"]["optimizer"].get<double>() ==
+        doctest::Approx(hf["memory"]["breakdown"]["optimizer"].get<double>() / 3).epsilon(1e-6));
+  CHECK(test::run_hwplan("estimate --model 7b --device h100-sxm --framework litgpts").exit_code == 2);
+}

@@ -34,9 +34,10 @@ constexpr std::array<std::pair<WeightFormat, const char*>, 8> kWeightFormats{{
     {WeightFormat::kFp8, "fp8"}, {WeightFormat::kInt8, "int8"}, {WeightFormat::kInt4, "int4"},
     {WeightFormat::kNf4, "nf4"}, {WeightFormat::kQ4_0, "q4_0"},
 }};
-constexpr std::array<std::pair<Framework, const char*>, 6> kFrameworks{{
+constexpr std::array<std::pair<Framework, const char*>, 7> kFrameworks{{
     {Framework::kHfTrainer, "hf-trainer"}, {Framework::kDeepspeed, "deepspeed"}, {Framework::kFsdp, "fsdp"},
     {Framework::kTorchtune, "torchtune"}, {Framework::kTorchtitan, "torchtitan"}, {Framework::kMegatron, "megatron"},
+    {Framework::kLitgpt, "litgpt"},
 }};
 constexpr std::array<std::pair<Engine, const char*>, 7> kEngines{{
     {Engine::kHf, "hf"}, {Engine::kVllm, "vllm"}, {Engine::kSglang, "sglang"}, {Engine::kTrtllm, "trtllm"},

@@ -15,7 +15,7 @@ enum class Recompute { kNone, kSelective, kFull };
 enum class Offload { kNone, kOptimizer, kParams };
 enum class Attention { kEager, kFlash };
 enum class Optimizer { kAdamW, kSgd, kAdafactor, kAdam8bit };
-enum class Framework { kHfTrainer, kDeepspeed, kFsdp, kTorchtune, kTorchtitan, kMegatron };
+enum class Framework { kHfTrainer, kDeepspeed, kFsdp, kTorchtune, kTorchtitan, kMegatron, kLitgpt };
 enum class Engine { kHf, kVllm, kSglang, kTrtllm, kLlamacpp, kExllama, kMlc };
 // Which peak a stack reports: PyTorch's allocated bytes, the caching allocator's reserved bytes, or the
 // device's used memory as nvidia-smi shows it (reserved + CUDA context).

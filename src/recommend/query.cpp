@@ -99,7 +99,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   } else {
     if (o.engine) bad("--engine", "applies to --task infer; training takes --framework");
     Framework f = o.framework ? parse_choice<Framework>("--framework", *o.framework, parse_framework,
-                                                        "hf-trainer, deepspeed, fsdp, torchtune, torchtitan, megatron")
+                                                        "hf-trainer, deepspeed, fsdp, torchtune, torchtitan, megatron, litgpt")
                               : default_framework(task);
     s = framework_preset(f);
     s.preset_assumed = !o.framework;
