@@ -259,3 +259,22 @@ TEST_CASE("--fp8-head sets the stack part, shows as set, and slows fp8 megatron 
   CHECK(p["time"]["slowest_device_seconds"].get<double>() > 0);
   CHECK(run_hwplan(base + " --fp8-head maybe").exit_code == 2);
 }
+
+TEST_CASE("CSV and markdown keep the warnings the table prints") {
+  const std::string est = "estimate --model llama-2-7b --task lora --device ascend-910b";
+  const std::string gemm = "large GEMMs assumed to reach";
+  auto table = hwplan::test::run_hwplan(est);
+  REQUIRE(table.out.find(gemm) != std::string::npos);
+  CHECK(hwplan::test::run_hwplan(est + " --format csv").out.find("warning,") != std::string::npos);
+  CHECK(hwplan::test::run_hwplan(est + " --format csv").out.find(gemm) != std::string::npos);
+  CHECK(hwplan::test::run_hwplan(est + " --format markdown").out.find("**warning:** no published GEMM") != std::string::npos);
+  const std::string rec = "recommend --model llama-2-7b --task lora --devices ascend-910b,h100-sxm --count 1";
+  auto csv = hwplan::test::run_hwplan(rec + " --format csv").out;
+  CHECK(csv.find(",warnings") != std::string::npos);
+  CHECK(csv.find(gemm) != std::string::npos);
+  CHECK(csv.find("job_tokens_assumed") != std::string::npos);
+  CHECK(hwplan::test::run_hwplan(rec + " --format markdown").out.find("(assumed: set --tokens)") != std::string::npos);
+  auto serve = hwplan::test::run_hwplan("serve --model llama-3-8b --device h100-sxm --concurrency 4 --requests 50 --format csv").out;
+  CHECK(serve.find(",warnings") != std::string::npos);
+  CHECK(serve.find("no --engine given") != std::string::npos);
+}

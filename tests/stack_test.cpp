@@ -762,7 +762,7 @@ TEST_CASE("a CNN with listed convolutions draws them on its roofline below both 
   Model m = reg.model("resnet-50");
   const Device& a100 = reg.device("a100-80gb-sxm");
   EstimateInput in = cnn_input(m, a100, Task::kTrain, framework_preset(Framework::kFsdp), Precision::kFp16, 256);
-  report::RooflineChart chart = report::roofline_chart(in, "train", "fp16");
+  report::RooflineChart chart = report::roofline_chart(in, "train");
   bool found = false;
   for (const auto& p : chart.points) {
     if (p.label != "convolutions") continue;
@@ -785,7 +785,7 @@ TEST_CASE("fp8 training's roofline draws the attention core at the bf16 rate the
   in.workload.seq = 8192;
   auto rate = [&](Precision p, const char* op) {
     in.workload.precision = p;
-    for (const auto& pt : report::roofline_chart(in, "train", to_string(p)).points)
+    for (const auto& pt : report::roofline_chart(in, "train").points)
       if (pt.label == op) return pt.achieved_flops_per_s;
     return 0.0;
   };
@@ -873,4 +873,25 @@ TEST_CASE("the litgpt preset is LitGPT's finetune scripts as their code sets the
   CHECK(lit["memory"]["breakdown"]["optimizer"].get<double>() ==
         doctest::Approx(hf["memory"]["breakdown"]["optimizer"].get<double>() / 3).epsilon(1e-6));
   CHECK(test::run_hwplan("estimate --model 7b --device h100-sxm --framework litgpts").exit_code == 2);
+}
+
+TEST_CASE("the roofline draws quantized inference at the precision the estimate runs it in") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3-8b");
+  const Device& h100 = reg.device("h100-sxm");
+  EstimateInput in = input(m, h100, Task::kInfer, engine_preset(Engine::kVllm));
+  in.workload.prompt = 2048;
+  auto qkv = [&](std::optional<WeightFormat> weights, std::string* title) {
+    in.workload.weights = weights;
+    report::RooflineChart chart = report::roofline_chart(in, "infer");
+    *title = chart.title;
+    for (const auto& pt : chart.points)
+      if (pt.label == "qkv-proj") return pt.achieved_flops_per_s;
+    return 0.0;
+  };
+  std::string t16, t8;
+  const double bf16 = qkv(std::nullopt, &t16), fp8 = qkv(WeightFormat::kFp8, &t8);
+  CHECK(t16.find("(bf16)") != std::string::npos);
+  CHECK(t8.find("(fp8)") != std::string::npos);
+  CHECK(fp8 > 1.3 * bf16);  // fp8 weights run fp8 GEMMs, as the estimate's prefill does
 }

@@ -46,7 +46,7 @@ int run_roofline(const PlotOptions& o) {
   Query q = resolve_query(registry, o.workload);
   Outcome out = run_query(q);
   q.input.plan = out.estimate.plan;
-  report::RooflineChart chart = report::roofline_chart(q.input, o.workload.task, o.workload.precision);
+  report::RooflineChart chart = report::roofline_chart(q.input, o.workload.task);
   write(o, report::render_roofline_svg(chart));
   return 0;
 }

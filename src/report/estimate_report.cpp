@@ -388,11 +388,16 @@ std::string estimate_text(const EstimateInput& in, const Estimate& e, const Sear
   if (search)
     t.rows.push_back({"layout search", fmt::format("{} layouts ({} fit)", search->layouts_evaluated,
                                                    search->layouts_feasible)});
+  // A CSV keeps its warnings and notes as rows of its own (a program reading it gets them with the figures).
+  if (format == Format::kCsv) {
+    for (const auto& w : e.warnings) t.rows.push_back({"warning", w});
+    for (const auto& n : e.notes) t.rows.push_back({"note", n});
+  }
   std::string out = render(t, format);
-  if (format == Format::kTable) {
+  if (format == Format::kTable || format == Format::kMarkdown) {
     out += "\n";
     for (const auto& n : e.notes) out += "- " + n + "\n";
-    for (const auto& w : e.warnings) out += "warning: " + w + "\n";
+    for (const auto& w : e.warnings) out += (format == Format::kMarkdown ? "\n**warning:** " : "warning: ") + w + "\n";
   }
   return out;
 }

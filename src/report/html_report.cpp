@@ -153,7 +153,7 @@ std::string estimate_answer(const EstimateInput& in, const Estimate& e) {
 std::string roofline_svg(const EstimateInput& in, const Plan& plan) {
   EstimateInput at = in;
   at.plan = plan;
-  return render_roofline_svg(roofline_chart(at, to_string(in.workload.task), to_string(in.workload.precision)));
+  return render_roofline_svg(roofline_chart(at, to_string(in.workload.task)));
 }
 
 }  // namespace

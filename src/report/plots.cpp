@@ -7,6 +7,7 @@
 
 #include "core/units.hpp"
 #include "estimators/efficiency.hpp"
+#include "estimators/inference.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/operators.hpp"
 #include "estimators/training.hpp"
@@ -14,10 +15,13 @@
 
 namespace hwplan::report {
 
-RooflineChart roofline_chart(const EstimateInput& in, const std::string& task, const std::string& precision) {
+RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
   const Device& d = *in.device;
+  // The GEMMs' precision as the estimate takes it: inference runs in the weights' compute format (fp8 weights, fp8
+  // GEMMs; int8 weights on an int8 engine).
+  const Precision compute = in.workload.task == Task::kInfer ? inference_compute_precision(in.workload) : in.workload.precision;
   RooflineChart chart;
-  chart.title = fmt::format("{}: {} {} ({})", d.name, in.model->id, task, precision);
+  chart.title = fmt::format("{}: {} {} ({})", d.name, in.model->id, task, to_string(compute));
   chart.bandwidth_bytes_per_s = d.memory_bandwidth_bytes_per_s;
   for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
     if (!d.supports(p)) continue;
@@ -46,7 +50,7 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task, c
   // A transformer's layer and head operators; a CNN's listed convolutions as one point (FLOPs over their own traffic).
   const bool transformer = in.model->is_transformer();
   if (!transformer && in.model->convolutions.empty()) return chart;
-  DeviceRates rates = device_rates(d, in.workload.precision, in.profile);
+  DeviceRates rates = device_rates(d, compute, in.profile);
   LayerShape s = training_shape(in);
   // fp8 training keeps the attention core in bf16, as the training estimate prices it.
   const std::optional<DeviceRates> sixteen = sixteen_bit_rates(in);

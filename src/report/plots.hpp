@@ -13,7 +13,8 @@
 namespace hwplan::report {
 
 // `in.plan` is the plan the estimate chose; the title names the device, model, task and precision.
-RooflineChart roofline_chart(const EstimateInput& in, const std::string& task, const std::string& precision);
+// The operators at the precision the estimate runs them in (inference: the weights' compute format).
+RooflineChart roofline_chart(const EstimateInput& in, const std::string& task);
 MemoryBar memory_bar(const std::string& label, const Estimate& e);
 
 // p95 TTFT and TPOT of one replica against its load (hwplan plot serve, the serve HTML report): the chosen layout,

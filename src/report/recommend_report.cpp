@@ -1,6 +1,7 @@
 #include "report/recommend_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -106,8 +107,8 @@ Table recommendation_csv_table(const Recommendation& r, const WorkloadSpec& w, c
   Table t;
   const bool inference = w.task == "infer";
   t.header = {"rank", "device", "count", "tp", "pp", "dp", "memory_per_device_gib", "capacity_gib",
-              inference ? "decode_tokens_per_second" : "tokens_per_second", "job_hours", "cost_usd", "cost_basis",
-              "energy_kwh", "score", "at_search_limit"};
+              inference ? "output_tokens_per_second" : "tokens_per_second", "job_hours", "cost_usd", "cost_basis",
+              "energy_kwh", "score", "at_search_limit", "job_tokens", "job_tokens_assumed", "warnings"};
   long long shown = 0;
   for (const auto& c : r.candidates) {
     if (shown >= spec.top) break;
@@ -118,7 +119,8 @@ Table recommendation_csv_table(const Recommendation& r, const WorkloadSpec& w, c
                       fmt::format("{:.3f}", c.estimate.capacity_bytes / kGiB), fmt::format("{:.1f}", c.tokens_per_second),
                       fmt::format("{:.4f}", c.total_seconds / 3600), c.cost_usd >= 0 ? fmt::format("{:.2f}", c.cost_usd) : "",
                       c.cost_usd >= 0 ? c.cost_basis : "", fmt::format("{:.3f}", c.energy_kwh), fmt::format("{:.4f}", c.score),
-                      c.at_search_limit ? "true" : "false"});
+                      c.at_search_limit ? "true" : "false", fmt::format("{:.6g}", r.job_tokens),
+                      r.job_tokens_assumed ? "true" : "false", fmt::format("{}", fmt::join(c.estimate.warnings, "; "))});
   }
   return t;
 }
@@ -158,7 +160,9 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
   if (format == Format::kCsv) return render(recommendation_csv_table(r, w, spec), format);
   Table t = recommendation_table(r, w, spec);
   std::string out;
-  if (format == Format::kTable)
+  // Markdown carries what the table says around the ranking (the job, the cost basis, reasons and warnings).
+  const bool words = format == Format::kTable || format == Format::kMarkdown;
+  if (words)
     out += fmt::format("{} {} ({}), job of {} {}{}{}; optimizing {}\n\n", r.model_id, w.task,
                        w.weights ? *w.weights + " weights" : w.precision, human_count(r.job_tokens),
                        r.counts_samples ? "samples" : "tokens", r.job_tokens_assumed ? " (assumed: set --tokens)" : "",
@@ -167,21 +171,21 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
                                                         r.global_batch_assumed ? " (default: set --global-batch)" : "")
                                           : std::string(),
                        spec.optimize);
-  if (format == Format::kTable)
+  if (words)
     out += fmt::format("Cost basis: {}; {}.{}\n\n", basis_words(r.cost_basis.basis), cost_basis_rule(r.cost_basis),
                        r.unpriced > 0 ? fmt::format(" {} device(s) have no price on it: listed as 'no price'{}, ranked on the "
                                                     "other criteria only.", r.unpriced,
                                                     spec.optimize == "cost" || spec.optimize == "balanced"
                                                         ? " after the priced ones" : "")
                                       : std::string());
-  if (format == Format::kTable && !r.profile_device.empty())
+  if (words && !r.profile_device.empty())
     out += r.profile_in_catalog
                ? fmt::format("Profile: measured on {}; it applies to {} only, the other devices use the catalog.\n\n",
                              r.profile_device, r.profile_device)
                : fmt::format("Profile: measured on {}, which the catalog does not know: its curves apply to every "
                              "device evaluated.\n\n", r.profile_device);
   out += render(t, format);
-  if (format != Format::kTable) return out;
+  if (!words) return out;
   long long shown = 0;
   out += "\n";
   // The estimates' warnings (a precision a device lacks, an assumed network or efficiency): each under its candidate,
