@@ -278,3 +278,22 @@ TEST_CASE("CSV and markdown keep the warnings the table prints") {
   CHECK(serve.find(",warnings") != std::string::npos);
   CHECK(serve.find("no --engine given") != std::string::npos);
 }
+
+TEST_CASE("contradictory or ignored inputs are errors, not silent choices") {
+  using hwplan::test::run_hwplan;
+  auto jobs = run_hwplan("tco --model llama-3-8b --device h100-sxm --task infer --jobs 5 --utilization 0.5");
+  CHECK(jobs.exit_code == 2);
+  CHECK(jobs.err.find("--jobs or --utilization") != std::string::npos);
+  CHECK(run_hwplan("tco --model llama-3-8b --device h100-sxm --task infer --years 1e9").exit_code == 2);
+  auto trace = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " +
+                          hwplan::test::source_path("data/examples/trace.csv") + " --prompt 100");
+  CHECK(trace.exit_code == 2);
+  CHECK(trace.err.find("leave --prompt / --generate out") != std::string::npos);
+  // A measurement above the peak is shown as measured and said to be capped, as the estimate caps it.
+  CHECK(run_hwplan("catalog show rtx-4090").out.find("estimates take the peak") != std::string::npos);
+  auto derived = nlohmann::json::parse(run_hwplan("catalog show rtx-4060 --format json").out)["device"]["sibling_matmul"];
+  CHECK(derived["used_fraction"].get<double>() <= 1.0);
+  // No prompt: a decode from an empty context (llama-bench's tg), said as such rather than a 0 us TTFT.
+  CHECK(run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer --prompt 0").out.find("none: no prompt") !=
+        std::string::npos);
+}

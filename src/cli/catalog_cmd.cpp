@@ -151,13 +151,17 @@ int run_show(const CatalogOptions& o) {
         "peak_tflops");
   }
   if (d.fp32_matrix_flops) row("peak fp32 (matrix)", fmt::format("{:.1f} TFLOP/s", *d.fp32_matrix_flops / kTera), "peak_tflops");
+  // A measurement above the peak (a card holding clocks above its rated boost) is shown as measured; estimates take
+  // at most the peak (estimators/efficiency.cpp).
   for (const auto& [p, v] : d.measured_matmul_flops)
-    row(std::string("measured matmul ") + to_string(p), fmt::format("{:.1f} TFLOP/s ({:.0f}% of peak)", v / kTera, 100 * v / d.peak(p)),
+    row(std::string("measured matmul ") + to_string(p),
+        fmt::format("{:.1f} TFLOP/s ({:.0f}% of peak{})", v / kTera, 100 * v / d.peak(p),
+                    v > d.peak(p) ? "; estimates take the peak" : ""),
         "measured_matmul_tflops");
   if (d.sibling_matmul_fraction > 0)
     row("large-GEMM rate (derived)",
-        fmt::format("{:.1f} TFLOP/s 16-bit ({:.0f}% of peak): {}", d.sibling_matmul_fraction * peak16(d) / kTera,
-                    100 * d.sibling_matmul_fraction,
+        fmt::format("{:.1f} TFLOP/s 16-bit ({:.0f}% of peak): {}", std::min(1.0, d.sibling_matmul_fraction) * peak16(d) / kTera,
+                    100 * std::min(1.0, d.sibling_matmul_fraction),
                     d.sibling_matmul_capped ? "as measured on " + d.sibling_matmul_reference + " (no more power per unit)"
                                             : d.sibling_matmul_reference + "'s measured fraction at this TDP per unit"),
         "tdp_w");

@@ -82,6 +82,7 @@ struct Costed {
 // The workload's estimate, then the costs. Infeasible (exit 3) when the workload does not fit.
 Costed cost(const TcoOptions& o, const io::Registry& registry) {
   positive("--years", o.years);
+  if (o.years > 20) throw InputError({}, "--years", "must be at most 20 (a device's useful life is a few years)");
   if (!(o.utilization > 0 && o.utilization <= 1)) throw InputError({}, "--utilization", "must be in (0, 1]");
   if (o.rent_basis != "on-demand" && o.rent_basis != "reserved")
     throw InputError({}, "--rent", "'" + o.rent_basis + "' is not one of: on-demand, reserved");
@@ -136,6 +137,10 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     in.tokens_per_second = static_cast<double>(q.input.plan.global_batch()) * q.input.workload.generate / e.infer.total_seconds;
   }
   if (o.jobs) {
+    // The jobs set the utilisation: both given is a contradiction, not a choice to make silently.
+    const CLI::App* parsed = o.app && o.app->parsed() ? o.app : o.plot;
+    if (parsed && parsed->count("--utilization") > 0)
+      throw InputError({}, "--jobs", "give --jobs or --utilization, not both: the jobs set the utilisation");
     positive("--jobs", *o.jobs);
     if (!(in.job_hours > 0))
       throw InputError({}, "--jobs", "this workload has no end to count jobs by: give --tokens (training) or use --utilization");

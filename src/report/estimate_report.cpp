@@ -364,7 +364,11 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     if (auto served = served_ttft_seconds(in, e))
       server = fmt::format("; a lone request through a server, {} (hwplan serve on this layout, one at a time)",
                            human_seconds(*served));
-    row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? server : " (would be, if it fit: it does not)"));
+    if (in.workload.prompt <= 0)
+      row("prefill (TTFT)", "none: no prompt (decode from an empty context, as llama-bench's tg test; hwplan serve needs "
+                            "a prompt of at least 1 token)");
+    else
+      row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? server : " (would be, if it fit: it does not)"));
     if (in.workload.generate > 0) {
       row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{})",
                                                human_seconds(e.infer.time_per_output_token_seconds),

@@ -60,7 +60,8 @@ json device_json(const Device& d) {
   if (d.vector_flops) j["vector_tflops"] = *d.vector_flops / kTera;
   if (d.sibling_matmul_fraction > 0)
     j["sibling_matmul"] = {{"fraction", d.sibling_matmul_fraction},
-                           {"tflops", d.sibling_matmul_fraction * peak16(d) / kTera},
+                           {"used_fraction", std::min(1.0, d.sibling_matmul_fraction)},  // estimates take at most the peak
+                           {"tflops", std::min(1.0, d.sibling_matmul_fraction) * peak16(d) / kTera},
                            {"reference", d.sibling_matmul_reference},
                            {"capped", d.sibling_matmul_capped}};
   if (d.tensor_clock_fraction < 1)
