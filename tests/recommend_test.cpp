@@ -314,3 +314,23 @@ TEST_CASE("an assumption or fallback that changes the numbers is said by every c
   CHECK(has(json::parse(test::run_hwplan("serve --model mixtral-8x7b --device a100-80gb-sxm --weights fp8 --concurrency 4 "
                                          "--requests 50 --format json").out)["warnings"]));
 }
+
+TEST_CASE("an old price is said wherever a cost rests on it: recommend and serve as tco") {
+  ::setenv("HWPLAN_TODAY", "2026-12", 1);
+  // The catalog's h100-sxm street price is from 2023-08: over two years before the pinned date.
+  const json rec = json::parse(test::run_hwplan("recommend --model llama-3-8b --task lora --devices h100-sxm --count 1 --buy "
+                                                "--format json").out);
+  const json tco = json::parse(test::run_hwplan("tco --model llama-3-8b --task lora --device h100-sxm --format json").out);
+  const json srv = json::parse(test::run_hwplan("serve --model llama-3-8b --device h100-sxm --concurrency 2 --requests 20 "
+                                                "--format json").out);
+  ::setenv("HWPLAN_TODAY", "2024-01", 1);
+  const json fresh = json::parse(test::run_hwplan("recommend --model llama-3-8b --task lora --devices h100-sxm --count 1 --buy "
+                                                  "--format json").out);
+  ::unsetenv("HWPLAN_TODAY");
+  const std::string note = "the street price of h100-sxm is from 2023-08, more than two years old";
+  REQUIRE(rec["candidates"].size() == 1);
+  CHECK(rec["candidates"][0]["price_notes"].dump().find(note) != std::string::npos);
+  CHECK(tco["notes"].dump().find(note) != std::string::npos);
+  CHECK(srv["warnings"].dump().find(note) != std::string::npos);
+  CHECK(fresh["candidates"][0]["price_notes"].empty());
+}

@@ -44,26 +44,12 @@ void positive(const char* flag, double v, bool zero_ok = false) {
     throw InputError({}, flag, fmt::format("{} is not {}", v, zero_ok ? "zero or positive" : "positive"));
 }
 
-// Today as (year, month); HWPLAN_TODAY=YYYY-MM pins it (tests and reproducible documentation).
-std::pair<int, int> today() {
-  if (const char* pinned = std::getenv("HWPLAN_TODAY"); pinned && std::string(pinned).size() == 7)
-    return {std::atoi(pinned), std::atoi(pinned + 5)};
-  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  return {tm.tm_year + 1900, tm.tm_mon + 1};
-}
-
 std::vector<std::string> stale_notes(const Device& d, const tco::Inputs& in) {
-  auto [year, month] = today();
   std::vector<std::string> notes;
   auto check = [&](const std::string& what, const std::string& date) {
-    if (!date.empty() && months_between(date, year, month) > 24)
-      notes.push_back(fmt::format("the {} of {} is from {}, more than two years old: give a current quote with "
-                                  "--prices FILE",
-                                  what, d.id, date));
+    if (std::string note = stale_price_note(what, d.id, date); !note.empty()) notes.push_back(note);
   };
-  check(in.device_price_kind + " price", in.device_price_date);
+  check(in.device_price_kind == "launch_msrp" ? "launch list price" : in.device_price_kind + " price", in.device_price_date);
   if (in.rent_usd_per_device_hour) check(in.rent_basis + " rental price", in.rent_date);
   return notes;
 }

@@ -66,6 +66,11 @@ struct PriceQuote {
 std::vector<PriceQuote> quotes_of(const Price& p);
 // Whole months from a YYYY-MM date to (to_year, to_month); 0 for a malformed date.
 int months_between(const std::string& from_yyyy_mm, int to_year, int to_month);
+// Today as (year, month); HWPLAN_TODAY=YYYY-MM pins it (tests and reproducible documentation).
+std::pair<int, int> today_year_month();
+// "the street price of h100-sxm is from 2023-08, more than two years old: give a current quote with --prices FILE"
+// when the quote `what` (dated `date`) of `device_id` is over two years old; empty otherwise.
+std::string stale_price_note(const std::string& what, const std::string& device_id, const std::string& date);
 
 struct Device {
   std::string id;

@@ -1,6 +1,10 @@
 // Listing the quotes of a Price in one order (launch, street, used, cloud, reserved cloud).
 #include "core/device.hpp"
 
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+
 namespace hwplan {
 
 std::vector<PriceQuote> quotes_of(const Price& p) {
@@ -26,6 +30,22 @@ int months_between(const std::string& from_yyyy_mm, int to_year, int to_month) {
   int year = std::stoi(from_yyyy_mm.substr(0, 4));
   int month = std::stoi(from_yyyy_mm.substr(5, 2));
   return (to_year - year) * 12 + (to_month - month);
+}
+
+std::pair<int, int> today_year_month() {
+  if (const char* pinned = std::getenv("HWPLAN_TODAY"); pinned && std::string(pinned).size() == 7)
+    return {std::atoi(pinned), std::atoi(pinned + 5)};
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  return {tm.tm_year + 1900, tm.tm_mon + 1};
+}
+
+std::string stale_price_note(const std::string& what, const std::string& device_id, const std::string& date) {
+  auto [year, month] = today_year_month();
+  if (date.empty() || months_between(date, year, month) <= 24) return "";
+  return "the " + what + " of " + device_id + " is from " + date +
+         ", more than two years old: give a current quote with --prices FILE";
 }
 
 }  // namespace hwplan

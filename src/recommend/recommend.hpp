@@ -19,7 +19,7 @@ struct Candidate {
   int count = 1;
   Estimate estimate;
   double step_seconds = 0;         // training step, or time per output token (inference)
-  double tokens_per_second = 0;    // training tokens/s, or decode tokens/s over all replicas
+  double tokens_per_second = 0;    // training tokens/s, or output tokens/s of whole requests over all replicas
   double total_seconds = 0;        // for the job's tokens
   double cost_usd = 0;             // on the list's cost basis; -1 when the device has no price for it (unpriced)
   std::string cost_basis;          // the list's basis: "buy", "rent" or "own" (the same for every candidate)
@@ -27,6 +27,7 @@ struct Candidate {
   double power_w = 0;
   double score = 0;                // 0..1, 1 = best on the objective
   std::vector<std::string> reasons;
+  std::vector<std::string> price_notes;  // a price on the list's basis over two years old (as hwplan tco says it)
   bool at_search_limit = false;    // the chosen count is the largest tried: more devices might do better
 };
 

@@ -87,7 +87,8 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                                {"score", c.score},
                                {"at_search_limit", c.at_search_limit},
                                {"reasons", c.reasons},
-                               {"warnings", c.estimate.warnings}});
+                               {"warnings", c.estimate.warnings},
+                               {"price_notes", c.price_notes}});
   }
   j["feasible_devices"] = r.candidates.size();
   j["feasible_configurations"] = r.feasible_configurations;
@@ -205,6 +206,7 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
     out += "\n";
     for (const auto& warning : c.estimate.warnings)
       if (std::find(shared.begin(), shared.end(), warning) == shared.end()) out += "   warning: " + warning + "\n";
+    for (const auto& note : c.price_notes) out += "   note: " + note + "\n";
   }
   for (const auto& warning : shared) out += "warning: " + warning + "\n";
   if (r.candidates.empty()) {
