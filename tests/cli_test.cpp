@@ -297,3 +297,17 @@ TEST_CASE("contradictory or ignored inputs are errors, not silent choices") {
   CHECK(run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer --prompt 0").out.find("none: no prompt") !=
         std::string::npos);
 }
+
+TEST_CASE("errors name the flag that gave the bad value, and a size says the shape it assumes") {
+  using hwplan::test::run_hwplan;
+  auto ex = run_hwplan("recommend --model 7b --exclude nonexistent-device");
+  CHECK(ex.exit_code == 2);
+  CHECK(ex.err.find("'--exclude'") != std::string::npos);
+  auto cmp = run_hwplan("compare --model 7b --devices h100-sxm,foo");
+  CHECK(cmp.exit_code == 2);
+  CHECK(cmp.err.find("'--devices'") != std::string::npos);
+  CHECK(run_hwplan("validate --sensitivity").exit_code == 2);
+  auto size = run_hwplan("estimate --model 7B --device h100-sxm");
+  CHECK(size.out.find("a size, not a model: a LLaMA-3-style shape is assumed") != std::string::npos);
+  CHECK(run_hwplan("estimate --model llama-3-8b --device h100-sxm").out.find("a size, not a model") == std::string::npos);
+}

@@ -31,6 +31,14 @@ void compute(CompareOptions& o, Comparison& c) {
   for (long long n : counts)
     if (n < 1) throw InputError({}, "--counts", "each count must be at least 1");
   const io::Registry& registry = registry_of(*o.global);
+  // An unknown id is an error naming the flag that gave it, with a suggestion.
+  for (const auto& device : o.devices) {
+    try {
+      registry.device(device);
+    } catch (const InputError& e) {
+      throw InputError({}, "--devices", e.detail());
+    }
+  }
   for (const auto& device : o.devices)
     for (long long n : counts) {
       WorkloadSpec w = o.workload;
@@ -39,7 +47,7 @@ void compute(CompareOptions& o, Comparison& c) {
       Query& q = c.queries.emplace_back(resolve_query(registry, w));
       Outcome& out = c.outcomes.emplace_back(run_query(q));
       if (out.search && out.search->layouts_evaluated == 0)
-        throw InputError({}, "counts", "no parallel layout of " + std::to_string(n) +
+        throw InputError({}, "--counts", "no parallel layout of " + std::to_string(n) +
                                            " devices matches the fixed --tp/--pp/--dp for " + q.model.id);
     }
   for (std::size_t i = 0; i < c.queries.size(); ++i)

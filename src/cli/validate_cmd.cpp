@@ -267,6 +267,8 @@ Command validate_command() {
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] {
     if (!o->measurements.empty()) return run_measurements(*o);
+    if (o->sensitivity)
+      throw InputError({}, "--sensitivity", "re-predicts measurement sets: give them with --measurements FILE");
     return run_local_validation(*o);
   };
   return c;

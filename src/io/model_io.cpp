@@ -298,6 +298,11 @@ Model standard_decoder(double parameters, const std::string& label) {
   m.published_parameters = parameters;
   m.source = "hwplan standard LLaMA-3-style shape for " + label;
   m.origin = "built-in size";
+  // Every figure rests on this shape: say it wherever the model is used.
+  m.ingest_notes.push_back("a size, not a model: a LLaMA-3-style shape is assumed (" + std::to_string(m.layers) +
+                           " layers, hidden " + std::to_string(m.hidden_size) + ", " + std::to_string(m.kv_heads) +
+                           " KV heads, vocabulary 128,256" + (tied ? ", tied embeddings" : "") +
+                           "); give a zoo id (hwplan models list) or a model file for a real one");
   return m;
 }
 

@@ -340,8 +340,16 @@ std::vector<const Device*> select_devices(const std::vector<Device>& catalog, co
   for (const auto& c : spec.classes)
     if (!parse_device_class(c)) throw InputError({}, "--class", "'" + c + "' is not one of: consumer, workstation, datacenter, npu, edge");
   std::vector<const Device*> excluded, only;
-  for (const auto& x : spec.exclude) excluded.push_back(find(x));  // unknown ids are errors, with a suggestion
-  for (const auto& x : spec.devices) only.push_back(find(x));
+  // Unknown ids are errors, with a suggestion, naming the flag that gave them.
+  auto lookup = [&](const std::string& id, const char* flag) {
+    try {
+      return find(id);
+    } catch (const InputError& e) {
+      throw InputError({}, flag, e.detail());
+    }
+  };
+  for (const auto& x : spec.exclude) excluded.push_back(lookup(x, "--exclude"));
+  for (const auto& x : spec.devices) only.push_back(lookup(x, "--devices"));
   // A vendor or class no catalog device has is a typo, not an empty answer.
   std::vector<std::string> vendors, classes;
   for (const auto& d : catalog) {
