@@ -97,13 +97,14 @@ Stack framework_preset(Framework f) {
       break;
     case Framework::kLitgpt:
       // LitGPT's finetune and pretrain scripts (Lightning-AI/litgpt, litgpt/finetune/lora.py): Lightning Fabric over
-      // its own eager GPT module; precision "bf16-true" where the GPU has bf16 (get_default_supported_precision: the
-      // model cast to bf16, no fp32 master copy); the vocabulary projection and the loss in 128-position chunks
+      // its own eager GPT module; with no --precision, get_default_supported_precision(training=True) picks
+      // "bf16-mixed" (16-mixed without bf16): fp32 weights under torch.autocast, as the Trainer's; its config_hub
+      // recipes ask "bf16-true" (--master-weights none --autocast off); the vocabulary projection and the loss in 128-position chunks
       // (model(..., lm_head_chunk_size=128), chunked_cross_entropy); torch.optim.AdamW with its default foreach
       // implementation (bitsandbytes' PagedAdamW under --quantize bnb.*: --paged-optimizer on); clipping only when
       // max_norm is set (TrainArgs default None); FSDPStrategy with every Block checkpointed on several devices;
       // "Memory used" is torch.cuda.max_memory_allocated() / 1e9 (decimal GB of allocated memory).
-      s.master_weights_fp32 = false;
+      s.autocast = true;
       s.fused_kernels = false;
       s.chunked_loss = true;
       s.fused_optimizer = false;

@@ -288,14 +288,18 @@ TEST_CASE("contradictory or ignored inputs are errors, not silent choices") {
   auto trace = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " +
                           hwplan::test::source_path("data/examples/trace.csv") + " --prompt 100");
   CHECK(trace.exit_code == 2);
-  CHECK(trace.err.find("leave --prompt / --generate out") != std::string::npos);
+  CHECK(trace.err.find("'--prompt': the --trace gives the lengths") != std::string::npos);
   // A measurement above the peak is shown as measured and said to be capped, as the estimate caps it.
   CHECK(run_hwplan("catalog show rtx-4090").out.find("estimates take the peak") != std::string::npos);
   auto derived = nlohmann::json::parse(run_hwplan("catalog show rtx-4060 --format json").out)["device"]["sibling_matmul"];
-  CHECK(derived["used_fraction"].get<double>() <= 1.0);
+  CHECK(derived["used_fraction"].get<double>() == 1.0);  // the 4090's measured 101% of peak, taken as the peak
+  CHECK(derived["fraction"].get<double>() > 1.0);
   // No prompt: a decode from an empty context (llama-bench's tg), said as such rather than a 0 us TTFT.
   CHECK(run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer --prompt 0").out.find("none: no prompt") !=
         std::string::npos);
+  CHECK(nlohmann::json::parse(run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer --prompt 0 --format json").out)
+            ["inference"]["time_to_first_token_seconds"]
+                .is_null());
 }
 
 TEST_CASE("errors name the flag that gave the bad value, and a size says the shape it assumes") {
@@ -306,7 +310,12 @@ TEST_CASE("errors name the flag that gave the bad value, and a size says the sha
   auto cmp = run_hwplan("compare --model 7b --devices h100-sxm,foo");
   CHECK(cmp.exit_code == 2);
   CHECK(cmp.err.find("'--devices'") != std::string::npos);
-  CHECK(run_hwplan("validate --sensitivity").exit_code == 2);
+  auto sens = run_hwplan("validate --sensitivity");
+  CHECK(sens.exit_code == 2);
+  CHECK(sens.err.find("give them with --measurements") != std::string::npos);
+  auto serve_ex = run_hwplan("recommend --task serve --model 8b --rate 1 --exclude bogus-device");
+  CHECK(serve_ex.exit_code == 2);
+  CHECK(serve_ex.err.find("'--exclude'") != std::string::npos);
   auto size = run_hwplan("estimate --model 7B --device h100-sxm");
   CHECK(size.out.find("a size, not a model: a LLaMA-3-style shape is assumed") != std::string::npos);
   CHECK(run_hwplan("estimate --model llama-3-8b --device h100-sxm").out.find("a size, not a model") == std::string::npos);

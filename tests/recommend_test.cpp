@@ -323,6 +323,8 @@ TEST_CASE("an old price is said wherever a cost rests on it: recommend and serve
   const json tco = json::parse(test::run_hwplan("tco --model llama-3-8b --task lora --device h100-sxm --format json").out);
   const json srv = json::parse(test::run_hwplan("serve --model llama-3-8b --device h100-sxm --concurrency 2 --requests 20 "
                                                 "--format json").out);
+  const json ranked = json::parse(test::run_hwplan("recommend --task serve --model llama-3-8b --devices h100-sxm --rate 2 "
+                                                   "--requests 50 --buy --format json").out);
   ::setenv("HWPLAN_TODAY", "2024-01", 1);
   const json fresh = json::parse(test::run_hwplan("recommend --model llama-3-8b --task lora --devices h100-sxm --count 1 --buy "
                                                   "--format json").out);
@@ -332,5 +334,7 @@ TEST_CASE("an old price is said wherever a cost rests on it: recommend and serve
   CHECK(rec["candidates"][0]["price_notes"].dump().find(note) != std::string::npos);
   CHECK(tco["notes"].dump().find(note) != std::string::npos);
   CHECK(srv["warnings"].dump().find(note) != std::string::npos);
+  REQUIRE(ranked["candidates"].size() == 1);
+  CHECK(ranked["candidates"][0]["price_notes"].dump().find(note) != std::string::npos);
   CHECK(fresh["candidates"][0]["price_notes"].empty());
 }

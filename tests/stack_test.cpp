@@ -854,7 +854,8 @@ TEST_CASE("a CNN's speed-up hints name the CNN's own levers, not attention") {
 TEST_CASE("the litgpt preset is LitGPT's finetune scripts as their code sets them") {
   const Stack s = framework_preset(Framework::kLitgpt);
   CHECK(s.preset == "litgpt");
-  CHECK_FALSE(s.master_weights_fp32);  // precision bf16-true
+  CHECK(s.master_weights_fp32);  // precision bf16-mixed, the code's default for training: fp32 weights under autocast
+  CHECK(s.autocast);
   CHECK(s.chunked_loss);               // lm_head_chunk_size=128 + chunked_cross_entropy
   CHECK_FALSE(s.fused_kernels);
   CHECK_FALSE(s.fused_optimizer);      // torch.optim.AdamW, foreach
@@ -864,10 +865,10 @@ TEST_CASE("the litgpt preset is LitGPT's finetune scripts as their code sets the
   auto js = json_of("estimate --model llama-2-7b --device a100-80gb-sxm --task lora --framework litgpt --batch 4 --seq 512 "
                     "--format json");
   CHECK(js["stack"]["preset"] == "litgpt");
-  // Pure bf16 full fine-tuning: AdamW's two states in bf16 (4 bytes a parameter) against the Trainer's fp32 master
-  // copy and fp32 states (12).
+  // Its config_hub recipes' bf16-true: AdamW's two states in bf16 (4 bytes a parameter) against the Trainer's fp32
+  // master copy and fp32 states (12).
   auto lit = json_of("estimate --model llama-2-7b --device a100-80gb-sxm --task finetune --framework litgpt --batch 1 "
-                     "--seq 512 --format json");
+                     "--seq 512 --master-weights none --autocast off --format json");
   auto hf = json_of("estimate --model llama-2-7b --device a100-80gb-sxm --task finetune --framework hf-trainer --batch 1 "
                     "--seq 512 --format json");
   CHECK(lit["memory"]["breakdown"]["optimizer"].get<double>() ==
@@ -894,4 +895,12 @@ TEST_CASE("the roofline draws quantized inference at the precision the estimate 
   CHECK(t16.find("(bf16)") != std::string::npos);
   CHECK(t8.find("(fp8)") != std::string::npos);
   CHECK(fp8 > 1.3 * bf16);  // fp8 weights run fp8 GEMMs, as the estimate's prefill does
+}
+
+TEST_CASE("the roofline's title names the precision that runs, a fallback included") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3-8b");
+  EstimateInput in = input(m, reg.device("a100-80gb-sxm"), Task::kInfer, engine_preset(Engine::kVllm));
+  in.workload.weights = WeightFormat::kFp8;  // no fp8 units on an A100: the estimate runs bf16 GEMMs
+  CHECK(report::roofline_chart(in, "infer").title.find("(bf16)") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 // hwplan serve for the same traffic and targets; those that meet them are ranked by cost per million output tokens
 // (--optimize energy: energy per million tokens; time: fewest devices).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -33,6 +34,7 @@ struct ServeCandidate {
   double kwh = 0;
   std::string binding;
   std::vector<std::string> warnings;  // the chosen layout's estimate's (a precision the device lacks, ...)
+  std::vector<std::string> price_notes;  // the ranking's price over two years old
 };
 
 ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Device& d, const RecommendSpec& spec) {
@@ -61,6 +63,14 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
     c.rent_usd = a.usd_per_million_output_tokens;
     c.own_usd = a.own_usd_per_million_output_tokens;
     c.usd = spec.cost_basis == "rent" ? c.rent_usd : c.own_usd;
+    // The price the ranking's cost rests on, when it is old (as serve and tco say it).
+    if (c.usd) {
+      const Price& p = d.price;
+      std::string note = spec.cost_basis == "rent" ? stale_price_note("on-demand rental price", d.id, p.cloud_date)
+                         : p.street_usd            ? stale_price_note("street price", d.id, p.street_date)
+                                                   : stale_price_note("launch list price", d.id, p.launch_msrp_date);
+      if (!note.empty()) c.price_notes.push_back(note);
+    }
     c.kwh = a.kwh_per_million_output_tokens;
     report::ServeReport r{&setup.model, &d, &setup.question, &a, setup.traffic, {}};
     c.binding = report::binding_words(r);
@@ -95,7 +105,6 @@ void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOpt
           int threads, ServeRanking& out) {
   if (spec.optimize != "cost" && spec.optimize != "time" && spec.optimize != "energy" && spec.optimize != "balanced")
     throw InputError({}, "--optimize", "'" + spec.optimize + "' is not one of: cost, time, energy, balanced");
-  for (const auto& x : spec.exclude) registry.device(x);
   ServeOptions s = serve_flags;
   s.workload = w;
   s.workload.task = "infer";
@@ -174,7 +183,8 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
                                {"own_usd_per_million_output_tokens", opt(c->own_usd)},
                                {"kwh_per_million_output_tokens", c->kwh},
                                {"binding_constraint", c->binding},
-                               {"warnings", c->warnings}});
+                               {"warnings", c->warnings},
+                               {"price_notes", c->price_notes}});
   nlohmann::json left = nlohmann::json::array();
   for (const auto& c : results)
     if (!c.ok) left.push_back({{"device", c.device->id}, {"reason", c.reason}});
@@ -203,8 +213,17 @@ std::string ranking_text(const ServeRanking& sr, report::Format format) {
   const std::vector<ServeCandidate>& results = sr.results;
   const std::vector<const ServeCandidate*>& ranked = sr.ranked;
   report::Table t = ranking_table(sr);
+  // A CSV carries each device's warnings and price notes in columns of its own (several joined by " | ").
+  if (format == report::Format::kCsv) {
+    t.header.push_back("warnings");
+    t.header.push_back("price_notes");
+    for (size_t i = 0; i < t.rows.size(); ++i) {
+      t.rows[i].push_back(fmt::format("{}", fmt::join(ranked[i]->warnings, " | ")));
+      t.rows[i].push_back(fmt::format("{}", fmt::join(ranked[i]->price_notes, " | ")));
+    }
+  }
   std::string out = render(t, format);
-  if (format == report::Format::kTable) {
+  if (format == report::Format::kTable || format == report::Format::kMarkdown) {
     size_t left = 0;
     for (const auto& c : results) left += !c.ok;
     out += fmt::format("{} of {} devices meet the targets; {} left out (--format json lists why).\n",
@@ -221,6 +240,8 @@ std::string ranking_text(const ServeRanking& sr, report::Format format) {
         else it->second += ", " + c->device->id;
       }
     for (const auto& [w, ids] : warned) out += "warning (" + ids + "): " + w + "\n";
+    for (const ServeCandidate* c : ranked)
+      for (const auto& note : c->price_notes) out += "note: " + note + "\n";
     out += fmt::format("Each simulation: {} requests{}; check the pick with hwplan serve.\n", sr.requests,
                        sr.requests_assumed ? " (recommend's default; --requests to change)" : "");
   }

@@ -49,7 +49,12 @@ std::vector<std::string> stale_notes(const Device& d, const tco::Inputs& in) {
   auto check = [&](const std::string& what, const std::string& date) {
     if (std::string note = stale_price_note(what, d.id, date); !note.empty()) notes.push_back(note);
   };
-  check(in.device_price_kind == "launch_msrp" ? "launch list price" : in.device_price_kind + " price", in.device_price_date);
+  // The words recommend and serve use; a --prices quote is still the street (or launch) price, given by the user.
+  const std::string& kind = in.device_price_kind;
+  check(kind.find("launch_msrp") != std::string::npos ? "launch list price"
+        : kind.find("street") != std::string::npos    ? "street price"
+                                                      : kind + " price",
+        in.device_price_date);
   if (in.rent_usd_per_device_hour) check(in.rent_basis + " rental price", in.rent_date);
   return notes;
 }

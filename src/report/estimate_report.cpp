@@ -147,7 +147,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   } else {
     j["time"] = nullptr;
     j["inference"] = {{"prefill_seconds", e.infer.prefill_seconds},
-                      {"time_to_first_token_seconds", e.infer.prefill_seconds},
+                      // No prompt (a decode from an empty context): no first token to wait for.
+                      {"time_to_first_token_seconds", in.workload.prompt > 0 ? json(e.infer.prefill_seconds) : json(nullptr)},
                       {"served_time_to_first_token_seconds", served_ttft_seconds(in, e) ? json(*served_ttft_seconds(in, e)) : json(nullptr)},
                       {"replicas", e.infer.replicas},
                       {"decode_tokens_per_second", e.infer.total_decode_tokens_per_second()},

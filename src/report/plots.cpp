@@ -21,7 +21,8 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
   // GEMMs; int8 weights on an int8 engine).
   const Precision compute = in.workload.task == Task::kInfer ? inference_compute_precision(in.workload) : in.workload.precision;
   RooflineChart chart;
-  chart.title = fmt::format("{}: {} {} ({})", d.name, in.model->id, task, to_string(compute));
+  // The title names what runs: a precision the device lacks falls back as the estimate's (fp8 on an A100: bf16).
+  chart.title = fmt::format("{}: {} {} ({})", d.name, in.model->id, task, to_string(effective_precision(d, compute).effective));
   chart.bandwidth_bytes_per_s = d.memory_bandwidth_bytes_per_s;
   for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
     if (!d.supports(p)) continue;

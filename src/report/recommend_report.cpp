@@ -109,7 +109,7 @@ Table recommendation_csv_table(const Recommendation& r, const WorkloadSpec& w, c
   const bool inference = w.task == "infer";
   t.header = {"rank", "device", "count", "tp", "pp", "dp", "memory_per_device_gib", "capacity_gib",
               inference ? "output_tokens_per_second" : "tokens_per_second", "job_hours", "cost_usd", "cost_basis",
-              "energy_kwh", "score", "at_search_limit", "job_tokens", "job_tokens_assumed", "warnings"};
+              "energy_kwh", "score", "at_search_limit", "job_tokens", "job_tokens_assumed", "warnings", "price_notes"};
   long long shown = 0;
   for (const auto& c : r.candidates) {
     if (shown >= spec.top) break;
@@ -121,7 +121,8 @@ Table recommendation_csv_table(const Recommendation& r, const WorkloadSpec& w, c
                       fmt::format("{:.4f}", c.total_seconds / 3600), c.cost_usd >= 0 ? fmt::format("{:.2f}", c.cost_usd) : "",
                       c.cost_usd >= 0 ? c.cost_basis : "", fmt::format("{:.3f}", c.energy_kwh), fmt::format("{:.4f}", c.score),
                       c.at_search_limit ? "true" : "false", fmt::format("{:.6g}", r.job_tokens),
-                      r.job_tokens_assumed ? "true" : "false", fmt::format("{}", fmt::join(c.estimate.warnings, "; "))});
+                      r.job_tokens_assumed ? "true" : "false", fmt::format("{}", fmt::join(c.estimate.warnings, " | ")),
+                      fmt::format("{}", fmt::join(c.price_notes, " | "))});
   }
   return t;
 }

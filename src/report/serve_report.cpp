@@ -190,7 +190,9 @@ std::string serve_text(const ServeReport& r, Format format) {
                 "ttft_p50_ms", "ttft_p95_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p95_ms", "tpot_p99_ms",
                 "e2e_p50_s", "e2e_p95_s", "e2e_p99_s", "requests_per_second", "output_tokens_per_second",
                 "total_tokens_per_second", "kv_capacity_tokens", "kv_max_sequences", "usd_per_million_output_tokens",
-                "own_usd_per_million_output_tokens", "kwh_per_million_output_tokens", "binding_constraint", "warnings"};
+                "own_usd_per_million_output_tokens", "kwh_per_million_output_tokens", "binding_constraint"};
+    // A CSV carries the warnings in a column (several joined by " | "); markdown prints them under the table.
+    if (format == Format::kCsv) t.header.push_back("warnings");
     auto n = [](double v, int d) { return fmt::format("{:.{}f}", v, d); };
     t.rows.push_back({r.device->id, o ? std::to_string(o->tp) : "", o ? std::to_string(o->pp) : "",
                       o ? std::to_string(o->replicas) : "", o ? std::to_string(o->devices) : "",
@@ -202,8 +204,8 @@ std::string serve_text(const ServeReport& r, Format format) {
                       o ? std::to_string(o->kv.max_sequences) : "",
                       a.usd_per_million_output_tokens ? n(*a.usd_per_million_output_tokens, 3) : "",
                       a.own_usd_per_million_output_tokens ? n(*a.own_usd_per_million_output_tokens, 3) : "",
-                      o ? n(a.kwh_per_million_output_tokens, 3) : "", binding_words(r),
-                      fmt::format("{}", fmt::join(r.warnings, "; "))});
+                      o ? n(a.kwh_per_million_output_tokens, 3) : "", binding_words(r)});
+    if (format == Format::kCsv) t.rows.back().push_back(fmt::format("{}", fmt::join(r.warnings, " | ")));
     std::string out = render(t, format);
     if (format == Format::kMarkdown)
       for (const auto& w : r.warnings) out += "\n**warning:** " + w + "\n";
