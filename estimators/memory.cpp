@@ -90,9 +90,15 @@ bool head_in_compute_format(const Workload& w) {
   }
 }
 
-double head_weight_bytes(const Workload& w) {
-  if (!head_in_compute_format(w)) return weight_bytes_per_param(w);
+namespace {
+// Bytes per parameter of a tensor kept in the compute format (fp32 when computing in fp32, else 16 bits).
+double compute_format_bytes(const Workload& w) {
   return w.precision == Precision::kFp32 || w.precision == Precision::kTf32 ? 4 : 2;
+}
+}  // namespace
+
+double head_weight_bytes(const Workload& w) {
+  return head_in_compute_format(w) ? compute_format_bytes(w) : weight_bytes_per_param(w);
 }
 
 double embedding_weight_bytes(const Workload& w) {
@@ -102,7 +108,7 @@ double embedding_weight_bytes(const Workload& w) {
   // Quantized weights: the layers' format when the stack quantizes the table (q4_0 is GGUF's, which does), whatever
   // it does with the head; otherwise the compute format (PyTorch's quantizers convert nn.Linear modules only).
   if (w.stack.quantized_embedding || *w.weights == WeightFormat::kQ4_0) return weight_bytes_per_param(w);
-  return w.precision == Precision::kFp32 || w.precision == Precision::kTf32 ? 4 : 2;
+  return compute_format_bytes(w);
 }
 
 bool embedding_on_device(const Workload& w, const Device& device) {

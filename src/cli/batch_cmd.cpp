@@ -32,12 +32,17 @@ struct ScenarioResult {
   json full;
 };
 
-// The row's note: the first warning (an assumption or fallback that changes the numbers) and how many more there are,
-// else the first informational note.
+// The first warning (an assumption or fallback that changes the numbers) and how many more there are; empty if none.
+std::string first_warning(const std::vector<std::string>& warnings) {
+  if (warnings.empty()) return "";
+  return "warning: " + warnings.front() +
+         (warnings.size() > 1 ? fmt::format(" (+{} more warnings: --format json)", warnings.size() - 1) : "");
+}
+
+// The row's note: the first warning, else the first informational note.
 std::string first_note(const Estimate& e) {
   if (e.warnings.empty()) return e.notes.empty() ? "" : e.notes.front();
-  return "warning: " + e.warnings.front() +
-         (e.warnings.size() > 1 ? fmt::format(" (+{} more warnings: --format json)", e.warnings.size() - 1) : "");
+  return first_warning(e.warnings);
 }
 
 ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s, bool want_json) {
@@ -75,8 +80,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
         r.row = {s.name, s.command, "-", "-", "no", "-", "-", "-", "nothing feasible"};
       } else {
         const Candidate& c = rec.candidates.front();
-        const std::string warned = c.estimate.warnings.empty() ? std::string() : "; warning: " + c.estimate.warnings.front() +
-            (c.estimate.warnings.size() > 1 ? fmt::format(" (+{} more warnings: --format json)", c.estimate.warnings.size() - 1) : "");
+        const std::string warned = c.estimate.warnings.empty() ? std::string() : "; " + first_warning(c.estimate.warnings);
         r.row = {s.name, s.command, c.device->id, std::to_string(c.count), "yes", human_bytes(c.estimate.memory.total()),
                  human_seconds(c.total_seconds), fmt::format("{:.0f} {}", c.tokens_per_second, rec.counts_samples ? "samples/s" : "tok/s"),
                  (c.cost_usd >= 0 ? report::money(c.cost_usd) + " " + c.cost_basis : "no " + c.cost_basis + " price") + warned};

@@ -44,12 +44,7 @@ void answer(ServeCommand& c, Served& s) {
   if (!device.price.cloud_usd_per_hour)
     s.setup.warnings.push_back("the catalog has no cloud price for " + device.name + ": no cost per million tokens");
   // The prices the costs per million tokens rest on, when they are old (as hwplan tco says it).
-  const Price& p = device.price;
-  for (const std::string& note :
-       {p.cloud_usd_per_hour ? stale_price_note("on-demand rental price", device.id, p.cloud_date) : std::string(),
-        p.street_usd         ? stale_price_note("street price", device.id, p.street_date)
-        : p.launch_msrp_usd  ? stale_price_note("launch list price", device.id, p.launch_msrp_date)
-                             : std::string()})
+  for (const std::string& note : {stale_rental_price_note(device), stale_purchase_price_note(device)})
     if (!note.empty()) s.setup.warnings.push_back(note);
   // What the chosen layout's estimate assumed or fell back to (a precision the device lacks, an unmeasured GEMM
   // rate, an assumed network): it sets every step's time, so serve says it as estimate does.

@@ -65,10 +65,7 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
     c.usd = spec.cost_basis == "rent" ? c.rent_usd : c.own_usd;
     // The price the ranking's cost rests on, when it is old (as serve and tco say it).
     if (c.usd) {
-      const Price& p = d.price;
-      std::string note = spec.cost_basis == "rent" ? stale_price_note("on-demand rental price", d.id, p.cloud_date)
-                         : p.street_usd            ? stale_price_note("street price", d.id, p.street_date)
-                                                   : stale_price_note("launch list price", d.id, p.launch_msrp_date);
+      std::string note = spec.cost_basis == "rent" ? stale_rental_price_note(d) : stale_purchase_price_note(d);
       if (!note.empty()) c.price_notes.push_back(note);
     }
     c.kwh = a.kwh_per_million_output_tokens;

@@ -154,4 +154,9 @@ bool own_clock_measured(const Device& d);
 // siblings (src/core/device.cpp says how). Called by the registry once all devices are loaded.
 void derive_sibling_gemm(std::vector<Device>& devices);
 
+// stale_price_note of the prices a cost rests on: buying new (the street price, else the launch list price, as
+// Price::new_purchase_usd picks it) and renting on demand; empty when recent or absent.
+std::string stale_purchase_price_note(const Device& d);
+std::string stale_rental_price_note(const Device& d);
+
 }  // namespace hwplan

@@ -48,4 +48,15 @@ std::string stale_price_note(const std::string& what, const std::string& device_
          ", more than two years old: give a current quote with --prices FILE";
 }
 
+std::string stale_purchase_price_note(const Device& d) {
+  const Price& p = d.price;
+  if (p.street_usd) return stale_price_note("street price", d.id, p.street_date);
+  if (p.launch_msrp_usd) return stale_price_note("launch list price", d.id, p.launch_msrp_date);
+  return "";
+}
+
+std::string stale_rental_price_note(const Device& d) {
+  return d.price.cloud_usd_per_hour ? stale_price_note("on-demand rental price", d.id, d.price.cloud_date) : "";
+}
+
 }  // namespace hwplan

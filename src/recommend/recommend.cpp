@@ -131,10 +131,7 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
   if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += q.spec.porting_cost_usd;
   // The price the cost rests on, when it is old (hwplan tco and serve say the same of theirs).
   if (c.cost_usd >= 0) {
-    const Price& p = d.price;
-    std::string note = basis == "rent" ? stale_price_note("on-demand rental price", d.id, p.cloud_date)
-                       : p.street_usd  ? stale_price_note("street price", d.id, p.street_date)
-                                       : stale_price_note("launch list price", d.id, p.launch_msrp_date);
+    std::string note = basis == "rent" ? stale_rental_price_note(d) : stale_purchase_price_note(d);
     if (!note.empty()) c.price_notes.push_back(note);
   }
   return c;
