@@ -289,6 +289,11 @@ TEST_CASE("contradictory or ignored inputs are errors, not silent choices") {
                           hwplan::test::source_path("data/examples/trace.csv") + " --prompt 100");
   CHECK(trace.exit_code == 2);
   CHECK(trace.err.find("'--prompt': the --trace gives the lengths") != std::string::npos);
+  // Given at all, even at its default value, a length the trace overrides is refused.
+  auto same = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " +
+                         hwplan::test::source_path("data/examples/trace.csv") + " --generate 256");
+  CHECK(same.exit_code == 2);
+  CHECK(same.err.find("'--generate': the --trace gives the lengths") != std::string::npos);
   // A measurement above the peak is shown as measured and said to be capped, as the estimate caps it.
   CHECK(run_hwplan("catalog show rtx-4090").out.find("estimates take the peak") != std::string::npos);
   auto derived = nlohmann::json::parse(run_hwplan("catalog show rtx-4060 --format json").out)["device"]["sibling_matmul"];

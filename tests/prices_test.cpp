@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -214,6 +215,13 @@ TEST_CASE("a --prices file overrides quotes, cites itself, and rejects unknown d
   CHECK(typo.find("stret_source") != std::string::npos);
   std::string undated = error_of("h100-sxm:\n  street_usd: 1\n");
   CHECK(undated.find("needs street_date") != std::string::npos);
+  // A quote dated after today is a typo (of the year, most often), not a price to plan with.
+  ::setenv("HWPLAN_TODAY", "2026-12", 1);
+  std::string future = error_of("h100-sxm:\n  street_usd: 1\n  street_date: \"2027-03\"\n  street_source: x\n");
+  CHECK(future.find("bad.yaml:3:") != std::string::npos);
+  CHECK(future.find("'2027-03' is after today (2026-12)") != std::string::npos);
+  CHECK(error_of("h100-sxm:\n  street_usd: 1\n  street_date: \"2026-12\"\n  street_source: x\n").empty());
+  ::unsetenv("HWPLAN_TODAY");
   std::remove(good.c_str());
 
   auto cli = test::run_hwplan("catalog show rtx-4090 --prices " + good);

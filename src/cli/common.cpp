@@ -200,8 +200,12 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   add_switch(app, "--lm-head", w.lm_head,
              "The vocabulary projection and its loss; off: a task head of a few outputs (SQuAD spans, classification)",
              "on");
-  app.add_option("--prompt", w.prompt, "Inference prompt length")->capture_default_str();
-  app.add_option("--generate", w.generate, "Inference output tokens")->capture_default_str();
+  app.add_option("--prompt", w.prompt, "Inference prompt length")
+      ->capture_default_str()
+      ->each([&w](const std::string&) { w.prompt_given = true; });
+  app.add_option("--generate", w.generate, "Inference output tokens")
+      ->capture_default_str()
+      ->each([&w](const std::string&) { w.generate_given = true; });
   app.add_option("--kv-cache", w.kv_cache, "KV cache format: fp16 | bf16 | fp8 | int8");
   app.add_option("--profile", w.profile, "Calibration profile (hwplan calibrate -o FILE)");
   app.add_option("--devices-per-node", w.devices_per_node, "Devices per node (scale-up domain)")->capture_default_str();

@@ -33,6 +33,9 @@ struct WorkloadSpec {
   std::optional<bool> lm_head;  // the vocabulary projection and its loss (default on; off: a task head)
   long long prompt = 512;
   long long generate = 256;
+  // Whether --prompt / --generate were given at all (a value equal to the default included): serve --trace, which
+  // takes the lengths from its file, refuses them rather than ignore them.
+  bool prompt_given = false, generate_given = false;
   std::optional<std::string> kv_cache;
   std::optional<std::string> profile;
   long long devices_per_node = 8;

@@ -150,6 +150,16 @@ void read_price(YamlMap& m, Price& p, const std::string& fallback_source, const 
     }
     if (!date) m.fail(k.amount, "needs " + kind + "_date (YYYY-MM, when the price was quoted) beside it");
     if (!std::regex_match(*date, kDate)) m.fail(kind + "_date", "'" + *date + "' is not a YYYY-MM date");
+    // A quote of your own cannot be dated after today (a typo of the year, most often): the old-price notes and
+    // the choice between quotes read the date.
+    if (!origin.empty()) {
+      const auto [year, month] = today_year_month();
+      if (months_between(*date, year, month) < 0) {
+        char today[16];
+        std::snprintf(today, sizeof today, "%04d-%02d", year, month);
+        m.fail(kind + "_date", "'" + *date + "' is after today (" + today + "): give the month the price was quoted");
+      }
+    }
     std::string cited = source ? *source : fallback_source;
     if (cited.empty())
       m.fail(k.amount, "needs " + kind + "_source beside it (who quoted this price: a pricing page, a retailer, a report)");

@@ -161,8 +161,9 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   if (o.trace) {
     if (o.prompt_dist || o.generate_dist) bad("--trace", "the trace gives the lengths: leave --prompt-dist / --generate-dist out");
     // A --prompt or --generate other than the defaults would be ignored: say so rather than drop it.
-    if (w.prompt != WorkloadSpec{}.prompt || w.generate != WorkloadSpec{}.generate)
-      bad(w.prompt != WorkloadSpec{}.prompt ? "--prompt" : "--generate", "the --trace gives the lengths: leave it out");
+    const bool prompt_set = w.prompt_given || w.prompt != WorkloadSpec{}.prompt;
+    if (prompt_set || w.generate_given || w.generate != WorkloadSpec{}.generate)
+      bad(prompt_set ? "--prompt" : "--generate", "the --trace gives the lengths: leave it out");
     t.arrival = serve::ArrivalKind::kTrace;
     t.trace = io::load_trace(*o.trace);
     t.prompt.kind = t.output.kind = serve::LengthKind::kEmpirical;
