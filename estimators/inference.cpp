@@ -283,6 +283,12 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     out.decode_tokens_per_second = batch / out.time_per_output_token_seconds;
   }
   out.total_seconds = out.prefill_seconds + static_cast<double>(w.generate) * out.time_per_output_token_seconds;
+  if (!m.generates()) {
+    // An encoder's inference is its forward pass over the batch: the per-token fields carry it per sample, as a
+    // generic network's do.
+    out.time_per_output_token_seconds = out.prefill_seconds;
+    out.decode_tokens_per_second = batch / std::max(1e-12, out.prefill_seconds);  // samples/s
+  }
   return out;
 }
 

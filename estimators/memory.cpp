@@ -383,9 +383,11 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
     const double layers = std::ceil(static_cast<double>(model.total_layers()) / pp);
     // KV heads are split across tensor-parallel ranks (replicated when there are fewer heads than ranks).
     const double kv_heads_local = std::max(1.0, static_cast<double>(model.kv_heads) / tp);
-    if ((w.generate > 0 || w.prompt > 0) && !model.mla && model.sliding_window <= 0) {
+    // An encoder keeps no cache: its one forward pass attends over the whole input at once.
+    const bool cached = model.generates() && (w.generate > 0 || w.prompt > 0);
+    if (cached && !model.mla && model.sliding_window <= 0) {
       m.kv_cache = 2 * layers * kv_heads_local * static_cast<double>(model.head_dim) * context * batch * kv_bytes;
-    } else if (w.generate > 0 || w.prompt > 0) {
+    } else if (cached) {
       // Sliding-window layers hold at most the window; MLA's latent is not split by tensor parallelism.
       const double split = model.mla ? 1 : kv_heads_local / static_cast<double>(model.kv_heads);
       const double stage = layers / static_cast<double>(model.total_layers());

@@ -239,8 +239,9 @@ Framework default_framework(Task t) {
   return t == Task::kTrain ? Framework::kFsdp : Framework::kHfTrainer;
 }
 
-// Language models are served by a serving engine; a generic network (a CNN) most often runs as eager PyTorch.
-Engine default_engine(const Model& m) { return m.is_transformer() ? Engine::kVllm : Engine::kHf; }
+// Language models that generate are served by a serving engine; an encoder (BERT, ViT) or a generic network (a CNN)
+// most often runs as eager PyTorch.
+Engine default_engine(const Model& m) { return m.generates() ? Engine::kVllm : Engine::kHf; }
 
 // Single-threaded host work (Python dispatch, scheduling, request handling) scales with the core's clock. GPU
 // servers' CPUs turbo to 3.7-3.8 GHz; GeForce cards sit in desktops whose cores reach 5.7-5.8 GHz at the same IPC.

@@ -325,3 +325,31 @@ TEST_CASE("errors name the flag that gave the bad value, and a size says the sha
   CHECK(size.out.find("a size, not a model: a LLaMA-3-style shape is assumed") != std::string::npos);
   CHECK(run_hwplan("estimate --model llama-3-8b --device h100-sxm").out.find("a size, not a model") == std::string::npos);
 }
+
+TEST_CASE("an encoder's inference is one forward pass: a batch latency, no KV cache, nothing to decode or serve") {
+  using hwplan::test::run_hwplan;
+  auto vit = nlohmann::json::parse(run_hwplan("estimate --model vit-b-16 --device h100-sxm --task infer --batch 8 --format json").out);
+  // ViT reads its 197 patches (its whole context), not the 512-token default prompt; eager PyTorch, not vLLM.
+  CHECK(vit["workload"]["prompt"].get<long long>() == 197);
+  CHECK(vit["workload"]["generate"].get<long long>() == 0);
+  CHECK(vit["stack"]["preset"] == "hf");
+  CHECK(vit["memory"]["breakdown"]["kv_cache"].get<double>() == 0.0);
+  CHECK(vit["inference"]["time_to_first_token_seconds"].is_null());
+  const double batch_seconds = vit["inference"]["batch_seconds"].get<double>();
+  CHECK(vit["inference"]["samples_per_second"].get<double>() == doctest::Approx(8 / batch_seconds));
+  CHECK(vit["uncertainty"]["time_regime"] == "step");
+  auto table = run_hwplan("estimate --model bert-large --device h100-sxm --task infer --batch 8").out;
+  CHECK(table.find("input 512 tokens (one forward pass)") != std::string::npos);
+  CHECK(table.find("batch latency") != std::string::npos);
+  CHECK(table.find("KV cache") == std::string::npos);
+  CHECK(table.find("decode tokens/s") == std::string::npos);
+  // Asking it to generate is an error, not a silent zero; serving it token by token too.
+  auto gen = run_hwplan("estimate --model bert-large --device h100-sxm --task infer --generate 16");
+  CHECK(gen.exit_code == 2);
+  CHECK(gen.err.find("'--generate': bert-large is an encoder") != std::string::npos);
+  auto serve = run_hwplan("serve --model bert-large --device h100-sxm --concurrency 2");
+  CHECK(serve.exit_code == 2);
+  CHECK(serve.err.find("is an encoder") != std::string::npos);
+  // recommend ranks it on the input tokens it reads.
+  CHECK(run_hwplan("recommend --model bert-large --task infer --batch 32 --top 2").out.find("input tok/s") != std::string::npos);
+}

@@ -440,10 +440,12 @@ TEST_CASE("without the language-model head a fine-tuning step skips the vocabula
   CHECK(a.train.model_flops_per_step - b.train.model_flops_per_step ==
         doctest::Approx(tokens * 6 * static_cast<double>(m.vocab_size * m.hidden_size)).epsilon(1e-9));
   // Generation needs the head: the CLI says so.
-  auto r = test::run_hwplan("estimate --model bert-base --device a100-80gb-sxm --task infer --lm-head off");
+  auto r = test::run_hwplan("estimate --model gpt2 --device a100-80gb-sxm --task infer --lm-head off");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--lm-head") != std::string::npos);
-  CHECK(test::run_hwplan("estimate --model bert-base --device a100-80gb-sxm --task infer --generate 0 --lm-head off").exit_code == 0);
+  CHECK(test::run_hwplan("estimate --model gpt2 --device a100-80gb-sxm --task infer --generate 0 --lm-head off").exit_code == 0);
+  // An encoder generates nothing: its inference is one forward pass, with or without the head.
+  CHECK(test::run_hwplan("estimate --model bert-base --device a100-80gb-sxm --task infer --lm-head off").exit_code == 0);
 }
 
 TEST_CASE("an optimizer that loops over the parameter tensors pays each tensor's kernels on the host") {

@@ -117,6 +117,9 @@ struct Model {
   SourceLocation where_id;
 
   bool is_transformer() const { return family != ModelFamily::kGeneric; }
+  // Generates tokens one step at a time (decoders, encoder-decoders). An encoder (BERT, ViT) or a generic network
+  // reads its input in one forward pass: its inference is a batch latency, with no KV cache and nothing to decode.
+  bool generates() const { return family == ModelFamily::kDecoder || family == ModelFamily::kEncoderDecoder; }
   bool gated() const { return ffn_activation == Activation::kSwiglu || ffn_activation == Activation::kGeglu; }
   std::int64_t total_layers() const { return layers + decoder_layers; }
   std::int64_t expert_ffn() const { return moe && moe->expert_ffn_hidden_size > 0 ? moe->expert_ffn_hidden_size : ffn_hidden_size; }

@@ -208,6 +208,14 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     q.model.ingest_notes.push_back(std::string("weights assumed ") + to_string(*w.weights) + " (" +
                                    q.model.weight_format_note + "); --weights overrides");
   }
+  // fp8 matrix products need fp8 operands: an fp8 inference of a 16-bit checkpoint quantizes its weights to fp8 when
+  // it loads them (vLLM's --quantization fp8, TensorRT-LLM's FP8 recipes: W8A8), so they are stored and read in fp8.
+  if (!o.weights && w.task == Task::kInfer && w.precision == Precision::kFp8 && !w.weights &&
+      q.model.checkpoint_weight_bytes <= 0) {
+    w.weights = WeightFormat::kFp8;
+    q.model.ingest_notes.push_back("weights assumed fp8 (--precision fp8: the engine quantizes the 16-bit weights to fp8 "
+                                   "as it loads them, W8A8); --weights overrides");
+  }
   if (!o.weights && w.task == Task::kInfer && q.model.checkpoint_weight_bytes > 0) {
     double params = count_parameters(q.model).total;
     if (params > 0) w.checkpoint_bytes_per_param = q.model.checkpoint_weight_bytes / params;
@@ -238,6 +246,16 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   check_range("--generate", o.generate, 0, 100'000'000);
   w.prompt = o.prompt;
   w.generate = o.generate;
+  if (w.task == Task::kInfer && q.model.is_transformer() && !q.model.generates()) {
+    // An encoder reads its input in one forward pass: nothing to generate. Its input defaults to its whole context
+    // when that is shorter than the default prompt (a ViT's 197 patches).
+    if (o.generate_given && o.generate > 0)
+      bad("--generate", q.model.id + " is an encoder: one forward pass over its input, no tokens generated; leave "
+                                     "--generate out (--prompt is the input's length)");
+    w.generate = 0;
+    if (!o.prompt_given && o.prompt == WorkloadSpec{}.prompt && q.model.max_sequence_length > 0)
+      w.prompt = std::min<long long>(w.prompt, q.model.max_sequence_length);
+  }
   if (w.task == Task::kInfer && w.prompt + w.generate == 0) bad("--prompt", "prompt and generate cannot both be 0");
   if (!w.lm_head && w.task == Task::kInfer && w.generate > 0)
     bad("--lm-head", "off leaves nothing to generate tokens with: give --generate 0 (a forward pass over the prompt)");

@@ -387,6 +387,7 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   Recommendation r;
   r.model_id = model.id;
   r.counts_samples = !model.is_transformer();
+  r.counts_input_tokens = w.task == "infer" && model.is_transformer() && (!model.generates() || w.generate == 0);
   if (w.profile) {
     auto profile = io::load_profile_cached(*w.profile);
     r.profile_device = profile->catalog_id.empty() ? profile->device_name : profile->catalog_id;

@@ -65,6 +65,7 @@ std::string price_fix(const Device& d, const std::string& basis);
 struct Recommendation {
   std::string model_id;
   bool counts_samples = false;       // a generic network (a CNN): its unit is the sample (an image), not the token
+  bool counts_input_tokens = false;  // inference that generates nothing (an encoder, --generate 0): input tokens
   CostBasisChoice cost_basis;        // the one basis every candidate's cost is on
   int unpriced = 0;                  // feasible devices listed without a price on that basis
   double job_tokens = 0;

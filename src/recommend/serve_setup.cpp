@@ -139,6 +139,9 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   out.device = &named_device;
   const Device& device = *out.device;
   if (!model.is_transformer()) bad("--model", model.id + " is not a transformer language model: nothing to serve token by token");
+  if (!model.generates())
+    bad("--model", model.id + " is an encoder: one forward pass over its input, nothing to serve token by token "
+                              "(hwplan estimate --task infer gives its batch latency)");
 
   // Traffic.
   serve::ServeQuestion& q = out.question;

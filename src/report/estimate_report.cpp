@@ -147,8 +147,10 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   } else {
     j["time"] = nullptr;
     j["inference"] = {{"prefill_seconds", e.infer.prefill_seconds},
-                      // No prompt (a decode from an empty context): no first token to wait for.
-                      {"time_to_first_token_seconds", in.workload.prompt > 0 ? json(e.infer.prefill_seconds) : json(nullptr)},
+                      // No prompt (a decode from an empty context), or a model that generates nothing: no first
+                      // token to wait for.
+                      {"time_to_first_token_seconds",
+                       in.workload.prompt > 0 && in.model->generates() ? json(e.infer.prefill_seconds) : json(nullptr)},
                       {"served_time_to_first_token_seconds", served_ttft_seconds(in, e) ? json(*served_ttft_seconds(in, e)) : json(nullptr)},
                       {"replicas", e.infer.replicas},
                       {"decode_tokens_per_second", e.infer.total_decode_tokens_per_second()},
@@ -156,8 +158,9 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                       {"time_per_output_token_seconds", e.infer.time_per_output_token_seconds},
                       {"total_seconds", e.infer.total_seconds},
                       {"decode_bytes_per_token", e.infer.decode_weight_bytes + e.infer.decode_kv_bytes}};
-    if (!in.model->is_transformer()) {
-      // One forward pass over the batch: the tokens fields above carry the same figures per sample.
+    if (!in.model->generates()) {
+      // One forward pass over the batch (a CNN, an encoder): the tokens fields above carry the same figures per
+      // sample.
       j["inference"]["batch_seconds"] = e.infer.total_seconds;
       j["inference"]["samples_per_second"] = e.infer.total_decode_tokens_per_second();
     }
@@ -199,8 +202,10 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   j["memory"]["reported_bytes"] = m.reported(st.memory_metric);
   // Typical error of each figure: the 80th percentile of |predicted/measured - 1| of its regime over the
   // recorded measurement sets (estimators/uncertainty.hpp).
-  const Band& time_band =
-      band(!in.model->is_transformer() ? Regime::kImage : e.training ? Regime::kThroughput : Regime::kDecode);
+  const Band& time_band = band(!in.model->is_transformer() ? Regime::kImage
+                               : e.training                 ? Regime::kThroughput
+                               : in.model->generates()      ? Regime::kDecode
+                                                            : Regime::kStep);
   j["uncertainty"] = {{"time_regime", time_band.name},
                       {"time_relative_p80", time_band.p80_relative_error},
                       {"prefill_relative_p80", band(Regime::kStep).p80_relative_error},
@@ -273,8 +278,12 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
   row("device", fmt::format("{} x {}", in.system.count, in.device->name));
   const Workload& w = in.workload;
   const bool generic = !in.model->is_transformer();
+  const bool encoder_pass = !generic && !in.model->generates() && w.task == Task::kInfer;
   std::string task = generic ? fmt::format("{} {}{} (a sample: {})", to_string(w.task), to_string(w.precision),
                                            w.weights ? fmt::format(" weights {}", to_string(*w.weights)) : "", in.model->input)
+                     : encoder_pass ? fmt::format("{} {} input {} tokens (one forward pass) weights {}", to_string(w.task),
+                                                  to_string(w.precision), w.prompt,
+                                                  w.weights ? to_string(*w.weights) : to_string(w.precision))
                      : w.task == Task::kInfer
                          ? fmt::format("{} {} prompt {} generate {} weights {} kv-cache {}", to_string(w.task),
                                        to_string(w.precision), w.prompt, w.generate,
@@ -311,7 +320,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     row("  optimizer", human_bytes(m.optimizer));
   }
   row("  activations", human_bytes(m.activations));
-  if (!e.training && !generic) row("  KV cache", human_bytes(m.kv_cache));
+  if (!e.training && in.model->generates()) row("  KV cache", human_bytes(m.kv_cache));
   row("  runtime", fmt::format("{} (context {}, workspace {}, fragmentation {})", human_bytes(m.runtime()),
                                human_bytes(m.runtime_context), human_bytes(m.runtime_workspace),
                                human_bytes(m.runtime_fragmentation)));
@@ -348,9 +357,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                                   human_seconds(e.training_seconds), 100 * (1 - e.goodput.fraction),
                                                   e.goodput.expected_interruptions)
                                     : " (does not fit: not runnable as given)"));
-  } else if (generic) {
+  } else if (generic || encoder_pass) {
     row("batch latency", fmt::format("{} for a batch of {} (typically within +/-{:.0f}%){}", human_seconds(e.infer.total_seconds),
-                                     p.micro_batch, 100 * band(Regime::kImage).p80_relative_error,
+                                     p.micro_batch, 100 * band(generic ? Regime::kImage : Regime::kStep).p80_relative_error,
                                      e.fits ? "" : " (would be, if it fit: it does not)"));
     if (e.infer.replicas > 1)
       row("samples/s", fmt::format("{:.1f} total ({:.1f} per replica x {} replicas)", e.infer.total_decode_tokens_per_second(),

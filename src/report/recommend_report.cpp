@@ -108,7 +108,7 @@ Table recommendation_csv_table(const Recommendation& r, const WorkloadSpec& w, c
   Table t;
   const bool inference = w.task == "infer";
   t.header = {"rank", "device", "count", "tp", "pp", "dp", "memory_per_device_gib", "capacity_gib",
-              inference ? "output_tokens_per_second" : "tokens_per_second", "job_hours", "cost_usd", "cost_basis",
+              r.counts_input_tokens ? "input_tokens_per_second" : inference ? "output_tokens_per_second" : "tokens_per_second", "job_hours", "cost_usd", "cost_basis",
               "energy_kwh", "score", "at_search_limit", "job_tokens", "job_tokens_assumed", "warnings", "price_notes"};
   long long shown = 0;
   for (const auto& c : r.candidates) {
@@ -134,7 +134,7 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
   long long counted = 0;
   for (const auto& c : r.candidates)
     if (counted++ < spec.top) longest = std::max(longest, c.total_seconds);
-  const char* rate = r.counts_samples ? "samples/s" : inference ? "output tok/s" : "tokens/s";
+  const char* rate = r.counts_samples ? "samples/s" : r.counts_input_tokens ? "input tok/s" : inference ? "output tok/s" : "tokens/s";
   t.header = {"#", "device", "count", "layout", "memory/device", rate, "job time", "cost", "basis", "energy", "score"};
   t.right_align = {true, false, true, false, true, true, true, true, false, true, true};
   long long shown = 0;
