@@ -140,6 +140,7 @@ Estimate estimate(const EstimateInput& in) {
   if (!m.is_transformer() && !m.convolutions.empty() && !format_set && tensor_convolutions && !w.stack.channels_last)
     e.notes.push_back("activations in NCHW (PyTorch's default): cuDNN transposes them around every tensor-core "
                       "convolution; --memory-format nhwc (channels_last) is faster");
+  if (!w.stack.platform_warning.empty()) e.warnings.push_back(w.stack.platform_warning);
   if (e.training && !d.training)
     e.warnings.push_back(d.name + " has no training software stack (" + (d.software.empty() ? "none" : d.software[0]) +
                          "): treat the training figures as theoretical");

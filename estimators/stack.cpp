@@ -243,6 +243,45 @@ Framework default_framework(Task t) {
 // most often runs as eager PyTorch.
 Engine default_engine(const Model& m) { return m.generates() ? Engine::kVllm : Engine::kHf; }
 
+namespace {
+bool has_software(const Device& d, const char* tag) {
+  for (const auto& s : d.software)
+    if (s == tag) return true;
+  return false;
+}
+}  // namespace
+
+// Where each engine runs. vLLM: CUDA and ROCm in tree; Google TPU (XLA), Intel Gaudi (vllm-gaudi), Huawei Ascend
+// (vllm-ascend) and AWS Neuron through its hardware plugins. SGLang: CUDA, ROCm and Ascend NPUs. TensorRT-LLM: NVIDIA
+// GPUs with TensorRT (Jetson Orin included). ExLlamaV2: CUDA and ROCm. llama.cpp and MLC LLM: CUDA, ROCm and Metal on
+// Apple's GPUs (catalog software led by mlx or pytorch). PyTorch eager (hf): CUDA, ROCm, Apple's GPUs (MPS), XLA, Gaudi
+// (HPU), Ascend (torch_npu) and Neuron. Apple's Neural Engine (Core ML), the Coral Edge TPU (TFLite) and
+// Qualcomm's NPU (QNN / SNPE) run their vendors' runtimes only.
+bool engine_runs_on(Engine e, const Device& d) {
+  const bool cuda = has_software(d, "cuda"), rocm = has_software(d, "rocm");
+  // An Apple GPU's first stack is MLX or PyTorch (Metal); a Neural Engine's is Core ML (which schedules it).
+  const bool metal = d.vendor == "apple" && !d.software.empty() && d.software.front() != "coreml";
+  const bool plugins = has_software(d, "xla") || has_software(d, "synapseai") || has_software(d, "cann") ||
+                       has_software(d, "neuron");
+  switch (e) {
+    case Engine::kVllm: return cuda || rocm || plugins;
+    case Engine::kSglang: return cuda || rocm || has_software(d, "cann");
+    case Engine::kTrtllm: return cuda && has_software(d, "tensorrt");
+    case Engine::kExllama: return cuda || rocm;
+    case Engine::kLlamacpp:
+    case Engine::kMlc: return cuda || rocm || metal;
+    case Engine::kHf: return cuda || rocm || metal || plugins;
+  }
+  return false;
+}
+
+Engine default_engine(const Model& m, const Device& d) {
+  const Engine e = default_engine(m);
+  if (engine_runs_on(e, d)) return e;
+  if (m.generates() && engine_runs_on(Engine::kLlamacpp, d)) return Engine::kLlamacpp;
+  return e;
+}
+
 // Single-threaded host work (Python dispatch, scheduling, request handling) scales with the core's clock. GPU
 // servers' CPUs turbo to 3.7-3.8 GHz; GeForce cards sit in desktops whose cores reach 5.7-5.8 GHz at the same IPC.
 // Workstation cards are as often in servers as in workstations: they keep the server's time, the slower of the two.

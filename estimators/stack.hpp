@@ -16,6 +16,13 @@ Stack engine_preset(Engine e);
 // with every estimate.
 Framework default_framework(Task t);
 Engine default_engine(const Model& m);
+// Whether an engine runs on a device's software stack (its catalog `software` list): vLLM on CUDA, ROCm and its
+// hardware plugins (TPU, Gaudi, Ascend, Neuron); llama.cpp and MLC on CUDA, ROCm and Apple's GPUs (Metal); none of
+// them on Core ML, TFLite or QNN NPUs.
+bool engine_runs_on(Engine e, const Device& d);
+// The engine assumed when the user names none: default_engine(m) where it runs on the device, else one that does
+// (llama.cpp on an Apple GPU); the same default where none does (an NPU with its own runtime).
+Engine default_engine(const Model& m, const Device& d);
 // Host (CPU) time on the machine a device sits in, as a multiple of a GPU server's, where the presets' host times were
 // measured: a GeForce card's desktop runs single-threaded work faster (assumptions().desktop_host_time_ratio);
 // every other class keeps the server's time.

@@ -906,3 +906,27 @@ TEST_CASE("the roofline's title names the precision that runs, a fallback includ
   in.workload.weights = WeightFormat::kFp8;  // no fp8 units on an A100: the estimate runs bf16 GEMMs
   CHECK(report::roofline_chart(in, "infer").title.find("(bf16)") != std::string::npos);
 }
+
+TEST_CASE("engines run where their software does: the default picks one that runs, and a mismatch is said") {
+  const auto& reg = test::registry();
+  const Model& llama = reg.model("llama-3.2-1b");
+  CHECK(engine_runs_on(Engine::kVllm, reg.device("h100-sxm")));
+  CHECK(engine_runs_on(Engine::kVllm, reg.device("mi300x")));
+  CHECK(engine_runs_on(Engine::kVllm, reg.device("tpu-v5e")));   // vLLM's TPU backend
+  CHECK(engine_runs_on(Engine::kVllm, reg.device("gaudi2")));    // vllm-gaudi
+  CHECK_FALSE(engine_runs_on(Engine::kVllm, reg.device("apple-m2-max-gpu")));
+  CHECK(engine_runs_on(Engine::kLlamacpp, reg.device("apple-m2-max-gpu")));  // Metal
+  CHECK_FALSE(engine_runs_on(Engine::kLlamacpp, reg.device("apple-m4-ane")));  // Core ML schedules the ANE
+  CHECK_FALSE(engine_runs_on(Engine::kTrtllm, reg.device("mi300x")));
+  CHECK_FALSE(engine_runs_on(Engine::kHf, reg.device("coral-edge-tpu")));
+  CHECK(default_engine(llama, reg.device("h100-sxm")) == Engine::kVllm);
+  CHECK(default_engine(llama, reg.device("apple-m2-max-gpu")) == Engine::kLlamacpp);
+  auto mac = test::run_hwplan("estimate --model llama-3.2-1b --device apple-m2-max-gpu --task infer");
+  CHECK(mac.out.find("llamacpp (assumed; set --engine)") != std::string::npos);
+  CHECK(mac.out.find("no engine preset runs") == std::string::npos);
+  auto named = test::run_hwplan("estimate --model llama-3.2-1b --device apple-a17-pro-ane --task infer --engine vllm");
+  CHECK(named.exit_code == 0);
+  CHECK(named.out.find("vllm does not run on apple-a17-pro-ane (its software: coreml)") != std::string::npos);
+  CHECK(test::run_hwplan("estimate --model llama-3.2-1b --device coral-edge-tpu --task infer").out.find(
+            "no engine preset runs on coral-edge-tpu") != std::string::npos);
+}

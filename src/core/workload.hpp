@@ -43,6 +43,9 @@ std::optional<MemoryMetric> parse_memory_metric(const std::string& s);
 struct Stack {
   std::string preset;                   // "fsdp", "vllm", ...: what the parts below came from
   bool preset_assumed = true;           // the user named no framework / engine: the default was used
+  // The engine does not run on the device's software stack (vLLM on a Core ML NPU): said with the figures, which then
+  // model the engine's behaviour on that hardware rather than a setup that exists.
+  std::string platform_warning;
   std::vector<std::string> overridden;  // parts the user set by their own flags
   bool master_weights_fp32 = true;      // mixed precision keeps an fp32 copy of the trainable weights
   // With fp32 master weights, mixed precision is torch.amp autocast over fp32 parameters (Hugging Face Trainer):

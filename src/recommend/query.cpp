@@ -84,8 +84,20 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   if (task == Task::kInfer) {
     if (o.framework) bad("--framework", "applies to training tasks; inference takes --engine");
     Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm (or tensorrt), llamacpp, exllama, mlc")
-                        : default_engine(model);
+                        : default_engine(model, device);
     s = engine_preset(e);
+    if (!engine_runs_on(e, device)) {
+      std::string software;
+      for (const auto& t : device.software) software += (software.empty() ? "" : ", ") + t;
+      if (software.empty()) software = "none listed";
+      s.platform_warning =
+          o.engine ? std::string(to_string(e)) + " does not run on " + device.id + " (its software: " + software +
+                         "): the figures model " + to_string(e) + "'s behaviour on this hardware, not a setup that exists"
+                   : "no engine preset runs on " + device.id + " (its software: " + software + "): the figures assume " +
+                         to_string(e) + "'s behaviour" +
+                         (device.device_class == DeviceClass::kEdge ? " with every linear layer and the embedding quantized" : "") +
+                         ", standing in for the device's own runtime";
+    }
     if (o.engine && *o.engine == "tensorrt") s.preset = "tensorrt";  // the name the user gave (trtllm's preset)
     s.preset_assumed = !o.engine;
     // On-device runtimes (Core ML, Qualcomm's QNN, ExecuTorch, llama.cpp, MLC) quantize every linear layer, the

@@ -215,13 +215,14 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   if (!search) q.devices = w.count;
 
   // Engine.
-  Engine engine = default_engine(model);
+  Engine engine = default_engine(model, device);
   if (w.engine) {
     auto e = parse_engine(*w.engine);
     if (!e || !serve::engine_served(*e)) bad("--engine", "'" + *w.engine + "' is not one of: vllm, sglang, trtllm, llamacpp");
     engine = *e;
   } else {
-    warnings.push_back("no --engine given: vLLM's scheduler defaults assumed");
+    warnings.push_back(engine == Engine::kLlamacpp ? "no --engine given: llama-server's defaults assumed (what runs on this device)"
+                                                   : "no --engine given: vLLM's scheduler defaults assumed");
   }
   q.engine = engine_config(o, engine, device);
   if (o.step_overhead_ms) {
