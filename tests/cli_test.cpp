@@ -353,3 +353,16 @@ TEST_CASE("an encoder's inference is one forward pass: a batch latency, no KV ca
   // recommend ranks it on the input tokens it reads.
   CHECK(run_hwplan("recommend --model bert-large --task infer --batch 32 --top 2").out.find("input tok/s") != std::string::npos);
 }
+
+TEST_CASE("a CNN's fp32 convolutions run in TF32 where cuDNN would: priced as tf32 and said so") {
+  using hwplan::test::run_hwplan;
+  auto fp32 = nlohmann::json::parse(run_hwplan("estimate --model resnet-50 --device a100-80gb-sxm --task train --batch 256 --precision fp32 --format json").out);
+  auto tf32 = nlohmann::json::parse(run_hwplan("estimate --model resnet-50 --device a100-80gb-sxm --task train --batch 256 --precision tf32 --format json").out);
+  CHECK(fp32["time"]["step_seconds"].get<double>() == doctest::Approx(tf32["time"]["step_seconds"].get<double>()));
+  CHECK(fp32["warnings"].dump().find("run in TF32") != std::string::npos);
+  // No TF32 on a V100; and a language model's fp32 matmuls stay fp32 (PyTorch's matmul flag defaults to off).
+  auto v100 = nlohmann::json::parse(run_hwplan("estimate --model resnet-50 --device v100-32gb-sxm --task train --batch 256 --precision fp32 --format json").out);
+  CHECK(v100["warnings"].dump().find("TF32") == std::string::npos);
+  auto gpt = nlohmann::json::parse(run_hwplan("estimate --model gpt2 --device a100-80gb-sxm --task train --batch 4 --seq 512 --precision fp32 --format json").out);
+  CHECK(gpt["plan"]["effective_precision"] == "fp32");
+}

@@ -207,6 +207,17 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   if (w.precision == Precision::kInt8 || w.precision == Precision::kInt4 || w.precision == Precision::kFp4 ||
       w.precision == Precision::kFp64)
     bad("--precision", "'" + o.precision + "' is not a compute precision (use --weights for quantised inference)");
+  // A generic network's fp32 is its convolutions' fp32: cuDNN and TensorRT run those in TF32 on NVIDIA GPUs that have
+  // it unless told otherwise (PyTorch's torch.backends.cudnn.allow_tf32 defaults to True, unlike its matmul flag).
+  // Where TF32 is no faster than fp32 on paper (GeForce cards), cuDNN's choice among its algorithms (Winograd in fp32
+  // among them) is what the fp32 pricing already takes.
+  if (w.precision == Precision::kFp32 && !q.model.is_transformer() && !q.model.convolutions.empty() &&
+      q.device->vendor == "nvidia" && q.device->peak(Precision::kTf32) > q.device->peak(Precision::kFp32)) {
+    w.precision = Precision::kTf32;
+    q.model.ingest_notes.push_back("fp32 convolutions run in TF32 on " + q.device->id +
+                                   ", as cuDNN does by default (torch.backends.cudnn.allow_tf32 = True) and TensorRT too: "
+                                   "priced as --precision tf32");
+  }
   if (o.weights) {
     w.weights = parse_choice<WeightFormat>("--weights", *o.weights, parse_weight_format,
                                            "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0");
