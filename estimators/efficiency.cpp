@@ -146,7 +146,7 @@ PrecisionChoice effective_precision(const Device& d, Precision requested) {
       if (pick({Precision::kBf16}, "the 16-bit format it has; bf16 needs no loss scaling")) return c;
       break;
     case Precision::kBf16:
-      if (pick({Precision::kFp16}, "the 16-bit format it has; fp16 needs loss scaling")) return c;
+      if (pick({Precision::kFp16}, "the 16-bit format it has; training in fp16 needs loss scaling")) return c;
       break;
     case Precision::kTf32:
       if (pick({Precision::kFp32}, "no TF32 matrix mode")) return c;
