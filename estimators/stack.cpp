@@ -76,6 +76,7 @@ Stack framework_preset(Framework f) {
       s.clip_grad_norm = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.memory_metric = MemoryMetric::kAllocated;
+      s.gather_copy_out = true;  // its distributed recipes shard with FSDP2's fully_shard
       break;
     case Framework::kTorchtitan:
       // FSDP2 over fp32 master shards; pipeline schedules include interleaved 1F1B. Eager, as its shipped configs
@@ -93,6 +94,7 @@ Stack framework_preset(Framework f) {
       // optimizer.implementation "fused" (its default), clip_grad_norm_ with max_norm 1.0 every step.
       s.fused_optimizer = true;
       s.clip_grad_norm = true;
+      s.gather_copy_out = true;  // FSDP2 (fully_shard)
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       break;
     case Framework::kLitgpt:

@@ -209,6 +209,16 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     fwd_mb += casts;
     bwd_mb += casts;
   }
+  // FSDP2 gathers each layer's parameters into one flat buffer and splits it into the unsharded parameters with a
+  // copy kernel on the compute stream (torch.distributed.fsdp's foreach_all_gather_copy_out, split_with_sizes_copy):
+  // a read and a write of the layer's gathered weights per gather, before its forward and again before its backward.
+  if (w.stack.gather_copy_out && plan.zero >= 3 && plan.zero_ranks() > 1) {
+    const double gathered = params.total / (plan.tp * plan.pp) * weight_bytes_per_param(w);
+    const double copy_out = memory_seconds(c.memory_rates, 2 * gathered) +
+                            (stage_layers - 1) * c.memory_rates.kernel_overhead_seconds;
+    fwd_mb += copy_out;
+    bwd_mb += copy_out;
+  }
   double tp_mb = 0;
   if (plan.tp > 1) {
     GroupLink link = group_link(*in.device, in.system, plan.tp, 1);

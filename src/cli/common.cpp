@@ -131,6 +131,10 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Inference with --tp inside an NVLink-class fabric: all-reduces as the engine's own one-kernel all-reduce, a "
              "few microseconds whatever the group size (on for vllm, sglang, trtllm; PyTorch's ENABLE_INTRA_NODE_COMM); "
              "off: NCCL's, whose latency grows with the group");
+  add_switch(app, "--gather-copy-out", w.gather_copy_out,
+             "ZeRO-3 as PyTorch's FSDP2 (fully_shard): each all-gather lands in a flat buffer that a copy kernel splits "
+             "into the layer's parameters on the compute stream, a read and a write of them per gather (on for torchtune "
+             "and torchtitan); off: FSDP1's flat parameters and DeepSpeed gather in place");
   add_switch(app, "--embedding-on-host", w.embedding_on_host,
              "Inference: the token embedding table is kept in host memory, off the device (on for llamacpp and exllama); "
              "a tied table stays on the device as the output projection; unified-memory devices hold it either way");

@@ -46,6 +46,9 @@ struct Stack {
   // The engine does not run on the device's software stack (vLLM on a Core ML NPU): said with the figures, which then
   // model the engine's behaviour on that hardware rather than a setup that exists.
   std::string platform_warning;
+  // ZeRO-3 as PyTorch's FSDP2 (fully_shard) does it: each all-gather lands in one flat buffer that a copy kernel then
+  // splits into the per-parameter unsharded tensors, on the compute stream (torchtune, torchtitan).
+  bool gather_copy_out = false;
   std::vector<std::string> overridden;  // parts the user set by their own flags
   bool master_weights_fp32 = true;      // mixed precision keeps an fp32 copy of the trainable weights
   // With fp32 master weights, mixed precision is torch.amp autocast over fp32 parameters (Hugging Face Trainer):

@@ -29,7 +29,7 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--overlap-scheduling", "overlap_scheduling"}, {"--overlap-p2p", "overlap_p2p"},
       {"--quantized-head", "quantized_head"},
       {"--quantized-embedding", "quantized_embedding"}, {"--embedding-on-host", "embedding_on_host"},
-      {"--custom-allreduce", "custom_allreduce"},
+      {"--custom-allreduce", "custom_allreduce"}, {"--gather-copy-out", "gather_copy_out"},
       {"--zero3-live-params", "zero3_live_params"}, {"--host-kernel-us", "host_kernel_us"},
       {"--memory-metric", "memory_metric"}, {"--memory-format", "memory_format"}};
   return names;

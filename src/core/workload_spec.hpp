@@ -55,6 +55,7 @@ struct WorkloadSpec {
   std::optional<bool> quantized_embedding;     // weight quantization covers the embedding table (inference)
   std::optional<bool> embedding_on_host;       // the embedding table is kept in host memory (inference)
   std::optional<bool> custom_allreduce;        // the engine's one-kernel all-reduce inside the fabric (inference)
+  std::optional<bool> gather_copy_out;         // ZeRO-3 as FSDP2: gathered parameters split by a copy kernel
   std::optional<bool> chunked_loss;            // cross-entropy over vocabulary chunks (no full fp32 logits)
   std::optional<bool> optimizer_in_backward;   // optimizer step fused into backward (gradients freed per layer)
   std::optional<bool> activation_offload;      // activations kept in host memory between forward and backward

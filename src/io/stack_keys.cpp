@@ -32,6 +32,7 @@ void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   flag("quantized_embedding", w.quantized_embedding);
   flag("embedding_on_host", w.embedding_on_host);
   flag("custom_allreduce", w.custom_allreduce);
+  flag("gather_copy_out", w.gather_copy_out);
   if (auto v = m.number("zero3_live_params", false, 0, 1e13)) w.zero3_live_params = *v;
   if (auto v = m.number("host_kernel_us", false, 0, 1e4)) w.host_kernel_us = *v;
   text("memory_metric", w.memory_metric);

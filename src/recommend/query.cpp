@@ -153,6 +153,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.quantized_embedding, s.quantized_embedding, "quantized-embedding");
   flag(o.embedding_on_host, s.embedding_on_host, "embedding-on-host");
   flag(o.custom_allreduce, s.custom_allreduce, "custom-allreduce");
+  flag(o.gather_copy_out, s.gather_copy_out, "gather-copy-out");
   if (o.zero3_live_params) {
     if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
     s.zero3_live_parameters = *o.zero3_live_params;

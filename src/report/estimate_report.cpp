@@ -178,6 +178,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"quantized_embedding", st.quantized_embedding},
                 {"embedding_on_host", st.embedding_on_host},
                 {"custom_allreduce", st.custom_allreduce},
+                {"gather_copy_out", st.gather_copy_out},
                 {"layer_split", st.layer_split},
                 {"kv_cache_concat", st.kv_cache_concat},
                 {"chunked_loss", st.chunked_loss},
@@ -254,6 +255,7 @@ std::string stack_summary(const EstimateInput& in) {
     if (w.optimizer == Optimizer::kAdamW || w.optimizer == Optimizer::kSgd)
       out += !st.foreach_optimizer ? ", looped optimizer" : st.fused_optimizer ? ", fused optimizer" : ", foreach optimizer";
     if (st.clip_grad_norm) out += ", gradient clipping";
+    if (st.gather_copy_out && in.plan.zero >= 3 && in.plan.zero_ranks() > 1) out += ", FSDP2 gather copy-out";
     if (st.overlap_p2p) out += ", overlapped pipeline sends";
     if (st.chunked_loss) out += ", chunked loss";
     if (st.optimizer_in_backward) out += ", optimizer in backward";
