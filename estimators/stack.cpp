@@ -265,10 +265,12 @@ bool engine_runs_on(Engine e, const Device& d) {
   const bool metal = d.vendor == "apple" && !d.software.empty() && d.software.front() != "coreml";
   const bool plugins = has_software(d, "xla") || has_software(d, "synapseai") || has_software(d, "cann") ||
                        has_software(d, "neuron");
+  // vLLM, SGLang and TensorRT-LLM need compute capability 7.0 or newer: no Pascal (P100, P4).
+  const bool volta_or_newer = !(d.vendor == "nvidia" && d.architecture_family == "pascal");
   switch (e) {
-    case Engine::kVllm: return cuda || rocm || plugins;
-    case Engine::kSglang: return cuda || rocm || has_software(d, "cann");
-    case Engine::kTrtllm: return cuda && has_software(d, "tensorrt");
+    case Engine::kVllm: return (cuda && volta_or_newer) || rocm || plugins;
+    case Engine::kSglang: return (cuda && volta_or_newer) || rocm || has_software(d, "cann");
+    case Engine::kTrtllm: return cuda && volta_or_newer && has_software(d, "tensorrt");
     case Engine::kExllama: return cuda || rocm;
     case Engine::kLlamacpp:
     case Engine::kMlc: return cuda || rocm || metal;

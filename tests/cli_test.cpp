@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/common.hpp"
+#include "core/device.hpp"
 #include "core/workload_options.hpp"
 #include "io/batch_io.hpp"
 #include "test_util.hpp"
@@ -365,4 +366,46 @@ TEST_CASE("a CNN's fp32 convolutions run in TF32 where cuDNN would: priced as tf
   CHECK(v100["warnings"].dump().find("TF32") == std::string::npos);
   auto gpt = nlohmann::json::parse(run_hwplan("estimate --model gpt2 --device a100-80gb-sxm --task train --batch 4 --seq 512 --precision fp32 --format json").out);
   CHECK(gpt["plan"]["effective_precision"] == "fp32");
+}
+
+TEST_CASE("one forward pass reads the same in every command: recommend, tco, compare, batch, fit") {
+  using hwplan::test::run_hwplan;
+  // recommend counts the input tokens of the batch over its latency, as estimate gives it.
+  auto est = nlohmann::json::parse(run_hwplan("estimate --model bert-large --device b200 --task infer --batch 32 --format json").out);
+  auto rec = nlohmann::json::parse(run_hwplan("recommend --model bert-large --task infer --batch 32 --devices b200 --format json").out);
+  const double input_rate = 32 * 512 / est["inference"]["batch_seconds"].get<double>();
+  CHECK(rec["candidates"][0]["tokens_per_second"].get<double>() == doctest::Approx(input_rate).epsilon(1e-6));
+  CHECK(run_hwplan("recommend --model bert-large --task infer --batch 32 --min-decode-tps 300").exit_code == 2);
+  // tco prices them per million input tokens at the same rate.
+  auto tco = nlohmann::json::parse(run_hwplan("tco --model bert-large --device b200 --task infer --batch 32 --format json").out);
+  CHECK(tco["inputs"]["token_kind"] == "input");
+  CHECK(tco["inputs"]["tokens_per_second"].get<double>() == doctest::Approx(input_rate).epsilon(1e-6));
+  // compare and batch speak of a batch latency and samples/s.
+  auto cmp = run_hwplan("compare --model bert-large --devices h100-sxm,b200 --task infer --batch 8").out;
+  CHECK(cmp.find("batch latency") != std::string::npos);
+  CHECK(cmp.find("decode tokens/s") == std::string::npos);
+  const std::string file = (std::filesystem::temp_directory_path() / ("hwplan_cli_enc_" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(file) << "scenarios:\n  - {name: g, model: bert-large, device: h100-sxm, task: infer, generate: 8}\n";
+  auto batch = run_hwplan("batch " + file);
+  CHECK(batch.exit_code != 0);
+  CHECK(batch.err.find("is an encoder") != std::string::npos);
+  std::filesystem::remove(file);
+  // fit searches the encoder's input length, with nothing generated.
+  auto fit = nlohmann::json::parse(run_hwplan("fit --model bert-large --device h100-sxm --task infer --format json").out);
+  CHECK_FALSE(fit["max_seq"].is_null());
+}
+
+TEST_CASE("fp8 inference keeps 16-bit weights where the device has no fp8, and a bad HWPLAN_TODAY is ignored") {
+  using hwplan::test::run_hwplan;
+  auto t4 = nlohmann::json::parse(run_hwplan("estimate --model llama-3-8b --device t4 --task infer --precision fp8 --format json").out);
+  CHECK(t4["workload"]["weights"] == "bf16");
+  auto h100 = nlohmann::json::parse(run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer --precision fp8 --format json").out);
+  CHECK(h100["workload"]["weights"] == "fp8");
+  CHECK(h100["memory"]["breakdown"]["weights"].get<double>() < 0.6 * t4["memory"]["breakdown"]["weights"].get<double>());
+  ::setenv("HWPLAN_TODAY", "garbage", 1);
+  const auto today = hwplan::today_year_month();
+  ::unsetenv("HWPLAN_TODAY");
+  CHECK(today.first >= 2024);
+  // vLLM needs compute capability 7.0: a P100 gets llama.cpp with no --engine.
+  CHECK(run_hwplan("estimate --model llama-3.2-1b --device p100-16gb-pcie --task infer").out.find("llamacpp (assumed") != std::string::npos);
 }

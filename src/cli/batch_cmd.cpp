@@ -63,14 +63,16 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
       const Estimate& e = o.estimate;
       std::string time, rate;
       // A generic network (a CNN) counts samples (images), and its inference is one batch's latency.
-      // An encoder's inference (BERT, ViT) is one forward pass too: samples/s.
-      const char* unit = q.model.is_transformer() && (e.training || q.model.generates()) ? "tok/s" : "samples/s";
+      // An encoder's inference (BERT, ViT), or a decoder's with --generate 0, is one forward pass too: samples/s.
+      const bool one_pass = !e.training && (!q.model.generates() || q.input.workload.generate == 0);
+      const char* unit = q.model.is_transformer() && !one_pass ? "tok/s" : "samples/s";
       if (e.training) {
         time = human_seconds(e.total_seconds >= 0 ? e.total_seconds : e.train.step_seconds) + (e.total_seconds >= 0 ? " total" : " /step");
         rate = fmt::format("{:.0f} {}", e.train.tokens_per_second, unit);  // a CNN's training counts samples already
       } else {
-        time = human_seconds(e.infer.prefill_seconds) + (q.model.generates() ? " TTFT" : " /batch");
-        rate = fmt::format("{:.1f} {}", e.infer.total_decode_tokens_per_second(), unit);
+        time = human_seconds(e.infer.prefill_seconds) + (one_pass ? " /batch" : " TTFT");
+        rate = fmt::format("{:.1f} {}", one_pass ? e.plan.micro_batch * e.infer.replicas / std::max(1e-12, e.infer.prefill_seconds)
+                                                 : e.infer.total_decode_tokens_per_second(), unit);
       }
       r.row = {s.name, s.command, q.device->id, std::to_string(q.input.system.count), e.fits ? "yes" : "no",
                human_bytes(e.memory.total()), time, rate, first_note(e)};

@@ -122,10 +122,21 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     if (e.total_seconds > 0) in.job_hours = e.total_seconds / 3600;
     in.job_kind = "training run";
     in.tokens_per_second = e.train.tokens_per_second;
+    in.token_kind = "trained";
   } else if (e.infer.total_seconds > 0) {
     in.job_hours = e.infer.total_seconds / 3600;
     in.job_kind = "batch of requests";
-    in.tokens_per_second = static_cast<double>(q.input.plan.global_batch()) * q.input.workload.generate / e.infer.total_seconds;
+    // Output tokens over the batch's time; an encoder (or --generate 0) counts the input tokens it reads, as
+    // recommend does.
+    const Workload& lengths = q.input.workload;
+    const double batch = static_cast<double>(q.input.plan.global_batch());
+    in.tokens_per_second = lengths.generate > 0 ? batch * lengths.generate / e.infer.total_seconds
+                                                : batch * lengths.prompt / e.infer.total_seconds;
+    if (lengths.generate == 0) in.token_kind = "input";
+    if (!q.model.is_transformer()) {  // a generic network (a CNN) counts samples: its forward passes
+      in.tokens_per_second = batch / e.infer.total_seconds;
+      in.token_kind = "samples";
+    }
   }
   if (o.jobs) {
     // The jobs set the utilisation: both given is a contradiction, not a choice to make silently.

@@ -33,8 +33,11 @@ int months_between(const std::string& from_yyyy_mm, int to_year, int to_month) {
 }
 
 std::pair<int, int> today_year_month() {
-  if (const char* pinned = std::getenv("HWPLAN_TODAY"); pinned && std::string(pinned).size() == 7)
-    return {std::atoi(pinned), std::atoi(pinned + 5)};
+  // A pinned month (tests, reproducible reports): YYYY-MM, else the clock's.
+  if (const char* pinned = std::getenv("HWPLAN_TODAY"); pinned && std::string(pinned).size() == 7 && pinned[4] == '-') {
+    const int year = std::atoi(pinned), month = std::atoi(pinned + 5);
+    if (year >= 1900 && month >= 1 && month <= 12) return {year, month};
+  }
   std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   gmtime_r(&now, &tm);

@@ -76,8 +76,9 @@ void apply(YamlMap& m, Scenario& s) {
   text("lora_targets", w.lora_targets);
   opt_text("sample_tokens", w.sample_tokens);
   if (auto v = m.boolean("lm_head", false)) w.lm_head = *v;
-  if (auto v = m.integer("prompt", false, 0)) w.prompt = *v;
-  if (auto v = m.integer("generate", false, 0)) w.generate = *v;
+  // Given at all, as on the command line (an encoder refuses a generate; serve --trace refuses both).
+  if (auto v = m.integer("prompt", false, 0)) w.prompt = *v, w.prompt_given = true;
+  if (auto v = m.integer("generate", false, 0)) w.generate = *v, w.generate_given = true;
   opt_text("kv_cache", w.kv_cache);
   opt_text("profile", w.profile);
   if (auto v = m.integer("devices_per_node", false, 1)) w.devices_per_node = *v;

@@ -288,10 +288,16 @@ void add_combinations(const Target& target, const WorkloadSpec& base, const std:
 
 }  // namespace
 
-FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpec& base) {
+FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpec& given) {
   FitReport report;
   const Target target{model, device};
-  Query q0 = resolve_query(model, device, base, base.count);  // validates the flags (throws on bad input)
+  Query q0 = resolve_query(model, device, given, given.count);  // validates the flags (throws on bad input)
+  // The lengths as resolved (an encoder generates nothing and reads its whole context): every variant starts there.
+  WorkloadSpec base = given;
+  if (base.task == "infer") {
+    base.prompt = q0.input.workload.prompt;
+    base.generate = q0.input.workload.generate;
+  }
   Outcome o0 = run_query(q0);
   report.baseline = o0.estimate;
   const bool inference = base.task == "infer";

@@ -95,7 +95,10 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
                          "): the figures model " + to_string(e) + "'s behaviour on this hardware, not a setup that exists"
                    : "no engine preset runs on " + device.id + " (its software: " + software + "): the figures assume " +
                          to_string(e) + "'s behaviour" +
-                         (device.device_class == DeviceClass::kEdge ? " with every linear layer and the embedding quantized" : "") +
+                         (device.device_class == DeviceClass::kEdge
+                              ? " (with quantized --weights, every linear layer and the embedding quantized, as on-device "
+                                "runtimes do)"
+                              : "") +
                          ", standing in for the device's own runtime";
     }
     if (o.engine && *o.engine == "tensorrt") s.preset = "tensorrt";  // the name the user gave (trtllm's preset)
@@ -235,7 +238,7 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   // fp8 matrix products need fp8 operands: an fp8 inference of a 16-bit checkpoint quantizes its weights to fp8 when
   // it loads them (vLLM's --quantization fp8, TensorRT-LLM's FP8 recipes: W8A8), so they are stored and read in fp8.
   if (!o.weights && w.task == Task::kInfer && w.precision == Precision::kFp8 && !w.weights &&
-      q.model.checkpoint_weight_bytes <= 0) {
+      q.model.checkpoint_weight_bytes <= 0 && q.device->peak(Precision::kFp8) > 0) {
     w.weights = WeightFormat::kFp8;
     q.model.ingest_notes.push_back("weights assumed fp8 (--precision fp8: the engine quantizes the 16-bit weights to fp8 "
                                    "as it loads them, W8A8); --weights overrides");
@@ -280,7 +283,9 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     if (!o.prompt_given && o.prompt == WorkloadSpec{}.prompt && q.model.max_sequence_length > 0)
       w.prompt = std::min<long long>(w.prompt, q.model.max_sequence_length);
   }
-  if (w.task == Task::kInfer && w.prompt + w.generate == 0) bad("--prompt", "prompt and generate cannot both be 0");
+  if (w.task == Task::kInfer && w.prompt + w.generate == 0)
+    bad("--prompt", q.model.generates() ? "prompt and generate cannot both be 0"
+                                        : q.model.id + " is an encoder: its input needs at least 1 token");
   if (!w.lm_head && w.task == Task::kInfer && w.generate > 0)
     bad("--lm-head", "off leaves nothing to generate tokens with: give --generate 0 (a forward pass over the prompt)");
 }

@@ -92,7 +92,6 @@ std::optional<Rejection> device_precheck(const Device& d, const DeviceQuestion& 
 // basis (-1 when the device has no price on it: never counted as free).
 Candidate measure(const Device& d, int count, const Query& query, const Estimate& e, const DeviceQuestion& q,
                   bool inference, const std::optional<double>& unit_price) {
-  const WorkloadSpec& w = q.workload;
   const std::string& basis = q.spec.cost_basis;
   Candidate c;
   c.device = &d;
@@ -107,12 +106,15 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
     // tokens over the batch's time (prompt tokens over the prefill's when nothing is generated).
     const double batch = static_cast<double>(query.input.plan.micro_batch) * replicas;
     // A generic network (a CNN) counts samples: its forward passes.
+    // The lengths as resolved: an encoder generates nothing whatever the spec's default --generate.
     const bool requests = q.model.is_transformer();
-    c.tokens_per_second = requests && w.generate > 0 && e.infer.total_seconds > 0
-                              ? batch * static_cast<double>(w.generate) / e.infer.total_seconds
+    const Workload& lengths = query.input.workload;
+    c.one_pass = !q.model.generates() || lengths.generate == 0;
+    c.tokens_per_second = requests && lengths.generate > 0 && e.infer.total_seconds > 0
+                              ? batch * static_cast<double>(lengths.generate) / e.infer.total_seconds
                               : e.infer.total_decode_tokens_per_second();
-    if (requests && w.generate == 0)
-      c.tokens_per_second = batch * static_cast<double>(w.prompt) / e.infer.prefill_seconds;
+    if (requests && lengths.generate == 0)
+      c.tokens_per_second = batch * static_cast<double>(lengths.prompt) / e.infer.prefill_seconds;
     c.total_seconds = q.job_tokens / std::max(1e-9, c.tokens_per_second);
   } else {
     c.step_seconds = e.train.step_seconds;
@@ -142,7 +144,9 @@ void explain(Candidate& c, const Device& d, const RecommendSpec& spec, bool infe
   const Estimate& e = c.estimate;
   const MemoryBreakdown& m = e.memory;
   c.reasons.push_back(fmt::format("fits with {} free per device", human_bytes(e.capacity_bytes - m.total())));
-  if (inference) {
+  if (inference && c.one_pass) {
+    c.reasons.push_back(fmt::format("a forward pass of batch {} takes {}", e.plan.micro_batch, human_seconds(e.infer.prefill_seconds)));
+  } else if (inference) {
     c.reasons.push_back(fmt::format("decode is {}-bound: {:.1f} tokens/s per stream", e.infer.decode_memory_bound ? "memory" : "compute",
                                     e.infer.time_per_output_token_seconds > 0 ? 1.0 / e.infer.time_per_output_token_seconds : 0.0));
   } else {
@@ -388,6 +392,10 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   r.model_id = model.id;
   r.counts_samples = !model.is_transformer();
   r.counts_input_tokens = w.task == "infer" && model.is_transformer() && (!model.generates() || w.generate == 0);
+  if (spec.min_decode_tokens_per_second && w.task == "infer" && (!model.generates() || w.generate == 0))
+    throw InputError({}, "--min-decode-tps", model.id + (model.generates() ? " generates nothing with --generate 0"
+                                                                             : " generates nothing (one forward pass)") +
+                                                 ": there is no decode speed to ask of it");
   if (w.profile) {
     auto profile = io::load_profile_cached(*w.profile);
     r.profile_device = profile->catalog_id.empty() ? profile->device_name : profile->catalog_id;

@@ -55,7 +55,7 @@ struct Row {
   bool marked = true;  // whether the best of the row is marked
 };
 
-std::vector<Row> rows_for(bool training, const std::vector<Compared>& items) {
+std::vector<Row> rows_for(bool training, bool one_pass, const std::vector<Compared>& items) {
   std::vector<Row> rows;
   rows.push_back({"memory / device", [](const Compared& c) { return std::optional<double>(c.estimate->memory.total() / std::max(1.0, c.estimate->capacity_bytes)); },
                   [](const Compared& c, double) {
@@ -68,6 +68,15 @@ std::vector<Row> rows_for(bool training, const std::vector<Compared>& items) {
                     [](const Compared&, double v) { return fmt::format("{:.0f}", v); }, false});
     rows.push_back({"MFU", [](const Compared& c) { return std::optional<double>(c.estimate->train.mfu); },
                     [](const Compared&, double v) { return fmt::format("{:.1f}%", 100 * v); }, false});
+  } else if (one_pass) {
+    // A CNN, an encoder or --generate 0: one forward pass over the batch (the per-token fields carry it per sample).
+    rows.push_back({"batch latency", [](const Compared& c) { return std::optional<double>(c.estimate->infer.prefill_seconds); },
+                    [](const Compared&, double v) { return human_seconds(v); }});
+    rows.push_back({"samples/s", [](const Compared& c) {
+                      const Estimate& e = *c.estimate;
+                      return std::optional<double>(e.plan.micro_batch * e.infer.replicas / std::max(1e-12, e.infer.prefill_seconds));
+                    },
+                    [](const Compared&, double v) { return fmt::format("{:.1f}", v); }, false});
   } else {
     rows.push_back({"prefill (TTFT)", [](const Compared& c) { return std::optional<double>(c.estimate->infer.prefill_seconds); },
                     [](const Compared&, double v) { return human_seconds(v); }});
@@ -76,7 +85,7 @@ std::vector<Row> rows_for(bool training, const std::vector<Compared>& items) {
     rows.push_back({"decode tokens/s", [](const Compared& c) { return std::optional<double>(c.estimate->infer.decode_tokens_per_second); },
                     [](const Compared&, double v) { return fmt::format("{:.1f}", v); }, false});
   }
-  rows.push_back({training ? "time to finish" : "time per request", finish_seconds,
+  rows.push_back({training ? "time to finish" : one_pass ? "time per batch" : "time per request", finish_seconds,
                   [](const Compared&, double v) { return human_seconds(v); }});
   // Rental and purchase are different questions: the best cost is marked only when every column has the same basis.
   bool one_basis = true;
@@ -113,7 +122,9 @@ Table compare_table(const std::vector<Compared>& items) {
   for (const auto& c : items) fits.push_back(c.estimate->fits ? "yes" : "NO");
   t.rows.push_back(fits);
   const bool training = !items.empty() && items.front().estimate->training;
-  for (const Row& row : rows_for(training, items)) {
+  const bool one_pass = !training && !items.empty() &&
+                        (!items.front().input->model->generates() || items.front().input->workload.generate == 0);
+  for (const Row& row : rows_for(training, one_pass, items)) {
     std::vector<std::optional<double>> values;
     std::optional<double> best;
     for (const auto& c : items) {

@@ -23,6 +23,13 @@ namespace hwplan::report {
 using nlohmann::json;
 
 namespace {
+// The format the weights are stored and read in: --weights, else the compute format's (fp32 for fp32 and tf32; an fp8
+// compute without fp8 weights keeps the 16-bit checkpoint, memory.cpp weight_bytes_per_param).
+std::string stored_weights(const Workload& w) {
+  if (w.weights) return to_string(*w.weights);
+  if (w.precision == Precision::kFp32 || w.precision == Precision::kTf32) return "fp32";
+  return w.precision == Precision::kFp16 ? "fp16" : "bf16";
+}
 
 // A lone request's time to first token through hwplan serve (concurrency 1) on this layout: the server's handling,
 // then the engine's steps over the prompt with its own step model and chunk budget. Only where serve would run it:
@@ -76,7 +83,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   if (w.task == Task::kInfer) {
     j["workload"]["prompt"] = w.prompt;
     j["workload"]["generate"] = w.generate;
-    j["workload"]["weights"] = w.weights ? to_string(*w.weights) : to_string(w.precision);
+    j["workload"]["weights"] = stored_weights(w);
     j["workload"]["kv_cache"] = to_string(w.kv_cache);
   }
   if (w.task == Task::kLora || w.task == Task::kQlora) j["workload"]["lora_rank"] = w.lora_rank;
@@ -205,8 +212,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
   // recorded measurement sets (estimators/uncertainty.hpp).
   const Band& time_band = band(!in.model->is_transformer() ? Regime::kImage
                                : e.training                 ? Regime::kThroughput
-                               : in.model->generates()      ? Regime::kDecode
-                                                            : Regime::kStep);
+                               : in.model->generates() && w.generate > 0 ? Regime::kDecode
+                                                                         : Regime::kStep);
   j["uncertainty"] = {{"time_regime", time_band.name},
                       {"time_relative_p80", time_band.p80_relative_error},
                       {"prefill_relative_p80", band(Regime::kStep).p80_relative_error},
@@ -285,11 +292,11 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                            w.weights ? fmt::format(" weights {}", to_string(*w.weights)) : "", in.model->input)
                      : encoder_pass ? fmt::format("{} {} input {} tokens (one forward pass) weights {}", to_string(w.task),
                                                   to_string(w.precision), w.prompt,
-                                                  w.weights ? to_string(*w.weights) : to_string(w.precision))
+                                                  stored_weights(w))
                      : w.task == Task::kInfer
                          ? fmt::format("{} {} prompt {} generate {} weights {} kv-cache {}", to_string(w.task),
                                        to_string(w.precision), w.prompt, w.generate,
-                                       w.weights ? to_string(*w.weights) : to_string(w.precision), to_string(w.kv_cache))
+                                       stored_weights(w), to_string(w.kv_cache))
                          : fmt::format("{} {} seq {}", to_string(w.task), to_string(w.precision), w.seq);
   if (e.effective_precision != e.requested_precision || e.precision_passes > 1)
     task += fmt::format(" (GEMMs run in {}{})", to_string(e.effective_precision),

@@ -41,6 +41,7 @@ json inputs_json(const Device& d, const tco::Inputs& in) {
           {"rent_price_date", in.rent_date},
           {"job_hours", in.job_hours},
           {"job_kind", in.job_kind},
+          {"token_kind", in.token_kind},
           {"tokens_per_second", in.tokens_per_second}};
 }
 
@@ -129,7 +130,10 @@ Table tco_cost_table(const TcoReport& rep) {
     t.rows.push_back({fmt::format("per {} ({}, {:.3g} in the horizon)", in.job_kind, human_seconds(in.job_hours * 3600), *r.jobs),
                       money_or_dash(r.own_usd_per_job), money_or_dash(r.rent_usd_per_job)});
   if (r.own_usd_per_million_tokens)
-    t.rows.push_back({"per million tokens", money_or_dash(r.own_usd_per_million_tokens), money_or_dash(r.rent_usd_per_million_tokens)});
+    t.rows.push_back({in.token_kind == "input"     ? "per million input tokens"
+                      : in.token_kind == "samples" ? "per million samples"
+                                                   : "per million tokens",
+                      money_or_dash(r.own_usd_per_million_tokens), money_or_dash(r.rent_usd_per_million_tokens)});
   return t;
 }
 

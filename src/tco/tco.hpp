@@ -66,6 +66,9 @@ struct Inputs {
   double job_hours = 0;
   double tokens_per_second = 0;
   std::string job_kind = "job";  // what one job is, in words ("training run", "batch of requests")
+  // Which tokens the per-million cost counts: "trained", "output" (generated), or "input" (an encoder's or a plain
+  // forward pass's, which generate nothing), as recommend counts them.
+  std::string token_kind = "output";
 };
 
 struct OwnCost {
