@@ -2,6 +2,7 @@
 // MFU, the warnings and the reasons). Types only; estimators/estimate.hpp computes them.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,11 @@ struct Estimate {
   std::string fit_hint;       // when it does not fit: the change most likely to make it fit, in words
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // the explanation, in words
+  // Inference that is one forward pass over the batch (inference.hpp one_forward_pass): samples per second, all
+  // replicas together.
+  double forward_samples_per_second() const {
+    return plan.micro_batch * infer.replicas / std::max(1e-12, infer.prefill_seconds);
+  }
 };
 
 struct EstimateInput {

@@ -12,6 +12,7 @@
 #include "io/batch_io.hpp"
 #include "report/estimate_report.hpp"
 #include "recommend/front_end.hpp"
+#include "estimators/inference.hpp"
 
 namespace hwplan::cli {
 namespace {
@@ -64,14 +65,14 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
       std::string time, rate;
       // A generic network (a CNN) counts samples (images), and its inference is one batch's latency.
       // An encoder's inference (BERT, ViT), or a decoder's with --generate 0, is one forward pass too: samples/s.
-      const bool one_pass = !e.training && (!q.model.generates() || q.input.workload.generate == 0);
+      const bool one_pass = !e.training && one_forward_pass(q.model, q.input.workload.generate);
       const char* unit = q.model.is_transformer() && !one_pass ? "tok/s" : "samples/s";
       if (e.training) {
         time = human_seconds(e.total_seconds >= 0 ? e.total_seconds : e.train.step_seconds) + (e.total_seconds >= 0 ? " total" : " /step");
         rate = fmt::format("{:.0f} {}", e.train.tokens_per_second, unit);  // a CNN's training counts samples already
       } else {
         time = human_seconds(e.infer.prefill_seconds) + (one_pass ? " /batch" : " TTFT");
-        rate = fmt::format("{:.1f} {}", one_pass ? e.plan.micro_batch * e.infer.replicas / std::max(1e-12, e.infer.prefill_seconds)
+        rate = fmt::format("{:.1f} {}", one_pass ? e.forward_samples_per_second()
                                                  : e.infer.total_decode_tokens_per_second(), unit);
       }
       r.row = {s.name, s.command, q.device->id, std::to_string(q.input.system.count), e.fits ? "yes" : "no",

@@ -16,6 +16,7 @@
 #include "estimators/search.hpp"
 #include "tco/tco.hpp"
 #include "recommend/query.hpp"
+#include "estimators/inference.hpp"
 
 namespace hwplan {
 namespace {
@@ -109,7 +110,7 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
     // The lengths as resolved: an encoder generates nothing whatever the spec's default --generate.
     const bool requests = q.model.is_transformer();
     const Workload& lengths = query.input.workload;
-    c.one_pass = !q.model.generates() || lengths.generate == 0;
+    c.one_pass = one_forward_pass(q.model, lengths.generate);
     c.tokens_per_second = requests && lengths.generate > 0 && e.infer.total_seconds > 0
                               ? batch * static_cast<double>(lengths.generate) / e.infer.total_seconds
                               : e.infer.total_decode_tokens_per_second();
@@ -391,8 +392,9 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   Recommendation r;
   r.model_id = model.id;
   r.counts_samples = !model.is_transformer();
-  r.counts_input_tokens = w.task == "infer" && model.is_transformer() && (!model.generates() || w.generate == 0);
-  if (spec.min_decode_tokens_per_second && w.task == "infer" && (!model.generates() || w.generate == 0))
+  const bool one_pass = w.task == "infer" && one_forward_pass(model, w.generate);
+  r.counts_input_tokens = one_pass && model.is_transformer();
+  if (spec.min_decode_tokens_per_second && one_pass)
     throw InputError({}, "--min-decode-tps", model.id + (model.generates() ? " generates nothing with --generate 0"
                                                                              : " generates nothing (one forward pass)") +
                                                  ": there is no decode speed to ask of it");

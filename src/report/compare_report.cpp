@@ -10,6 +10,7 @@
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "report/estimate_report.hpp"
+#include "estimators/inference.hpp"
 
 namespace hwplan::report {
 namespace {
@@ -72,10 +73,7 @@ std::vector<Row> rows_for(bool training, bool one_pass, const std::vector<Compar
     // A CNN, an encoder or --generate 0: one forward pass over the batch (the per-token fields carry it per sample).
     rows.push_back({"batch latency", [](const Compared& c) { return std::optional<double>(c.estimate->infer.prefill_seconds); },
                     [](const Compared&, double v) { return human_seconds(v); }});
-    rows.push_back({"samples/s", [](const Compared& c) {
-                      const Estimate& e = *c.estimate;
-                      return std::optional<double>(e.plan.micro_batch * e.infer.replicas / std::max(1e-12, e.infer.prefill_seconds));
-                    },
+    rows.push_back({"samples/s", [](const Compared& c) { return std::optional<double>(c.estimate->forward_samples_per_second()); },
                     [](const Compared&, double v) { return fmt::format("{:.1f}", v); }, false});
   } else {
     rows.push_back({"prefill (TTFT)", [](const Compared& c) { return std::optional<double>(c.estimate->infer.prefill_seconds); },
@@ -123,7 +121,7 @@ Table compare_table(const std::vector<Compared>& items) {
   t.rows.push_back(fits);
   const bool training = !items.empty() && items.front().estimate->training;
   const bool one_pass = !training && !items.empty() &&
-                        (!items.front().input->model->generates() || items.front().input->workload.generate == 0);
+                        one_forward_pass(*items.front().input->model, items.front().input->workload.generate);
   for (const Row& row : rows_for(training, one_pass, items)) {
     std::vector<std::optional<double>> values;
     std::optional<double> best;

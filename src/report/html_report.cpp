@@ -17,6 +17,7 @@
 #include "report/tco_report.hpp"
 #include "report/svg.hpp"
 #include "report/table.hpp"
+#include "estimators/inference.hpp"
 
 namespace hwplan::report {
 namespace {
@@ -143,11 +144,10 @@ std::string estimate_answer(const EstimateInput& in, const Estimate& e) {
   if (e.training) {
     s += fmt::format("; a step takes {}, {:.0f} tokens/s", human_seconds(e.train.step_seconds), e.train.tokens_per_second);
     if (e.total_seconds >= 0) s += fmt::format(", {} for the whole job", human_seconds(e.total_seconds));
-  } else if (!in.model->generates() || in.workload.generate == 0) {
+  } else if (one_forward_pass(*in.model, in.workload.generate)) {
     // One forward pass (a CNN, an encoder, --generate 0): a batch latency, no first token.
     s += fmt::format("; a forward pass of batch {} takes {}, {:.1f} samples/s", e.plan.micro_batch,
-                     human_seconds(e.infer.prefill_seconds),
-                     e.plan.micro_batch * e.infer.replicas / std::max(1e-12, e.infer.prefill_seconds));
+                     human_seconds(e.infer.prefill_seconds), e.forward_samples_per_second());
   } else {
     s += fmt::format("; first token after {}, then {:.1f} tokens/s", human_seconds(e.infer.prefill_seconds),
                      e.infer.decode_tokens_per_second);

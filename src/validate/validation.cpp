@@ -178,7 +178,7 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
         double total = 0;
         if (e.training) total = e.train.tokens_per_second / seq;
         else if (!q.model.is_transformer()) total = e.infer.total_decode_tokens_per_second();
-        else total = static_cast<double>(e.plan.micro_batch) * e.infer.replicas / std::max(1e-12, e.infer.prefill_seconds);
+        else total = e.forward_samples_per_second();
         // A generic network (a CNN) has its own regime and band; a ViT is timed as the transformer it is.
         add(key, "samples/s", value, total / devices,
             !q.model.is_transformer() ? "image" : e.training ? "throughput" : "step");
