@@ -83,7 +83,12 @@ double allreduce_seconds(double bytes, int n, const GroupLink& link) {
 double engine_allreduce_seconds(double bytes, int n, const GroupLink& link, bool custom) {
   if (!custom || std::string_view(link.medium) != "scale-up fabric") return allreduce_seconds(bytes, n, link);
   if (n <= 1 || bytes <= 0) return 0;
-  return 2.0 * (n - 1) / n * bytes / link.bytes_per_s + assumptions().custom_allreduce_latency_seconds;
+  // One kernel that reads the peers' buffers: a few microseconds whatever the group size, but a slow data path
+  // (custom_allreduce_bandwidth_share of NCCL's bus bandwidth). The engines switch to NCCL where it is faster (vLLM
+  // above its buffer's size, TensorRT-LLM's strategy by message size): the faster of the two.
+  const double own = 2.0 * (n - 1) / n * bytes / (link.bytes_per_s * assumptions().custom_allreduce_bandwidth_share) +
+                     assumptions().custom_allreduce_latency_seconds;
+  return std::min(own, allreduce_seconds(bytes, n, link));
 }
 
 double allgather_seconds(double bytes_total, int n, const GroupLink& link) {

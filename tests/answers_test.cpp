@@ -110,7 +110,7 @@ TEST_CASE("fp16 on a bf16-only device is as fast as bf16 and says so") {
     Estimate bf16 = run(w);
     w.precision = "fp16";
     Estimate fp16 = run(w);
-    CHECK(fp16.train.step_seconds == doctest::Approx(bf16.train.step_seconds).epsilon(1e-9));
+    CHECK(fp16.train.step_seconds == ::hwplan::test::approx(bf16.train.step_seconds).epsilon(1e-9));
     CHECK(fp16.train.mfu > 0);
     CHECK(fp16.effective_precision == Precision::kBf16);
     bool named = false;
@@ -161,7 +161,7 @@ TEST_CASE("expert parallelism pays for its all-to-all") {
   const double bytes = 4096.0 * 2 * 4096 * 2;
   GroupLink link = group_link(test::registry().device("h100-sxm"), System{8, 8}, 8, 1);
   const double expected = 32 * 4 * alltoall_seconds(bytes, 8, link);
-  CHECK(ep8.train.tp_comm_seconds - ep1.train.tp_comm_seconds == doctest::Approx(expected).epsilon(0.01).scale(0));
+  CHECK(ep8.train.tp_comm_seconds - ep1.train.tp_comm_seconds == ::hwplan::test::approx(expected).epsilon(0.01).scale(0));
 }
 
 TEST_CASE("a group that straddles two nodes talks over the network") {
@@ -206,7 +206,7 @@ TEST_CASE("inference throughput is per replica and in total, named so, and recom
   const json& inf = j["inference"];
   CHECK(inf["replicas"].get<int>() == 2);
   CHECK(inf["decode_tokens_per_second"].get<double>() ==
-        doctest::Approx(2 * inf["decode_tokens_per_second_per_replica"].get<double>()));
+        ::hwplan::test::approx(2 * inf["decode_tokens_per_second_per_replica"].get<double>()));
 }
 
 TEST_CASE("plans leave the headroom free") {
@@ -391,7 +391,7 @@ TEST_CASE("offloading shows its host-link traffic time apart from the optimizer"
   CHECK(t["offload_transfer_seconds"].get<double>() > 0);
   // The step is the sum of its parts: forward, backward, optimizer, host transfers and exposed communication.
   CHECK(t["step_seconds"].get<double>() ==
-        doctest::Approx(t["forward_seconds"].get<double>() + t["backward_seconds"].get<double>() +
+        ::hwplan::test::approx(t["forward_seconds"].get<double>() + t["backward_seconds"].get<double>() +
                         t["optimizer_seconds"].get<double>() + t["offload_transfer_seconds"].get<double>() +
                         t["communication_seconds"].get<double>() + t["pipeline_bubble_seconds"].get<double>())
             .epsilon(1e-6));
@@ -442,7 +442,7 @@ TEST_CASE("the stack parts measured on the H200 are flags: autocast, persistent 
   // buffers kept across steps hold them all.
   w.persistent_grads = true;
   const Estimate kept = run(w);
-  CHECK(kept.memory.gradients == doctest::Approx(1.2358e9 * 4).epsilon(0.01));
+  CHECK(kept.memory.gradients == ::hwplan::test::approx(1.2358e9 * 4).epsilon(0.01));
   CHECK(amp.memory.gradients < kept.memory.gradients / 3);
   w.persistent_grads.reset();
   // Eager decode is host-bound: the host's time per kernel sets the speed, and the flag says which host.
@@ -453,7 +453,7 @@ TEST_CASE("the stack parts measured on the H200 are flags: autocast, persistent 
   CHECK(fast.infer.decode_tokens_per_second > 1.6 * slow);
   // 15.5 us: that host's 23.0 ms per token over the 1,483 kernels the profiler counted per token, so the same
   // 43.4 tokens/s come back through the estimator's own kernel count (within 10%).
-  CHECK(fast.infer.decode_tokens_per_second == doctest::Approx(43.4).epsilon(0.1));
+  CHECK(fast.infer.decode_tokens_per_second == ::hwplan::test::approx(43.4).epsilon(0.1));
   d.host_kernel_us = -1;
   CHECK_THROWS_AS(run(d), InputError);
 }
@@ -465,14 +465,14 @@ TEST_CASE("a GeForce card's host is a desktop: its eager host time is the server
   const Stack& st = q.input.workload.stack;
   CHECK(st.desktop_host);
   CHECK(st.host_seconds_per_kernel ==
-        doctest::Approx(assumptions().eager_host_seconds_per_kernel * assumptions().desktop_host_time_ratio));
+        ::hwplan::test::approx(assumptions().eager_host_seconds_per_kernel * assumptions().desktop_host_time_ratio));
   const double desktop = run(d).infer.decode_tokens_per_second;
   d.host_kernel_us = assumptions().eager_host_seconds_per_kernel * 1e6;  // a time given by hand is kept as given
   Query given = resolve_query(test::registry(), d);
   CHECK_FALSE(given.input.workload.stack.desktop_host);
   const double server = run(d).infer.decode_tokens_per_second;
   // Host-bound: the speed follows the host's time per kernel.
-  CHECK(desktop / server == doctest::Approx(1 / assumptions().desktop_host_time_ratio).epsilon(0.1));
+  CHECK(desktop / server == ::hwplan::test::approx(1 / assumptions().desktop_host_time_ratio).epsilon(0.1));
   // A datacenter card keeps the server's host, and the output says which host it assumed.
   d.host_kernel_us.reset();
   d.device = "l40s";
@@ -523,7 +523,7 @@ TEST_CASE("a serving preset without CUDA graphs issues its kernels from Python, 
   CHECK(desktop.desktop_host);
   CHECK_FALSE(given.desktop_host);
   CHECK(given.decode_step_overhead_seconds ==
-        doctest::Approx(desktop.decode_step_overhead_seconds / assumptions().desktop_host_time_ratio));
+        ::hwplan::test::approx(desktop.decode_step_overhead_seconds / assumptions().desktop_host_time_ratio));
   // Adafactor has no multi-tensor path: its step loops over the tensors even under a foreach preset.
   WorkloadSpec t = finetune_spec("bert-large", "v100-32gb-sxm", "fsdp", 4, 512);
   t.precision = "fp32";
@@ -548,20 +548,20 @@ TEST_CASE("the optimizer step moves its implementation's bytes: one fused pass, 
   // Pure bf16: fused 2P + G + 4S = 14 bytes a parameter, foreach 4P + 2G + 14S = 40 (P = G = S = 2); the fused
   // kernel moves its bytes at fused_optimizer_bandwidth_share of a streaming kernel's rate.
   const double share = assumptions().fused_optimizer_bandwidth_share;
-  CHECK(step("none", false, false) / step("none", true, false) == doctest::Approx(40.0 / 14 * share).epsilon(0.03));
+  CHECK(step("none", false, false) / step("none", true, false) == ::hwplan::test::approx(40.0 / 14 * share).epsilon(0.03));
   // Autocast over fp32 weights (fp32 gradients and moments): 28 against 80; clipping adds a read for the norm and
   // a scaling pass (3G = 12).
-  CHECK(step("fp32", false, false) / step("fp32", true, false) == doctest::Approx(80.0 / 28 * share).epsilon(0.03));
-  CHECK(step("fp32", false, true) / step("fp32", false, false) == doctest::Approx(92.0 / 80).epsilon(0.03));
+  CHECK(step("fp32", false, false) / step("fp32", true, false) == ::hwplan::test::approx(80.0 / 28 * share).epsilon(0.03));
+  CHECK(step("fp32", false, true) / step("fp32", false, false) == ::hwplan::test::approx(92.0 / 80).epsilon(0.03));
   // Clipping runs as its own foreach kernels at the streaming rate, beside a fused update at its share of it.
-  CHECK(step("none", true, true) / step("none", true, false) == doctest::Approx((14.0 / share + 6) / (14.0 / share)).epsilon(0.03));
+  CHECK(step("none", true, true) / step("none", true, false) == ::hwplan::test::approx((14.0 / share + 6) / (14.0 / share)).epsilon(0.03));
   // The published figure behind the share: torch's fused AdamW, a 7B bf16 step in 49.9 ms on an H100
   // (pytorch/pytorch #117872; #118361 gives 49.7 ms for open_llama_7b_v2).
   WorkloadSpec h100 = finetune_spec("llama-2-7b", "h100-sxm", "hf-trainer", 1, 128);
   h100.master_weights = "none";
   h100.fused_optimizer = true;
   h100.clip_grad_norm = false;
-  CHECK(run(h100).train.optimizer_seconds == doctest::Approx(49.9e-3).epsilon(0.10));
+  CHECK(run(h100).train.optimizer_seconds == ::hwplan::test::approx(49.9e-3).epsilon(0.10));
   // The Trainer's preset is the foreach AdamW with clipping; DeepSpeed's FusedAdam is the one pass.
   WorkloadSpec hf = finetune_spec("llama-2-7b", "h200-sxm", "hf-trainer", 1, 128);
   const Stack trainer = resolve_query(test::registry(), hf).input.workload.stack;

@@ -75,14 +75,14 @@ TEST_CASE("an override changes the estimate that uses it, and the estimate says 
   for (const auto& w : halved.warnings) said |= w.find("bandwidth_efficiency 0.425 (default 0.85)") != std::string::npos;
   CHECK(said);
   set_assumptions(Assumptions{});
-  CHECK(estimate(in).infer.time_per_output_token_seconds == doctest::Approx(base.infer.time_per_output_token_seconds).scale(0));
+  CHECK(estimate(in).infer.time_per_output_token_seconds == ::hwplan::test::approx(base.infer.time_per_output_token_seconds).scale(0));
 }
 
 TEST_CASE("assumption files: unknown names with a suggestion, ranges and numbers checked, file and line named") {
   CHECK(error_of("bandwidth_efficiency: 0.8\nnetwork_efficiency: 0.9\n").empty());
   Assumptions a = io::parse_assumptions(Assumptions{}, "bandwidth_efficiency: 0.8\n", "a.yaml");
-  CHECK(a.bandwidth_efficiency == doctest::Approx(0.8));
-  CHECK(a.tensor_gemm_efficiency == doctest::Approx(Assumptions{}.tensor_gemm_efficiency));
+  CHECK(a.bandwidth_efficiency == ::hwplan::test::approx(0.8));
+  CHECK(a.tensor_gemm_efficiency == ::hwplan::test::approx(Assumptions{}.tensor_gemm_efficiency));
   std::string typo = error_of("bandwith_efficiency: 0.8\n");
   CHECK(typo.find("a.yaml:1") != std::string::npos);
   CHECK(typo.find("did you mean 'bandwidth_efficiency'") != std::string::npos);
@@ -102,8 +102,8 @@ TEST_CASE("hwplan assumptions lists the active values, which --assumptions overr
   for (const auto& a : j["assumptions"])
     if (a["name"] == "network_efficiency") {
       found = true;
-      CHECK(a["value"].get<double>() == doctest::Approx(0.5));
-      CHECK(a["default"].get<double>() == doctest::Approx(0.85));
+      CHECK(a["value"].get<double>() == ::hwplan::test::approx(0.5));
+      CHECK(a["default"].get<double>() == ::hwplan::test::approx(0.85));
       CHECK(a["overridden"] == true);
     }
   CHECK(found);

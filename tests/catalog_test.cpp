@@ -42,12 +42,12 @@ TEST_CASE("PCIe host links: per-direction rates of each generation (128b/130b fr
     l.pcie_lanes = lanes;
     return l.bytes_per_s() / 1e9;
   };
-  CHECK(rate(1, 16) == doctest::Approx(4.0));
-  CHECK(rate(2, 16) == doctest::Approx(8.0));
-  CHECK(rate(3, 16) == doctest::Approx(15.754).epsilon(1e-3));
-  CHECK(rate(4, 16) == doctest::Approx(31.508).epsilon(1e-3));
-  CHECK(rate(5, 16) == doctest::Approx(63.015).epsilon(1e-3));
-  CHECK(rate(4, 8) == doctest::Approx(15.754).epsilon(1e-3));
+  CHECK(rate(1, 16) == ::hwplan::test::approx(4.0));
+  CHECK(rate(2, 16) == ::hwplan::test::approx(8.0));
+  CHECK(rate(3, 16) == ::hwplan::test::approx(15.754).epsilon(1e-3));
+  CHECK(rate(4, 16) == ::hwplan::test::approx(31.508).epsilon(1e-3));
+  CHECK(rate(5, 16) == ::hwplan::test::approx(63.015).epsilon(1e-3));
+  CHECK(rate(4, 8) == ::hwplan::test::approx(15.754).epsilon(1e-3));
 }
 
 TEST_CASE("every built-in device has an architecture family") {
@@ -98,7 +98,7 @@ TEST_CASE("MI250 and MI250X are described per GCD, as ROCm and PyTorch see them"
     const Device& d = test::registry().device(id);
     CHECK(d.devices_per_package == 2);
     CHECK(d.memory_bytes / kGiB == 64.0);
-    CHECK(d.memory_bandwidth_bytes_per_s / kGB == doctest::Approx(1638.4).epsilon(1e-9));
+    CHECK(d.memory_bandwidth_bytes_per_s / kGB == ::hwplan::test::approx(1638.4).epsilon(1e-9));
     CHECK(d.derived.count("memory_gib") == 1);
     CHECK(d.interconnect.type == "infinity-fabric");
     CHECK(d.interconnect.domain_size == 8);
@@ -107,7 +107,7 @@ TEST_CASE("MI250 and MI250X are described per GCD, as ROCm and PyTorch see them"
   CHECK(*test::registry().device("mi250x").compute_units == 110);
   // One GCD of an MI250 is the MI210's die: the same peak (181 TFLOPS FP16 dense, AMD MI210 datasheet), within 0.1%.
   CHECK(test::registry().device("mi250").peak(Precision::kFp16) ==
-        doctest::Approx(test::registry().device("mi210").peak(Precision::kFp16)).epsilon(0.001));
+        ::hwplan::test::approx(test::registry().device("mi210").peak(Precision::kFp16)).epsilon(0.001));
   // The name older ROCm releases report for both parts, and the MI250's own, map to the MI250 GCD.
   CHECK(test::registry().device("AMD Instinct MI250X / MI250").id == "mi250");
   CHECK(test::registry().device("amd instinct mi250").id == "mi250");
@@ -172,22 +172,22 @@ TEST_CASE("new catalog devices: dense peaks, per-GPU memory, Apple GPUs beside t
   const auto& reg = test::registry();
   // H100 NVL: the datasheet's sparse headline 1,671 TFLOPS BF16 halved to the dense 835.5; 94 GB at 3.9 TB/s.
   const Device& nvl = reg.device("h100-nvl");
-  CHECK(nvl.peak(Precision::kBf16) / kTera == doctest::Approx(835.5).epsilon(1e-6));
+  CHECK(nvl.peak(Precision::kBf16) / kTera == ::hwplan::test::approx(835.5).epsilon(1e-6));
   CHECK(nvl.memory_bytes / kGiB == 94.0);
   CHECK(nvl.interconnect.domain_size == 2);
   // GH200: the H100 SXM's compute (989.4 dense BF16), with a measured matmul below peak (828.6, ml-engineering).
   const Device& gh = reg.device("gh200");
-  CHECK(gh.peak(Precision::kBf16) == doctest::Approx(reg.device("h100-sxm").peak(Precision::kBf16)).epsilon(1e-9));
+  CHECK(gh.peak(Precision::kBf16) == ::hwplan::test::approx(reg.device("h100-sxm").peak(Precision::kBf16)).epsilon(1e-9));
   CHECK(gh.measured_matmul_flops.at(Precision::kBf16) < gh.peak(Precision::kBf16));
   // MI325X: MI300X compute with 256 GB at 6 TB/s.
   CHECK(reg.device("mi325x").peak(Precision::kBf16) ==
-        doctest::Approx(reg.device("mi300x").peak(Precision::kBf16)).epsilon(1e-9));
+        ::hwplan::test::approx(reg.device("mi300x").peak(Precision::kBf16)).epsilon(1e-9));
   CHECK(reg.device("mi325x").memory_bytes / kGiB == 256.0);
   // GeForce FP32-accumulate halving: RTX 4080 97.5 (Ada whitepaper v2.02, Appendix A), RTX 3080 59.5 (GA102
   // whitepaper, Appendix A); the pro RTX 6000 Ada is not halved (142 SM x 2.505 GHz x 1024 = 364.2). 0.1%.
-  CHECK(reg.device("rtx-4080").peak(Precision::kFp16) / kTera == doctest::Approx(97.5).epsilon(0.001));
-  CHECK(reg.device("rtx-3080").peak(Precision::kFp16) / kTera == doctest::Approx(59.5).epsilon(0.001));
-  CHECK(reg.device("rtx-6000-ada").peak(Precision::kFp16) / kTera == doctest::Approx(364.2).epsilon(0.001));
+  CHECK(reg.device("rtx-4080").peak(Precision::kFp16) / kTera == ::hwplan::test::approx(97.5).epsilon(0.001));
+  CHECK(reg.device("rtx-3080").peak(Precision::kFp16) / kTera == ::hwplan::test::approx(59.5).epsilon(0.001));
+  CHECK(reg.device("rtx-6000-ada").peak(Precision::kFp16) / kTera == ::hwplan::test::approx(364.2).epsilon(0.001));
   // Cloud parts: TPU v5p 459 / v6e 918 TFLOPS BF16 per chip (Google Cloud TPU docs), Trainium2 667 (AWS Neuron docs).
   CHECK(reg.device("tpu-v5p").peak(Precision::kBf16) / kTera == 459.0);
   CHECK(reg.device("tpu-v6e").peak(Precision::kBf16) / kTera == 918.0);
@@ -206,7 +206,7 @@ TEST_CASE("new catalog devices: dense peaks, per-GPU memory, Apple GPUs beside t
   }
   // M2 Ultra: 76 GPU cores x 128 ALUs x 2 x 1.398 GHz = 27.2 TFLOPS; 192 GB at 800 GB/s (Apple). 0.1%.
   const Device& m2u = reg.device("apple-m2-ultra-gpu");
-  CHECK(m2u.peak(Precision::kFp32) / kTera == doctest::Approx(27.2).epsilon(0.001));
+  CHECK(m2u.peak(Precision::kFp32) / kTera == ::hwplan::test::approx(27.2).epsilon(0.001));
   CHECK(m2u.memory_bytes / kGiB == 192.0);
   // The names MLX reports ('Apple M2 Ultra') find the GPU entry; the ANE entries keep their own ids.
   CHECK(reg.device("Apple M2 Ultra").id == "apple-m2-ultra-gpu");
@@ -218,7 +218,7 @@ namespace {
 // Two devices agree on every figure the estimators and reports read (base units, within the 12 significant
 // digits device_to_yaml writes).
 void check_same_device(const Device& a, const Device& b) {
-  auto near = [](double x, double y) { return x == doctest::Approx(y).epsilon(1e-11); };
+  auto near = [](double x, double y) { return x == ::hwplan::test::approx(y).epsilon(1e-11); };
   CHECK(a.id == b.id);
   CHECK(a.name == b.name);
   CHECK(a.aliases == b.aliases);

@@ -337,7 +337,7 @@ TEST_CASE("an encoder's inference is one forward pass: a batch latency, no KV ca
   CHECK(vit["memory"]["breakdown"]["kv_cache"].get<double>() == 0.0);
   CHECK(vit["inference"]["time_to_first_token_seconds"].is_null());
   const double batch_seconds = vit["inference"]["batch_seconds"].get<double>();
-  CHECK(vit["inference"]["samples_per_second"].get<double>() == doctest::Approx(8 / batch_seconds));
+  CHECK(vit["inference"]["samples_per_second"].get<double>() == ::hwplan::test::approx(8 / batch_seconds));
   CHECK(vit["uncertainty"]["time_regime"] == "step");
   auto table = run_hwplan("estimate --model bert-large --device h100-sxm --task infer --batch 8").out;
   CHECK(table.find("input 512 tokens (one forward pass)") != std::string::npos);
@@ -359,7 +359,7 @@ TEST_CASE("a CNN's fp32 convolutions run in TF32 where cuDNN would: priced as tf
   using hwplan::test::run_hwplan;
   auto fp32 = nlohmann::json::parse(run_hwplan("estimate --model resnet-50 --device a100-80gb-sxm --task train --batch 256 --precision fp32 --format json").out);
   auto tf32 = nlohmann::json::parse(run_hwplan("estimate --model resnet-50 --device a100-80gb-sxm --task train --batch 256 --precision tf32 --format json").out);
-  CHECK(fp32["time"]["step_seconds"].get<double>() == doctest::Approx(tf32["time"]["step_seconds"].get<double>()));
+  CHECK(fp32["time"]["step_seconds"].get<double>() == ::hwplan::test::approx(tf32["time"]["step_seconds"].get<double>()));
   CHECK(fp32["warnings"].dump().find("run in TF32") != std::string::npos);
   // No TF32 on a V100; and a language model's fp32 matmuls stay fp32 (PyTorch's matmul flag defaults to off).
   auto v100 = nlohmann::json::parse(run_hwplan("estimate --model resnet-50 --device v100-32gb-sxm --task train --batch 256 --precision fp32 --format json").out);
@@ -374,12 +374,12 @@ TEST_CASE("one forward pass reads the same in every command: recommend, tco, com
   auto est = nlohmann::json::parse(run_hwplan("estimate --model bert-large --device b200 --task infer --batch 32 --format json").out);
   auto rec = nlohmann::json::parse(run_hwplan("recommend --model bert-large --task infer --batch 32 --devices b200 --format json").out);
   const double input_rate = 32 * 512 / est["inference"]["batch_seconds"].get<double>();
-  CHECK(rec["candidates"][0]["tokens_per_second"].get<double>() == doctest::Approx(input_rate).epsilon(1e-6));
+  CHECK(rec["candidates"][0]["tokens_per_second"].get<double>() == ::hwplan::test::approx(input_rate).epsilon(1e-6));
   CHECK(run_hwplan("recommend --model bert-large --task infer --batch 32 --min-decode-tps 300").exit_code == 2);
   // tco prices them per million input tokens at the same rate.
   auto tco = nlohmann::json::parse(run_hwplan("tco --model bert-large --device b200 --task infer --batch 32 --format json").out);
   CHECK(tco["inputs"]["token_kind"] == "input");
-  CHECK(tco["inputs"]["tokens_per_second"].get<double>() == doctest::Approx(input_rate).epsilon(1e-6));
+  CHECK(tco["inputs"]["tokens_per_second"].get<double>() == ::hwplan::test::approx(input_rate).epsilon(1e-6));
   // compare and batch speak of a batch latency and samples/s.
   auto cmp = run_hwplan("compare --model bert-large --devices h100-sxm,b200 --task infer --batch 8").out;
   CHECK(cmp.find("batch latency") != std::string::npos);

@@ -55,21 +55,21 @@ TEST_CASE("context parallelism: a rank computes 1/cp of the tokens and 1/cp of t
   std::vector<OpRecord> ops1, ops2;
   layer_cost(training_shape(one), rates, &ops1);
   layer_cost(training_shape(two), rates, &ops2);
-  CHECK(op_flops(ops2, "qkv-proj") == doctest::Approx(op_flops(ops1, "qkv-proj") / 2));
-  CHECK(op_flops(ops2, "flash-attention") == doctest::Approx(op_flops(ops1, "flash-attention") / 2));
+  CHECK(op_flops(ops2, "qkv-proj") == ::hwplan::test::approx(op_flops(ops1, "qkv-proj") / 2));
+  CHECK(op_flops(ops2, "flash-attention") == ::hwplan::test::approx(op_flops(ops1, "flash-attention") / 2));
   // Activations per rank halve (the logits of the rank's tokens too); weights and optimizer state do not grow.
   Estimate e1 = estimate(one), e2 = estimate(two);
   CHECK(e2.memory.activations < 0.55 * e1.memory.activations);
-  CHECK(e2.memory.weights == doctest::Approx(e1.memory.weights));
-  CHECK(e2.memory.optimizer == doctest::Approx(e1.memory.optimizer));  // sharded over dp x cp = 8 either way
+  CHECK(e2.memory.weights == ::hwplan::test::approx(e1.memory.weights));
+  CHECK(e2.memory.optimizer == ::hwplan::test::approx(e1.memory.optimizer));  // sharded over dp x cp = 8 either way
   // Over NVLink the ring's transfers hide behind attention at 8K-token chunks: throughput is within a few % (the
   // shorter GEMMs and the extra attention kernels cost a little).
-  CHECK(e2.train.cp_comm_seconds == doctest::Approx(0.0));
+  CHECK(e2.train.cp_comm_seconds == ::hwplan::test::approx(0.0));
   CHECK(e2.train.tokens_per_second < e1.train.tokens_per_second * 1.03);
   CHECK(e2.train.tokens_per_second > e1.train.tokens_per_second * 0.90);
   // Half the sequences per step (4 replicas instead of 8, the same accumulation): the global batch counts
   // sequences, which context parallelism does not multiply.
-  CHECK(e2.train.tokens_per_step * 2 == doctest::Approx(e1.train.tokens_per_step));
+  CHECK(e2.train.tokens_per_step * 2 == ::hwplan::test::approx(e1.train.tokens_per_step));
 }
 
 TEST_CASE("context parallelism: gradients are reduced over the context-parallel ranks too") {
@@ -84,7 +84,7 @@ TEST_CASE("context parallelism: gradients are reduced over the context-parallel 
   // ZeRO-1 shards the optimizer state over the 8 ranks that hold the same weights.
   EstimateInput replicated = in;
   replicated.plan.zero = 0;
-  CHECK(e.memory.optimizer == doctest::Approx(estimate(replicated).memory.optimizer / 8));
+  CHECK(e.memory.optimizer == ::hwplan::test::approx(estimate(replicated).memory.optimizer / 8));
 }
 
 TEST_CASE("context parallelism: ring transfers are exposed when a chunk's attention is shorter than its transfer") {

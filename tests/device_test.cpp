@@ -22,7 +22,7 @@ TEST_CASE("a device without a GEMM measurement takes its measured sibling's frac
   CHECK_FALSE(pcie.sibling_matmul_capped);
   const double per_clock = (989.4 / (132 * 1980.0)) / (756.5 / (114 * 1755.0));
   CHECK(r.gemm_efficiency ==
-        doctest::Approx(794.5 / 989.4 * std::cbrt(350.0 / 700 * 132 / 114 * per_clock) * 1980 / 1755).epsilon(0.002));
+        ::hwplan::test::approx(794.5 / 989.4 * std::cbrt(350.0 / 700 * 132 / 114 * per_clock) * 1980 / 1755).epsilon(0.002));
   // Never better than its measured siblings, better than the default for devices with none.
   CHECK(r.gemm_efficiency < device_rates(reg.device("h100-sxm"), Precision::kBf16).gemm_efficiency);
   CHECK(r.gemm_efficiency > assumptions().unmeasured_tensor_gemm_efficiency);
@@ -36,14 +36,14 @@ TEST_CASE("the power scaling predicts one measured sibling from the other") {
   pair[1].measured_matmul_flops.clear();
   derive_sibling_gemm(pair);
   CHECK(pair[1].sibling_matmul_reference == "a100-80gb-sxm");
-  CHECK(pair[1].sibling_matmul_fraction == doctest::Approx(271.2 / 312 * std::cbrt(300.0 / 400)).epsilon(0.002));
+  CHECK(pair[1].sibling_matmul_fraction == ::hwplan::test::approx(271.2 / 312 * std::cbrt(300.0 / 400)).epsilon(0.002));
   CHECK(std::fabs(pair[1].sibling_matmul_fraction / (252.9 / 312) - 1) < 0.05);
   // The other way round the PCIe card's 300 W predicts more than the SXM4 measured: capped at the PCIe's fraction.
   std::vector<Device> other{reg.device("a100-80gb-sxm"), reg.device("a100-80gb-pcie")};
   other[0].measured_matmul_flops.clear();
   derive_sibling_gemm(other);
   CHECK(other[0].sibling_matmul_capped);
-  CHECK(other[0].sibling_matmul_fraction == doctest::Approx(252.9 / 312).epsilon(0.001));
+  CHECK(other[0].sibling_matmul_fraction == ::hwplan::test::approx(252.9 / 312).epsilon(0.001));
 }
 
 TEST_CASE("tensor formats without a measurement run at the clock the 16-bit GEMMs hold") {
@@ -51,16 +51,16 @@ TEST_CASE("tensor formats without a measurement run at the clock the 16-bit GEMM
   // The A100 PCIe 80GB measures 252.9 against its SXM4 sibling's 271.2: its TF32 (no measurement) scales the same.
   const Device& a100_pcie = reg.device("a100-80gb-pcie");
   CHECK(a100_pcie.sibling_matmul_fraction == 0);
-  CHECK(a100_pcie.tensor_clock_fraction == doctest::Approx(252.9 / 271.2).epsilon(0.001));
+  CHECK(a100_pcie.tensor_clock_fraction == ::hwplan::test::approx(252.9 / 271.2).epsilon(0.001));
   CHECK(a100_pcie.tensor_clock_reference == "a100-80gb-sxm");
   DeviceRates tf32 = device_rates(a100_pcie, Precision::kTf32);
-  CHECK(tf32.gemm_efficiency == doctest::Approx(assumptions().unmeasured_tensor_gemm_efficiency * 252.9 / 271.2).epsilon(0.001));
+  CHECK(tf32.gemm_efficiency == ::hwplan::test::approx(assumptions().unmeasured_tensor_gemm_efficiency * 252.9 / 271.2).epsilon(0.001));
   CHECK(tf32.tensor_clock_reference == "a100-80gb-sxm");
-  CHECK(reg.device("a100-80gb-sxm").tensor_clock_fraction == doctest::Approx(1.0));
+  CHECK(reg.device("a100-80gb-sxm").tensor_clock_fraction == ::hwplan::test::approx(1.0));
   // Not FP32 or FP64 (vector units) and not the 16-bit GEMMs it measured.
-  CHECK(device_rates(a100_pcie, Precision::kFp32).tensor_clock_fraction == doctest::Approx(1.0));
-  CHECK(device_rates(a100_pcie, Precision::kFp64).tensor_clock_fraction == doctest::Approx(1.0));
-  CHECK(device_rates(a100_pcie, Precision::kBf16).gemm_efficiency == doctest::Approx(252.9 / 312).epsilon(0.001));
+  CHECK(device_rates(a100_pcie, Precision::kFp32).tensor_clock_fraction == ::hwplan::test::approx(1.0));
+  CHECK(device_rates(a100_pcie, Precision::kFp64).tensor_clock_fraction == ::hwplan::test::approx(1.0));
+  CHECK(device_rates(a100_pcie, Precision::kBf16).gemm_efficiency == ::hwplan::test::approx(252.9 / 312).epsilon(0.001));
 }
 
 TEST_CASE("siblings do the same tensor work per unit per clock, and a device's own clock measurement wins") {
@@ -69,15 +69,15 @@ TEST_CASE("siblings do the same tensor work per unit per clock, and a device's o
   // sibling, the RTX 3060 the RTX 3090's, and the A6000 is not held to the 3090's above-peak fraction.
   CHECK(reg.device("a10").sibling_matmul_reference == "rtx-a6000");
   CHECK(reg.device("rtx-3060-12gb").sibling_matmul_reference == "rtx-3090");
-  CHECK(reg.device("rtx-a6000").tensor_clock_fraction == doctest::Approx(1.0));
+  CHECK(reg.device("rtx-a6000").tensor_clock_fraction == ::hwplan::test::approx(1.0));
   // The RTX 3060 has more power per SM than the 3090 (170 W / 28 against 350 W / 82): capped at the 3090's measured
   // fraction, which is above the rated peak (GeForce cards hold clocks above their rated boost), so its full peak.
   const Device& rtx3060 = reg.device("rtx-3060-12gb");
   const Device& rtx3090 = reg.device("rtx-3090");
   CHECK(rtx3060.sibling_matmul_capped);
   CHECK(rtx3060.sibling_matmul_fraction ==
-        doctest::Approx(rtx3090.measured_matmul_flops.at(Precision::kBf16) / rtx3090.peak(Precision::kBf16)));
-  CHECK(device_rates(rtx3060, Precision::kFp16).gemm_efficiency == doctest::Approx(1.0));
+        ::hwplan::test::approx(rtx3090.measured_matmul_flops.at(Precision::kBf16) / rtx3090.peak(Precision::kBf16)));
+  CHECK(device_rates(rtx3060, Precision::kFp16).gemm_efficiency == ::hwplan::test::approx(1.0));
   // A device whose own clock under load is measured (the L4's SGEMM) keeps it; a package split into two devices
   // (MI250X) and a family with no measured member (Volta) keep the stated default.
   CHECK(own_clock_measured(reg.device("l4")));
@@ -96,7 +96,7 @@ TEST_CASE("a device without a boost clock takes the one its peak implies at its 
   CHECK(nvl.sibling_matmul_reference == "h100-sxm");
   const double implied = 835.5 / (132 * 989.4 / (132 * 1980.0));
   CHECK(nvl.sibling_matmul_fraction ==
-        doctest::Approx(794.5 / 989.4 * std::cbrt(400.0 / 700) * 1980 / implied).epsilon(0.002));
+        ::hwplan::test::approx(794.5 / 989.4 * std::cbrt(400.0 / 700) * 1980 / implied).epsilon(0.002));
   CHECK(nvl.sibling_matmul_fraction > reg.device("h100-pcie").sibling_matmul_fraction);
   CHECK(nvl.sibling_matmul_fraction < 794.5 / 989.4);
 }

@@ -42,7 +42,7 @@ json estimate_json(const std::string& args) {
 TEST_CASE("a 10-trillion-parameter model") {
   json one = estimate_json("--model 10t --device h100-sxm");
   CHECK(one["memory"]["fits"] == false);
-  CHECK(one["model"]["parameters"].get<double>() == doctest::Approx(1e13).epsilon(0.05));
+  CHECK(one["model"]["parameters"].get<double>() == ::hwplan::test::approx(1e13).epsilon(0.05));
   CHECK(one["memory"]["per_device_bytes"].get<double>() > 1e14);  // 16 bytes per parameter and more
   json many = estimate_json("--model 10t --device h100-sxm --count 100000 --global-batch 100000 --tokens 1e13");
   CHECK(many["search"]["found"] == true);

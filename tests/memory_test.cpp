@@ -58,19 +58,19 @@ TEST_CASE("per-layer activations reproduce Korthikanti et al. 2022, eq. 1-4") {
   const double s = 2048, b = 1, h = 12288, a = 96;
   Plan p;
   p.sequence_parallel = false;
-  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * (34 + 5 * a * s / h)));
+  CHECK(layer_activation_bytes(m, w, p, b) == ::hwplan::test::approx(s * b * h * (34 + 5 * a * s / h)));
   p.tp = 8;
-  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * (10 + 24.0 / 8 + 5 * a * s / (h * 8))));
+  CHECK(layer_activation_bytes(m, w, p, b) == ::hwplan::test::approx(s * b * h * (10 + 24.0 / 8 + 5 * a * s / (h * 8))));
   p.sequence_parallel = true;
-  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * (34.0 / 8 + 5 * a * s / (h * 8))));
+  CHECK(layer_activation_bytes(m, w, p, b) == ::hwplan::test::approx(s * b * h * (34.0 / 8 + 5 * a * s / (h * 8))));
   p.recompute = Recompute::kSelective;
-  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * 34.0 / 8));
+  CHECK(layer_activation_bytes(m, w, p, b) == ::hwplan::test::approx(s * b * h * 34.0 / 8));
   p.recompute = Recompute::kFull;
-  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * 2 / 8));
+  CHECK(layer_activation_bytes(m, w, p, b) == ::hwplan::test::approx(s * b * h * 2 / 8));
   // Flash attention never stores the s x s scores.
   w.attention = Attention::kFlash;
   p.recompute = Recompute::kNone;
-  CHECK(layer_activation_bytes(m, w, p, b) == doctest::Approx(s * b * h * 34.0 / 8));
+  CHECK(layer_activation_bytes(m, w, p, b) == ::hwplan::test::approx(s * b * h * 34.0 / 8));
 }
 
 TEST_CASE("ZeRO model-state bytes per parameter (Rajbhandari et al. 2020, Figure 1)") {
@@ -81,10 +81,10 @@ TEST_CASE("ZeRO model-state bytes per parameter (Rajbhandari et al. 2020, Figure
   w.precision = Precision::kBf16;
   w.seq = 2048;
   auto states = [&](int zero) { return model_state_bytes(w, zero); };
-  CHECK(states(0) == doctest::Approx(16).epsilon(0.01));
-  CHECK(states(1) == doctest::Approx(4 + 12.0 / 64).epsilon(0.01));
-  CHECK(states(2) == doctest::Approx(2 + 14.0 / 64).epsilon(0.01));
-  CHECK(states(3) == doctest::Approx(16.0 / 64).epsilon(0.01));
+  CHECK(states(0) == ::hwplan::test::approx(16).epsilon(0.01));
+  CHECK(states(1) == ::hwplan::test::approx(4 + 12.0 / 64).epsilon(0.01));
+  CHECK(states(2) == ::hwplan::test::approx(2 + 14.0 / 64).epsilon(0.01));
+  CHECK(states(3) == ::hwplan::test::approx(16.0 / 64).epsilon(0.01));
 }
 
 TEST_CASE("Megatron keeps bf16 training's gradients in fp32: its README's bytes per parameter") {
@@ -96,13 +96,13 @@ TEST_CASE("Megatron keeps bf16 training's gradients in fp32: its README's bytes 
   w.stack = framework_preset(Framework::kMegatron);
   REQUIRE(w.stack.fp32_grads);
   auto states = [&](int zero) { return model_state_bytes(w, zero); };
-  CHECK(states(0) == doctest::Approx(18).epsilon(0.01));
-  CHECK(states(1) == doctest::Approx(6 + 12.0 / 64).epsilon(0.01));
+  CHECK(states(0) == ::hwplan::test::approx(18).epsilon(0.01));
+  CHECK(states(1) == ::hwplan::test::approx(6 + 12.0 / 64).epsilon(0.01));
   w.precision = Precision::kFp16;
-  CHECK(states(1) == doctest::Approx(4 + 12.0 / 64).epsilon(0.01));
+  CHECK(states(1) == ::hwplan::test::approx(4 + 12.0 / 64).epsilon(0.01));
   w.precision = Precision::kBf16;
   w.stack.fp32_grads = false;  // NeMo's performance recipes: grad_reduce_in_fp32 False
-  CHECK(states(1) == doctest::Approx(4 + 12.0 / 64).epsilon(0.01));
+  CHECK(states(1) == ::hwplan::test::approx(4 + 12.0 / 64).epsilon(0.01));
   // And the data-parallel reduce-scatter carries 4 bytes a gradient instead of 2: a longer reduction.
   const Model m = test::registry().model("7.5b");
   EstimateInput in;
@@ -141,7 +141,7 @@ TEST_CASE("torchtitan reduce-scatters FSDP gradients in fp32, as its shipped con
   in.workload.stack.fp32_grads = false;
   const auto bf16 = estimate(in).train;
   // Two 16-bit gathers and one reduce-scatter: 2 + 2 + 2 bytes a parameter become 2 + 2 + 4.
-  CHECK(fp32.dp_comm_seconds / bf16.dp_comm_seconds == doctest::Approx(8.0 / 6).epsilon(0.03));
+  CHECK(fp32.dp_comm_seconds / bf16.dp_comm_seconds == ::hwplan::test::approx(8.0 / 6).epsilon(0.03));
   CHECK(fp32.step_seconds > bf16.step_seconds);
 }
 
@@ -196,9 +196,9 @@ TEST_CASE("QLoRA keeps the embedding and the output projection in 16 bits") {
   w.lora_rank = 8;
   const MemoryBreakdown mem = training_memory(m, c, test::registry().device("rtx-4090"), w, Plan{});
   const double ends = c.embedding + c.output;
-  CHECK(c.embedding == doctest::Approx(128256.0 * 4096).epsilon(0.001));
+  CHECK(c.embedding == ::hwplan::test::approx(128256.0 * 4096).epsilon(0.001));
   const double adapters = lora_parameters(m, w.lora_rank, w.lora_targets) * 2;
-  CHECK(mem.weights - adapters == doctest::Approx((c.total - ends) * bytes_per_param(WeightFormat::kNf4) + ends * 2));
+  CHECK(mem.weights - adapters == ::hwplan::test::approx((c.total - ends) * bytes_per_param(WeightFormat::kNf4) + ends * 2));
 }
 
 TEST_CASE("with full recomputation the loss's peak and the recomputed layer's are not held at once") {
@@ -219,10 +219,10 @@ TEST_CASE("with full recomputation the loss's peak and the recomputed layer's ar
   const double rebuilt = layer_activation_bytes(m, w, none, 2);
   const double logits = 2.0 * 4096 * m.vocab_size * (2 + 8);  // fused loss: bf16 logits and two fp32 copies
   CHECK(logits > rebuilt);
-  CHECK(training_memory(m, c, d, w, p).activations == doctest::Approx(kept + logits).epsilon(1e-9));
+  CHECK(training_memory(m, c, d, w, p).activations == ::hwplan::test::approx(kept + logits).epsilon(1e-9));
   // Without the vocabulary projection (a span or classification head): the recomputed layer sets the peak.
   w.lm_head = false;
-  CHECK(training_memory(m, c, d, w, p).activations == doctest::Approx(kept + rebuilt).epsilon(1e-9));
+  CHECK(training_memory(m, c, d, w, p).activations == ::hwplan::test::approx(kept + rebuilt).epsilon(1e-9));
 }
 
 TEST_CASE("gradient accumulation keeps the gradients between micro-batches, and nothing else") {
@@ -247,7 +247,7 @@ TEST_CASE("gradient accumulation keeps the gradients between micro-batches, and 
   CHECK(transient.memory.activations == accumulating.memory.activations);
   CHECK(transient.memory.gradients < accumulating.memory.gradients / 10);
   // Llama 2 7B's untied output projection (32,000 x 4,096) in bf16.
-  CHECK(transient.memory.gradients == doctest::Approx(32000.0 * 4096 * 2).epsilon(0.01));
+  CHECK(transient.memory.gradients == ::hwplan::test::approx(32000.0 * 4096 * 2).epsilon(0.01));
 }
 
 TEST_CASE("DeepSpeed ZeRO-3 keeps up to stage3_max_live_parameters gathered, FSDP the current and next layer") {
@@ -269,11 +269,11 @@ TEST_CASE("DeepSpeed ZeRO-3 keeps up to stage3_max_live_parameters gathered, FSD
   w.stack = framework_preset(Framework::kDeepspeed);
   const double deepspeed = training_memory(m, c, d, w, p).weights;
   // Llama 2 7B's layers hold 202M parameters: FSDP gathers two (0.4B), DeepSpeed keeps 1e9, in 16 bits.
-  CHECK(deepspeed - fsdp == doctest::Approx((1e9 - 2 * c.layer_total()) * 2).epsilon(1e-9));
+  CHECK(deepspeed - fsdp == ::hwplan::test::approx((1e9 - 2 * c.layer_total()) * 2).epsilon(1e-9));
   // A cap above the model keeps all of it; with parameters offloaded the device holds only what is gathered.
   w.stack.zero3_live_parameters = 1e12;
-  CHECK(training_memory(m, c, d, w, p).weights == doctest::Approx(c.total * 2 / 8 + c.total * 2).epsilon(1e-9));
+  CHECK(training_memory(m, c, d, w, p).weights == ::hwplan::test::approx(c.total * 2 / 8 + c.total * 2).epsilon(1e-9));
   w.stack.zero3_live_parameters = 1e9;
   p.offload = Offload::kParams;
-  CHECK(training_memory(m, c, d, w, p).weights == doctest::Approx(1e9 * 2).epsilon(1e-9));
+  CHECK(training_memory(m, c, d, w, p).weights == ::hwplan::test::approx(1e9 * 2).epsilon(1e-9));
 }

@@ -126,7 +126,7 @@ TEST_CASE("config.json fixtures: parameters within 1% of the published counts") 
   for (const auto& c : cases) {
     CAPTURE(c.dir);
     Model m = fixture(c.dir);
-    CHECK(count_parameters(m).total == doctest::Approx(c.published).epsilon(0.01));
+    CHECK(count_parameters(m).total == ::hwplan::test::approx(c.published).epsilon(0.01));
   }
   // Exact where the checkpoint count is known and the architecture is fully expressed.
   CHECK(count_parameters(fixture("llama-3.1-8b")).total == 8030261248.0);
@@ -136,10 +136,10 @@ TEST_CASE("config.json fixtures: parameters within 1% of the published counts") 
   // DeepSeek-V3: main model 671B (tech report, arXiv:2412.19437), MTP module ~14B; 37B activated per token.
   // The report's 37B is rounded to 1B (+/-1.4%); the zoo convention counts the embedding lookup as active.
   ParameterCounts ds = count_parameters(fixture("deepseek-v3"));
-  CHECK(ds.total - ds.mtp == doctest::Approx(671e9).epsilon(0.01));
-  CHECK(ds.mtp == doctest::Approx(14e9).epsilon(0.05));
-  CHECK(ds.active == doctest::Approx(37e9).epsilon(0.02));
-  CHECK(count_parameters(fixture("mixtral-8x7b")).active == doctest::Approx(12.9e9).epsilon(0.01));
+  CHECK(ds.total - ds.mtp == ::hwplan::test::approx(671e9).epsilon(0.01));
+  CHECK(ds.mtp == ::hwplan::test::approx(14e9).epsilon(0.05));
+  CHECK(ds.active == ::hwplan::test::approx(37e9).epsilon(0.02));
+  CHECK(count_parameters(fixture("mixtral-8x7b")).active == ::hwplan::test::approx(12.9e9).epsilon(0.01));
 }
 
 TEST_CASE("config.json fixtures: architectures mapped") {
@@ -188,7 +188,7 @@ TEST_CASE("KV-cache bytes per token per attention kind") {
   Model gemma3 = fixture("gemma-3-27b");
   CHECK(kv_cache_elements(gemma3, 32768) == 4096.0 * (10 * 32768 + 52 * 1024));
   // Against a single formula over all 62 layers the hybrid cache is 5.3x smaller.
-  CHECK(4096.0 * 62 * 32768 / kv_cache_elements(gemma3, 32768) == doctest::Approx(5.34).epsilon(0.01));
+  CHECK(4096.0 * 62 * 32768 / kv_cache_elements(gemma3, 32768) == ::hwplan::test::approx(5.34).epsilon(0.01));
 }
 
 TEST_CASE("estimates use the sliding window and the MLA latent for the KV cache") {
@@ -381,10 +381,10 @@ TEST_CASE("models show --format yaml loads back to the same model, for the whole
     CHECK(back.extra_parameters == m.extra_parameters);
     CHECK(back.extra_parameters_note == m.extra_parameters_note);
     CHECK(back.generic_parameters == m.generic_parameters);
-    CHECK(back.forward_flops_per_sample == doctest::Approx(m.forward_flops_per_sample).epsilon(1e-15));
-    CHECK(back.activation_bytes_per_sample == doctest::Approx(m.activation_bytes_per_sample).epsilon(1e-15));
+    CHECK(back.forward_flops_per_sample == ::hwplan::test::approx(m.forward_flops_per_sample).epsilon(1e-15));
+    CHECK(back.activation_bytes_per_sample == ::hwplan::test::approx(m.activation_bytes_per_sample).epsilon(1e-15));
     CHECK(back.inference_activation_bytes_per_sample ==
-          doctest::Approx(m.inference_activation_bytes_per_sample).epsilon(1e-15));
+          ::hwplan::test::approx(m.inference_activation_bytes_per_sample).epsilon(1e-15));
     REQUIRE(back.convolutions.size() == m.convolutions.size());
     for (std::size_t i = 0; i < m.convolutions.size(); ++i) {
       const ConvLayer &a = m.convolutions[i], &b = back.convolutions[i];
@@ -455,8 +455,8 @@ TEST_CASE("quantised checkpoints: weight format and bytes with group scales and 
   ParameterCounts c = count_parameters(m);
   const double kept = c.embedding + c.output;  // embedding, LM head and final norm stay in 16 bits
   // 4 bits per weight + an fp16 scale and a 4-bit zero point per 128 weights.
-  CHECK(m.checkpoint_weight_bytes == doctest::Approx((c.total - kept) * (0.5 + 2.5 / 128) + kept * 2));
-  CHECK(m.checkpoint_weight_bytes / 1e9 == doctest::Approx(5.73).epsilon(0.01));
+  CHECK(m.checkpoint_weight_bytes == ::hwplan::test::approx((c.total - kept) * (0.5 + 2.5 / 128) + kept * 2));
+  CHECK(m.checkpoint_weight_bytes / 1e9 == ::hwplan::test::approx(5.73).epsilon(0.01));
   CHECK(m.fused_dequant_kernels);
   // An 8-bit GPTQ checkpoint decodes in eager code through one kernel per linear (AutoGPTQ's 8-bit QuantLinear), not
   // through LLM.int8()'s dozen, which a bare --weights int8 means.
@@ -476,7 +476,7 @@ TEST_CASE("quantised checkpoints: weight format and bytes with group scales and 
   write(dir / "hf_quant_config.json", R"({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "group_size": 16}})");
   Model fp4 = io::load_hf_config(dir.string());
   REQUIRE(fp4.weight_format);
-  CHECK(fp4.checkpoint_weight_bytes == doctest::Approx((c.total - kept) * (0.5 + 1.0 / 16) + kept * 2));
+  CHECK(fp4.checkpoint_weight_bytes == ::hwplan::test::approx((c.total - kept) * (0.5 + 1.0 / 16) + kept * 2));
   auto r = test::run_hwplan("estimate --model " + dir.string() + " --device rtx-4090 --task infer --prompt 128 --generate 16");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("hf_quant_config.json NVFP4") != std::string::npos);
@@ -504,5 +504,5 @@ TEST_CASE("GGUF: DeepSeek-V2 metadata gives MLA, shared experts and dense first 
   CHECK(m.mla->qk_nope_head_dim == 128);
   CHECK(kv_cache_elements(m, 1) == 27.0 * 576);
   // DeepSeek-V2 paper, appendix B: 15.7B total.
-  CHECK(count_parameters(m).total == doctest::Approx(15.7e9).epsilon(0.01));
+  CHECK(count_parameters(m).total == ::hwplan::test::approx(15.7e9).epsilon(0.01));
 }

@@ -13,10 +13,10 @@ TEST_CASE("every zoo model's computed parameter count is within 1% of its publis
     ParameterCounts c = count_parameters(m);
     CAPTURE(m.id);
     CAPTURE(m.source);
-    CHECK(c.total == doctest::Approx(m.published_parameters).epsilon(0.01));
+    CHECK(c.total == ::hwplan::test::approx(m.published_parameters).epsilon(0.01));
     // DeepSeek-V2-Lite publishes "2.4B" active, rounded to 0.1B (+/-2.1%): held to that rounding instead.
     const double active_tolerance = m.id == "deepseek-v2-lite" ? 0.021 : 0.01;
-    if (m.moe) CHECK(c.active == doctest::Approx(m.published_active_parameters).epsilon(active_tolerance));
+    if (m.moe) CHECK(c.active == ::hwplan::test::approx(m.published_active_parameters).epsilon(active_tolerance));
   }
 }
 
@@ -27,7 +27,7 @@ TEST_CASE("exact counts of checkpoints") {
   CHECK(count_parameters(test::registry().model("llama-2-7b")).total == 6738415616.0);
   CHECK(count_parameters(test::registry().model("mixtral-8x7b")).total == 46702792704.0);
   // Mixtral active parameters: 12.9B per the Mistral announcement (within 1%).
-  CHECK(count_parameters(test::registry().model("mixtral-8x7b")).active == doctest::Approx(12.9e9).epsilon(0.01));
+  CHECK(count_parameters(test::registry().model("mixtral-8x7b")).active == ::hwplan::test::approx(12.9e9).epsilon(0.01));
 }
 
 TEST_CASE("a bare size picks a standard decoder of about that size") {
@@ -35,7 +35,7 @@ TEST_CASE("a bare size picks a standard decoder of about that size") {
     std::string label = std::to_string(static_cast<int>(size / 1e9)) + "b";
     Model m = test::registry().model(label);
     CAPTURE(label);
-    CHECK(count_parameters(m).total == doctest::Approx(size).epsilon(0.05));
+    CHECK(count_parameters(m).total == ::hwplan::test::approx(size).epsilon(0.05));
     CHECK(m.hidden_size % 128 == 0);
     // LLaMA-3-style: 8 KV heads of 128 (GQA), vocab 128,256 (models/README.md, bare sizes).
     CHECK(m.kv_heads == 8);

@@ -52,13 +52,13 @@ TEST_CASE("recomputing some layers sits between none and all, in memory and in t
     CHECK(e.memory.activations < previous_memory);
     CHECK(e.train.step_seconds > previous_step);
     // The recomputed forward is r / 10 of the stage's.
-    CHECK(e.train.recompute_seconds == doctest::Approx(all.train.recompute_seconds * r / 10.0).epsilon(0.001).scale(0));
+    CHECK(e.train.recompute_seconds == ::hwplan::test::approx(all.train.recompute_seconds * r / 10.0).epsilon(0.001).scale(0));
     previous_memory = e.memory.activations;
     previous_step = e.train.step_seconds;
   }
   // All ten layers of the stage is full recomputation.
-  CHECK(previous_memory == doctest::Approx(all.memory.activations));
-  CHECK(previous_step == doctest::Approx(all.train.step_seconds).scale(0));
+  CHECK(previous_memory == ::hwplan::test::approx(all.memory.activations));
+  CHECK(previous_step == ::hwplan::test::approx(all.train.step_seconds).scale(0));
 }
 
 TEST_CASE("the layout search recomputes the fewest layers that fit, and a given --recompute full means every layer") {

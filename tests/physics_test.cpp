@@ -20,11 +20,11 @@ TEST_CASE("collectives: ring all-reduce, all-gather, point-to-point and their la
   link.latency_s = 5e-6;
   const double bytes = 1e9;
   // Ring all-reduce: each rank sends and receives 2 (n-1)/n of the buffer; 2 log2(n) latency steps.
-  CHECK(allreduce_seconds(bytes, 8, link) == doctest::Approx(2.0 * 7 / 8 * bytes / 100e9 + 2 * 3 * 5e-6).scale(0));
+  CHECK(allreduce_seconds(bytes, 8, link) == ::hwplan::test::approx(2.0 * 7 / 8 * bytes / 100e9 + 2 * 3 * 5e-6).scale(0));
   // All-gather / reduce-scatter move half of that.
-  CHECK(allgather_seconds(bytes, 8, link) == doctest::Approx(7.0 / 8 * bytes / 100e9 + 3 * 5e-6).scale(0));
-  CHECK(reduce_scatter_seconds(bytes, 8, link) == doctest::Approx(allgather_seconds(bytes, 8, link)).scale(0));
-  CHECK(p2p_seconds(bytes, link) == doctest::Approx(bytes / 100e9 + 5e-6).scale(0));
+  CHECK(allgather_seconds(bytes, 8, link) == ::hwplan::test::approx(7.0 / 8 * bytes / 100e9 + 3 * 5e-6).scale(0));
+  CHECK(reduce_scatter_seconds(bytes, 8, link) == ::hwplan::test::approx(allgather_seconds(bytes, 8, link)).scale(0));
+  CHECK(p2p_seconds(bytes, link) == ::hwplan::test::approx(bytes / 100e9 + 5e-6).scale(0));
   // Nothing to do alone or with nothing to send.
   CHECK(allreduce_seconds(bytes, 1, link) == 0);
   CHECK(allreduce_seconds(0, 8, link) == 0);
@@ -43,11 +43,11 @@ TEST_CASE("collectives run on the link the group's placement implies") {
   // Eight tensor-parallel ranks inside one HGX board: NVLink at 450 GB/s per direction, times the fabric efficiency.
   GroupLink tp8 = group_link(h100, sys, 8, 1);
   CHECK_FALSE(tp8.crosses_nodes);
-  CHECK(tp8.bytes_per_s == doctest::Approx(450e9 * assumptions().fabric_efficiency));
+  CHECK(tp8.bytes_per_s == ::hwplan::test::approx(450e9 * assumptions().fabric_efficiency));
   // Sixteen span two nodes, and a pipeline pair 8 ranks apart sits on two nodes: the NIC, times its efficiency.
   GroupLink tp16 = group_link(h100, sys, 16, 1);
   CHECK(tp16.crosses_nodes);
-  CHECK(tp16.bytes_per_s == doctest::Approx(50e9 * assumptions().network_efficiency));
+  CHECK(tp16.bytes_per_s == ::hwplan::test::approx(50e9 * assumptions().network_efficiency));
   CHECK(group_link(h100, sys, 2, 8).crosses_nodes);
   // Seven ranks fit in a node, but the second group (ranks 7-13) straddles two: the slowest group sets the pace.
   CHECK(group_link(h100, sys, 7, 1).crosses_nodes);
@@ -58,7 +58,7 @@ TEST_CASE("collectives run on the link the group's placement implies") {
   desk.devices_per_node = 2;
   GroupLink pcie = group_link(rtx, desk, 2, 1);
   CHECK(std::string(pcie.medium) == "pcie");
-  CHECK(pcie.bytes_per_s == doctest::Approx(rtx.host_link.bytes_per_s() * assumptions().pcie_efficiency));
+  CHECK(pcie.bytes_per_s == ::hwplan::test::approx(rtx.host_link.bytes_per_s() * assumptions().pcie_efficiency));
 }
 
 TEST_CASE("a group crosses nodes exactly when some complete group of its ranks sits on two nodes") {
@@ -109,13 +109,13 @@ TEST_CASE("one transformer layer's FLOPs: linear layers plus causal attention, f
   const double linear = 2 * tokens * (4 * h * h + 3 * h * f);
   // Causal attention: QK^T and PV, 2 x 2 b s^2 h, half of the scores computed.
   const double attention = 2.0 * 2 * 2 * 4096.0 * 4096.0 * h * 0.5;
-  CHECK(c.forward_flops == doctest::Approx(linear + attention).epsilon(0.001));
+  CHECK(c.forward_flops == ::hwplan::test::approx(linear + attention).epsilon(0.001));
   // Backward: both gradients of every linear layer (2x), FlashAttention-2's backward recomputes the scores (2.5x).
-  CHECK(c.backward_flops == doctest::Approx(2 * linear + 2.5 * attention).epsilon(0.001));
+  CHECK(c.backward_flops == ::hwplan::test::approx(2 * linear + 2.5 * attention).epsilon(0.001));
   // LoRA freezes the base weights: only the input gradients of the linear layers remain.
   s.frozen_weights = true;
   Cost frozen = layer_cost(s, rates);
-  CHECK(frozen.backward_flops == doctest::Approx(linear + 2.5 * attention).epsilon(0.001));
+  CHECK(frozen.backward_flops == ::hwplan::test::approx(linear + 2.5 * attention).epsilon(0.001));
 }
 
 TEST_CASE("the GEMM shape-efficiency model: large square GEMMs near the device's large-GEMM rate, skinny ones far below") {
@@ -211,7 +211,7 @@ TEST_CASE("MoE decode: a fused engine reads the touched experts in one grouped G
   };
   InferenceTime moe = eager_tpot(mixtral), dense = eager_tpot(mistral);
   const double host = (32.0 * (42 + 5 + 20) + 8) * assumptions().eager_host_seconds_per_kernel;
-  CHECK(moe.host_seconds_per_token == doctest::Approx(host + engine_preset(Engine::kHf).decode_step_overhead_seconds).epsilon(1e-9));
+  CHECK(moe.host_seconds_per_token == ::hwplan::test::approx(host + engine_preset(Engine::kHf).decode_step_overhead_seconds).epsilon(1e-9));
   CHECK(moe.time_per_output_token_seconds > moe.host_seconds_per_token);
   CHECK(moe.time_per_output_token_seconds > 1.5 * dense.time_per_output_token_seconds);
 }
@@ -249,7 +249,7 @@ TEST_CASE("attention kernels: FlashAttention-2-class kernels are slower than nat
   for (const char* id : {"a100-80gb-sxm", "rtx-4090"}) {
     CAPTURE(id);
     const Device& d = reg.device(id);
-    CHECK(attention_seconds(d, portable) == doctest::Approx(attention_seconds(d, native)).scale(0));
+    CHECK(attention_seconds(d, portable) == ::hwplan::test::approx(attention_seconds(d, native)).scale(0));
   }
 }
 
@@ -274,10 +274,10 @@ TEST_CASE("pipeline activations: stage k holds min(pp - k, micro-batches) micro-
   // Stages of ceil(126 / 16) = 8 layers; the first holds 16 micro-batches of 126 - 15 x 8 = 6 layers (96), the
   // second 15 micro-batches of 8 (120): the second stage binds, not 16 x 8 = 128.
   MemoryBreakdown mem = training_memory(m, params, d, w, p);
-  CHECK(mem.activations == doctest::Approx(120 * per_layer));
+  CHECK(mem.activations == ::hwplan::test::approx(120 * per_layer));
   // Fewer micro-batches than stages: each stage holds all of them.
   p.grad_accum = 4;
-  CHECK(training_memory(m, params, d, w, p).activations == doctest::Approx(4 * 8 * per_layer));
+  CHECK(training_memory(m, params, d, w, p).activations == ::hwplan::test::approx(4 * 8 * per_layer));
   // Without a pipeline the logits and loss sit on the only stage, next to the layers.
   p.pp = 1;
   p.dp = 1024;

@@ -105,7 +105,7 @@ TEST_CASE("devices added for issues 13 and 15 carry a sourced, dated price of th
   // chip-hour. Gaudi 2: Intel's USD 65,000 eight-accelerator kit / 8 = 8,125. V100 PCIe 16 GB: eBay sold USD 259-376,
   // midpoint 317.5 -> 318. T4: eBay sold USD 490-898, midpoint 694.
   REQUIRE(quote("tpu-v5p", "cloud"));
-  CHECK(quote("tpu-v5p", "cloud")->usd == doctest::Approx(25804.80 / 6144));
+  CHECK(quote("tpu-v5p", "cloud")->usd == ::hwplan::test::approx(25804.80 / 6144));
   CHECK(quote("tpu-v5p", "cloud")->provider.find("Google Cloud") == 0);
   REQUIRE(quote("gaudi2", "launch_msrp"));
   CHECK(quote("gaudi2", "launch_msrp")->usd == 65000.0 / 8);
@@ -117,7 +117,7 @@ TEST_CASE("devices added for issues 13 and 15 carry a sourced, dated price of th
   // yuan = USD 15,320: 120,000 x 15,320 / 110,000 = 16,712.7 -> 16,713. MI250: Hugging Face's USD 10,000 per OAM,
   // and the entry is one of its two GCDs: 5,000.
   REQUIRE(quote("ascend-910b", "street"));
-  CHECK(quote("ascend-910b", "street")->usd == doctest::Approx(120000.0 * 15320 / 110000).epsilon(1e-4));
+  CHECK(quote("ascend-910b", "street")->usd == ::hwplan::test::approx(120000.0 * 15320 / 110000).epsilon(1e-4));
   REQUIRE(quote("mi250", "launch_msrp"));
   CHECK(quote("mi250", "launch_msrp")->usd == 10000.0 / 2);
   for (const char* id : {"mi210", "v100-32gb-pcie", "l4", "l40s", "a10", "a100-40gb-sxm", "a100-40gb-pcie", "a40"}) {
@@ -195,7 +195,7 @@ TEST_CASE("a --prices file overrides quotes, cites itself, and rejects unknown d
   CHECK(h100.price.sources.at("street").find(good + ":2") != std::string::npos);
   CHECK(h100.price.origins.at("street") == good + ":2");
   REQUIRE(h100.price.cloud_usd_per_hour);  // untouched kinds stay
-  CHECK(*h100.price.cloud_usd_per_hour == doctest::Approx(3.49));
+  CHECK(*h100.price.cloud_usd_per_hour == ::hwplan::test::approx(3.49));
   CHECK(registry.device("rtx-4090").price.cloud_provider == "my colo");
 
   auto error_of = [](const std::string& text) -> std::string {

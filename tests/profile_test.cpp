@@ -39,12 +39,12 @@ TEST_CASE("a profile survives a write and a read") {
   CHECK(back.device_name == "NVIDIA H200");
   CHECK(back.catalog_id == "h200-sxm");
   REQUIRE(back.bandwidth.size() == 2);
-  CHECK(back.bandwidth[1].achieved == doctest::Approx(4.2e12));
+  CHECK(back.bandwidth[1].achieved == ::hwplan::test::approx(4.2e12));
   REQUIRE(back.gemm.count(Precision::kBf16) == 1);
-  CHECK(back.gemm[Precision::kBf16][1].achieved == doctest::Approx(780e12));
+  CHECK(back.gemm[Precision::kBf16][1].achieved == ::hwplan::test::approx(780e12));
   REQUIRE(back.measurements.size() == 1);
   CHECK(back.measurements[0].repetitions == 10);
-  CHECK(back.kernel_launch_seconds == doctest::Approx(4e-6).scale(0));
+  CHECK(back.kernel_launch_seconds == ::hwplan::test::approx(4e-6).scale(0));
   fs::remove(path);
 }
 
@@ -55,10 +55,10 @@ TEST_CASE("a profile replaces the default efficiency curves") {
   DeviceRates measured = device_rates(h200, Precision::kBf16, &p);
   // A large GEMM: the profile says 780 TFLOP/s, the kernel's fixed cost included.
   double t = gemm_seconds(measured, 8192, 8192, 8192, 1, 2);
-  CHECK(2.0 * 8192 * 8192 * 8192 / t == doctest::Approx(780e12).epsilon(0.005));
+  CHECK(2.0 * 8192 * 8192 * 8192 / t == ::hwplan::test::approx(780e12).epsilon(0.005));
   CHECK(std::fabs(gemm_seconds(plain, 8192, 8192, 8192, 1, 2) / t - 1) > 0.01);  // the default curve differs
   // Bandwidth: 4.2 TB/s measured for large transfers.
-  CHECK(1e9 / memory_seconds(measured, 1e9) == doctest::Approx(4.2e12).epsilon(0.001).scale(0));
+  CHECK(1e9 / memory_seconds(measured, 1e9) == ::hwplan::test::approx(4.2e12).epsilon(0.001).scale(0));
 }
 
 TEST_CASE("a profile's small kernels pay their fixed cost once") {
@@ -68,12 +68,12 @@ TEST_CASE("a profile's small kernels pay their fixed cost once") {
   p.bandwidth = {{1e5, 1e10}, {1e9, 4e12}};  // 100 KB in 10 us; 1 GB in 250 us
   DeviceRates r = device_rates(h200, Precision::kBf16, &p);
   // Each point is predicted as measured: the 4 us floor comes out of the rate and back in per kernel.
-  CHECK(memory_seconds(r, 1e5) == doctest::Approx(10e-6).scale(0));
-  CHECK(memory_seconds(r, 1e9) == doctest::Approx(250e-6).scale(0));
+  CHECK(memory_seconds(r, 1e5) == ::hwplan::test::approx(10e-6).scale(0));
+  CHECK(memory_seconds(r, 1e9) == ::hwplan::test::approx(250e-6).scale(0));
   // A floor larger than a measured time leaves a tenth of that time as work: bounded, never negative.
   p.kernel_launch_seconds = 20e-6;
   DeviceRates slow = device_rates(h200, Precision::kBf16, &p);
-  CHECK(memory_seconds(slow, 1e5) == doctest::Approx(20e-6 + 1e-6).scale(0));
+  CHECK(memory_seconds(slow, 1e5) == ::hwplan::test::approx(20e-6 + 1e-6).scale(0));
 }
 
 TEST_CASE("estimate warns when the profile is of another device") {
@@ -108,7 +108,7 @@ TEST_CASE("recommend applies a profile to the device it was measured on only, an
       if (c["device"] == id) return c["tokens_per_second"].get<double>();
     return -1.0;
   };
-  CHECK(tokens(a, "h100-sxm") == doctest::Approx(tokens(b, "h100-sxm")));
+  CHECK(tokens(a, "h100-sxm") == ::hwplan::test::approx(tokens(b, "h100-sxm")));
   CHECK(tokens(a, "h200-sxm") < 0.6 * tokens(b, "h200-sxm"));
   // The cache: the same file version is one parse; a rewritten file is read again.
   auto first = io::load_profile_cached(path.string());
@@ -117,7 +117,7 @@ TEST_CASE("recommend applies a profile to the device it was measured on only, an
   fs::last_write_time(path, fs::last_write_time(path) + std::chrono::seconds(2));
   auto second = io::load_profile_cached(path.string());
   CHECK(second != first);
-  CHECK(second->gemm.at(Precision::kBf16).back().achieved == doctest::Approx(780e12));
+  CHECK(second->gemm.at(Precision::kBf16).back().achieved == ::hwplan::test::approx(780e12));
   fs::remove(path);
 }
 

@@ -71,10 +71,10 @@ TEST_CASE("recommend costs every candidate on one basis, and a device without th
       if (basis == "buy") {
         // Today's street price before the launch list price, as hwplan tco and the catalog take it.
         double unit = c.device->price.street_usd ? *c.device->price.street_usd : *c.device->price.launch_msrp_usd;
-        CHECK(c.cost_usd == doctest::Approx(c.count * unit + porting).epsilon(1e-12));
+        CHECK(c.cost_usd == ::hwplan::test::approx(c.count * unit + porting).epsilon(1e-12));
       } else if (basis == "rent") {
         CHECK(c.cost_usd ==
-              doctest::Approx(c.count * *c.device->price.cloud_usd_per_hour * c.total_seconds / 3600 + porting).epsilon(1e-9));
+              ::hwplan::test::approx(c.count * *c.device->price.cloud_usd_per_hour * c.total_seconds / 3600 + porting).epsilon(1e-9));
       } else {
         CHECK(c.cost_usd > c.count * *c.device->price.new_purchase_usd() * 0.01);  // owning costs something
       }
@@ -124,7 +124,7 @@ TEST_CASE("when cost is weighed an unpriced device ranks after every priced one,
     }
     // Among themselves the unpriced are ranked on what they have: balanced scores them on time and energy.
     for (const Candidate& c : r.candidates)
-      if (c.cost_usd < 0) CHECK(c.score == doctest::Approx(std::string(objective) == "cost" ? 0.0 : c.score));
+      if (c.cost_usd < 0) CHECK(c.score == ::hwplan::test::approx(std::string(objective) == "cost" ? 0.0 : c.score));
     for (const Candidate& c : r.candidates)
       if (c.cost_usd < 0 && std::string(objective) == "balanced") CHECK(c.score > 0);
   }
@@ -167,7 +167,7 @@ TEST_CASE("a budget rejection names the cheapest configuration that does the job
         REQUIRE(r.rejected.size() == 1);
         REQUIRE(r.rejected[0].over_budget.has_value());
         CHECK(r.rejected[0].over_budget->count == cheapest_count);
-        CHECK(r.rejected[0].over_budget->cost_usd == doctest::Approx(cheapest).epsilon(1e-12));
+        CHECK(r.rejected[0].over_budget->cost_usd == ::hwplan::test::approx(cheapest).epsilon(1e-12));
         CHECK(r.rejected[0].over_budget->cost_usd > *tight.budget_usd);
         REQUIRE(r.nearest_misses.size() == 1);
         CHECK(r.nearest_misses[0].over_budget->count == cheapest_count);
@@ -183,7 +183,7 @@ TEST_CASE("a budget rejection names the cheapest configuration that does the job
   REQUIRE(j["rejected"].size() == 1);
   CHECK(j["rejected"][0]["cheapest_configuration"]["count"] == 1);
   const double street = *test::registry().device("rtx-4090").price.street_usd;
-  CHECK(j["rejected"][0]["cheapest_configuration"]["cost_usd"].get<double>() == doctest::Approx(street));
+  CHECK(j["rejected"][0]["cheapest_configuration"]["cost_usd"].get<double>() == ::hwplan::test::approx(street));
   CHECK(j["rejected"][0]["reason"].get<std::string>().find("1 x rtx-4090 at " + report::money(street)) != std::string::npos);
   // A quote given with --prices is what buying costs, here and in hwplan tco.
   const std::string prices = "/tmp/hwplan_recommend_test_" + std::to_string(::getpid()) + "_prices.yaml";
@@ -192,7 +192,7 @@ TEST_CASE("a budget rejection names the cheapest configuration that does the job
                                  "--count 1 --buy --format json");
   std::remove(prices.c_str());
   REQUIRE(quoted.exit_code == 0);
-  CHECK(json::parse(quoted.out)["candidates"][0]["cost_usd"].get<double>() == doctest::Approx(1000));
+  CHECK(json::parse(quoted.out)["candidates"][0]["cost_usd"].get<double>() == ::hwplan::test::approx(1000));
 }
 
 TEST_CASE("use --rent or use --buy is suggested only when that price exists") {
@@ -251,8 +251,8 @@ TEST_CASE("recommend prices an inference job as hwplan tco does: whole requests,
   REQUIRE(tco.exit_code == 0);
   const json r = json::parse(rec.out)["candidates"][0], t = json::parse(tco.out);
   CHECK(r["cost_usd"].get<double>() ==
-        doctest::Approx(t["tco"]["usd_per_million_tokens"]["rent"].get<double>()).epsilon(1e-9));
-  CHECK(r["tokens_per_second"].get<double>() == doctest::Approx(t["inputs"]["tokens_per_second"].get<double>()).epsilon(1e-12));
+        ::hwplan::test::approx(t["tco"]["usd_per_million_tokens"]["rent"].get<double>()).epsilon(1e-9));
+  CHECK(r["tokens_per_second"].get<double>() == ::hwplan::test::approx(t["inputs"]["tokens_per_second"].get<double>()).epsilon(1e-12));
   // A 4,000-token prompt per 100 output tokens: the prefill is a real share of the job, not left out.
   auto est = json::parse(test::run_hwplan("estimate " + workload + " --device h100-sxm --format json").out);
   CHECK(r["tokens_per_second"].get<double>() < 0.9 * 8 * est["inference"]["decode_tokens_per_second"].get<double>());

@@ -124,7 +124,7 @@ TEST_CASE("hybrid sharding keeps ZeRO traffic inside the node and holds a larger
   CHECK(hybrid.plan.zero_ranks() == 8);
   CHECK(full.plan.zero_ranks() == 64);
   // Shards of 8 instead of 64: more weight, gradient and optimizer memory per device...
-  CHECK(hybrid.memory.optimizer == doctest::Approx(full.memory.optimizer * 8).epsilon(1e-9));
+  CHECK(hybrid.memory.optimizer == ::hwplan::test::approx(full.memory.optimizer * 8).epsilon(1e-9));
   CHECK(hybrid.memory.total() > full.memory.total());
   // ...and only the gradient shard's all-reduce crosses the slow network.
   CHECK(hybrid.train.dp_comm_seconds < full.train.dp_comm_seconds);
@@ -179,7 +179,7 @@ TEST_CASE("training goodput: interruptions and checkpoints grow with the device 
   CHECK(llama3.fraction > 0.85);
   CHECK(llama3.fraction < 0.95);
   // 419 unexpected interruptions in 54 days on 16,384 GPUs is what the rate comes from.
-  CHECK(llama3.expected_interruptions == doctest::Approx(419).epsilon(0.15));
+  CHECK(llama3.expected_interruptions == ::hwplan::test::approx(419).epsilon(0.15));
   CHECK(llama3.checkpoint_interval_seconds < thousand.checkpoint_interval_seconds);
 }
 
@@ -192,7 +192,7 @@ TEST_CASE("estimate --tokens and recommend give the same wall-clock time, interr
   CHECK(total > e["time"]["training_seconds"].get<double>());
   CHECK(e["time"]["goodput"]["fraction"].get<double>() < 1.0);
   REQUIRE(r["candidates"].size() >= 1);
-  CHECK(r["candidates"][0]["total_seconds"].get<double>() == doctest::Approx(total).epsilon(1e-6));
+  CHECK(r["candidates"][0]["total_seconds"].get<double>() == ::hwplan::test::approx(total).epsilon(1e-6));
 }
 
 TEST_CASE("the network a plan spans nodes over comes from the device's reference system unless given") {
@@ -209,8 +209,8 @@ TEST_CASE("the network a plan spans nodes over comes from the device's reference
   };
   // DGX A100: 8 x 200 Gb/s HDR for 8 GPUs; DGX H100: 8 x 400 Gb/s NDR.
   nlohmann::json a100 = run("a100-80gb-sxm", ""), h100 = run("h100-sxm", "");
-  CHECK(a100["system"]["network_gbps_per_device"].get<double>() == doctest::Approx(200));
-  CHECK(h100["system"]["network_gbps_per_device"].get<double>() == doctest::Approx(400));
+  CHECK(a100["system"]["network_gbps_per_device"].get<double>() == ::hwplan::test::approx(200));
+  CHECK(h100["system"]["network_gbps_per_device"].get<double>() == ::hwplan::test::approx(400));
   CHECK(a100["system"]["network_assumed"].get<std::string>().find("DGX A100") != std::string::npos);
   CHECK(has_network_warning(a100));
   // Consumer cards get a desktop's Ethernet, far below a DGX's InfiniBand: ZeRO-3 across two boxes slows down.
@@ -278,7 +278,7 @@ TEST_CASE("pipeline interleaving is searched for stacks that interleave, and hol
   const double plain = estimate_memory(in, params).activations;
   in.plan.vp = 2;
   const double interleaved = estimate_memory(in, params).activations;
-  CHECK(interleaved == doctest::Approx(plain * (1 + 3.0 / 8)));
+  CHECK(interleaved == ::hwplan::test::approx(plain * (1 + 3.0 / 8)));
 }
 
 TEST_CASE("a searched interleaving is a plan estimate accepts when it is given back") {
@@ -313,7 +313,7 @@ TEST_CASE("a synchronous job steps at the pace of its slowest device") {
   // One device waits for nobody; more devices bring a slower slowest one, never beyond half the speed spread.
   CHECK(slowest_device_slowdown(1) == 0);
   const double spread = assumptions().device_speed_spread;
-  CHECK(slowest_device_slowdown(8) == doctest::Approx(0.5 * spread * 7 / 9).scale(0));
+  CHECK(slowest_device_slowdown(8) == ::hwplan::test::approx(0.5 * spread * 7 / 9).scale(0));
   double previous = 0;
   for (long long n : {2LL, 8LL, 64LL, 1024LL, 16384LL}) {
     const double s = slowest_device_slowdown(n);
@@ -325,9 +325,9 @@ TEST_CASE("a synchronous job steps at the pace of its slowest device") {
   Estimate e = zero3(64, 8, 400);
   const TrainingTime& t = e.train;
   CHECK(t.slowest_device_seconds ==
-        doctest::Approx(slowest_device_slowdown(64) * (t.forward_seconds + t.backward_seconds + t.optimizer_seconds)).epsilon(1e-9));
+        ::hwplan::test::approx(slowest_device_slowdown(64) * (t.forward_seconds + t.backward_seconds + t.optimizer_seconds)).epsilon(1e-9));
   const double rest = t.forward_seconds + t.backward_seconds + t.optimizer_seconds + t.dp_comm_exposed_seconds +
                       t.dp_interference_seconds + t.bubble_seconds + t.tp_comm_seconds + t.cp_comm_seconds + t.pp_comm_seconds;
-  CHECK(t.step_seconds == doctest::Approx(rest + t.slowest_device_seconds).epsilon(1e-9));
+  CHECK(t.step_seconds == ::hwplan::test::approx(rest + t.slowest_device_seconds).epsilon(1e-9));
   CHECK(zero3(1, 0, 400).train.slowest_device_seconds == 0);
 }

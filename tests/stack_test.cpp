@@ -100,13 +100,13 @@ TEST_CASE("pure bf16 keeps no fp32 master copy and paged optimizer state is outs
   Estimate a = estimate(input(m, d, Task::kFinetune, mixed));
   Estimate b = estimate(input(m, d, Task::kFinetune, pure));
   // AdamW: 4 (master) + 8 (fp32 moments) bytes per parameter vs 2 + 2 (bf16 moments): a third.
-  CHECK(b.memory.optimizer == doctest::Approx(a.memory.optimizer / 3).epsilon(1e-9));
+  CHECK(b.memory.optimizer == ::hwplan::test::approx(a.memory.optimizer / 3).epsilon(1e-9));
   Stack paged = pure;
   paged.paged_optimizer = true;
   Estimate c = estimate(input(m, d, Task::kFinetune, paged));
-  CHECK(c.memory.total() == doctest::Approx(b.memory.total()));
+  CHECK(c.memory.total() == ::hwplan::test::approx(b.memory.total()));
   CHECK(c.memory.reported(MemoryMetric::kAllocated) ==
-        doctest::Approx(b.memory.reported(MemoryMetric::kAllocated) - b.memory.optimizer));
+        ::hwplan::test::approx(b.memory.reported(MemoryMetric::kAllocated) - b.memory.optimizer));
   // allocated <= reserved <= device, always.
   CHECK(c.memory.reported(MemoryMetric::kAllocated) <= c.memory.reported(MemoryMetric::kReserved));
   CHECK(c.memory.reported(MemoryMetric::kReserved) <= c.memory.reported(MemoryMetric::kDevice));
@@ -123,16 +123,16 @@ TEST_CASE("pure bf16 keeps no fp32 master copy and paged optimizer state is outs
 TEST_CASE("architecture SGEMM fractions and power-limited clocks come from catalog facts") {
   const auto& reg = test::registry();
   // Dual-issue FP32 parts reach about two thirds of their FP32 peak in SGEMM; GA100 and Volta about all of it.
-  CHECK(sgemm_fraction(reg.device("rtx-4090")) == doctest::Approx(0.66));
+  CHECK(sgemm_fraction(reg.device("rtx-4090")) == ::hwplan::test::approx(0.66));
   CHECK(sgemm_fraction(reg.device("a100-80gb-sxm")) > 0.9);
   CHECK(sgemm_fraction(reg.device("v100-32gb-pcie")) > 0.9);
   // The T4's published 4.3 TFLOP/s SGEMM against Turing's 0.90 implies ~59% of boost under the 70 W limit.
-  CHECK(sustained_clock_fraction(reg.device("t4")) == doctest::Approx(4.3 / 8.1 / 0.90).epsilon(0.01));
-  CHECK(sustained_clock_fraction(reg.device("a100-80gb-sxm")) == doctest::Approx(1.0));
+  CHECK(sustained_clock_fraction(reg.device("t4")) == ::hwplan::test::approx(4.3 / 8.1 / 0.90).epsilon(0.01));
+  CHECK(sustained_clock_fraction(reg.device("a100-80gb-sxm")) == ::hwplan::test::approx(1.0));
   // A tensor-core device with no measured sibling gets the conservative default, below every measured device.
   DeviceRates unmeasured = device_rates(reg.device("v100-32gb-pcie"), Precision::kFp16);
   CHECK(unmeasured.gemm_efficiency_assumed);
-  CHECK(unmeasured.gemm_efficiency == doctest::Approx(assumptions().unmeasured_tensor_gemm_efficiency));
+  CHECK(unmeasured.gemm_efficiency == ::hwplan::test::approx(assumptions().unmeasured_tensor_gemm_efficiency));
 }
 
 TEST_CASE("a power-limited device runs memory-bound steps at its boost clock: kernels' fixed cost in cycles at that clock") {
@@ -141,19 +141,19 @@ TEST_CASE("a power-limited device runs memory-bound steps at its boost clock: ke
   DeviceRates r = device_rates(l4, Precision::kBf16);
   REQUIRE(r.clock_fraction < 0.7);  // ~55% of boost under dense GEMMs (the measured SGEMM)
   // In a GEMM-bound step the floor runs at the held clock; in a memory-bound one at the boost clock.
-  CHECK(r.kernel_overhead_seconds == doctest::Approx(assumptions().kernel_overhead_cycles / (*l4.boost_clock_mhz * 1e6 * r.clock_fraction)).scale(0));
-  CHECK(r.memory_bound_kernel_overhead_seconds == doctest::Approx(assumptions().kernel_overhead_cycles / (*l4.boost_clock_mhz * 1e6)).scale(0));
+  CHECK(r.kernel_overhead_seconds == ::hwplan::test::approx(assumptions().kernel_overhead_cycles / (*l4.boost_clock_mhz * 1e6 * r.clock_fraction)).scale(0));
+  CHECK(r.memory_bound_kernel_overhead_seconds == ::hwplan::test::approx(assumptions().kernel_overhead_cycles / (*l4.boost_clock_mhz * 1e6)).scale(0));
   // The boundary: tokens per step where reading the weights takes as long as their GEMM FLOPs (2 per parameter and
   // token) at the large-GEMM rate: bf16 weights on an L4 ~ 121 TFLOP/s x 0.7 x 0.55 x 2 B / (2 x 300 GB/s x 0.85).
   const double ridge = memory_bound_tokens(r, 2);
-  CHECK(ridge == doctest::Approx(r.matrix_flops * r.gemm_efficiency * 2 / (2 * r.bandwidth * r.bandwidth_efficiency)).scale(0));
+  CHECK(ridge == ::hwplan::test::approx(r.matrix_flops * r.gemm_efficiency * 2 / (2 * r.bandwidth * r.bandwidth_efficiency)).scale(0));
   CHECK(ridge > 100);
   CHECK(ridge < 300);
-  CHECK(rates_at_load(r, 1, 2).kernel_overhead_seconds == doctest::Approx(r.memory_bound_kernel_overhead_seconds).scale(0));
-  CHECK(rates_at_load(r, 4096, 2).kernel_overhead_seconds == doctest::Approx(r.kernel_overhead_seconds).scale(0));
+  CHECK(rates_at_load(r, 1, 2).kernel_overhead_seconds == ::hwplan::test::approx(r.memory_bound_kernel_overhead_seconds).scale(0));
+  CHECK(rates_at_load(r, 4096, 2).kernel_overhead_seconds == ::hwplan::test::approx(r.kernel_overhead_seconds).scale(0));
   // A device that holds its boost clock under GEMMs pays the same floor either way.
   DeviceRates h = device_rates(reg.device("h100-sxm"), Precision::kBf16);
-  CHECK(h.memory_bound_kernel_overhead_seconds == doctest::Approx(h.kernel_overhead_seconds).scale(0));
+  CHECK(h.memory_bound_kernel_overhead_seconds == ::hwplan::test::approx(h.kernel_overhead_seconds).scale(0));
   // Batch-1 decode on the L4 is faster than with the held clock's floor, and the serving step model agrees with it.
   Model m = reg.model("qwen2.5-0.5b");
   EstimateInput in = input(m, l4, Task::kInfer, engine_preset(Engine::kVllm));
@@ -166,7 +166,7 @@ TEST_CASE("a power-limited device runs memory-bound steps at its boost clock: ke
   const double step = engine_step_seconds(step_tokens_seconds(s, 1) + step_logits_seconds(s, 1, 1) +
                                               step_decode_attention_seconds(s, context, 1) + s.extra_kernels_at(1),
                                           s.host_seconds, s.step_overhead_seconds, s.overlap_scheduling);
-  CHECK(e.infer.time_per_output_token_seconds == doctest::Approx(step).epsilon(0.001).scale(0));
+  CHECK(e.infer.time_per_output_token_seconds == ::hwplan::test::approx(step).epsilon(0.001).scale(0));
   StepRates held = s;
   held.memory_bound_tokens = 0;  // every step at the held clock's floor
   const double slower = engine_step_seconds(step_tokens_seconds(held, 1) + step_logits_seconds(held, 1, 1) +
@@ -193,12 +193,12 @@ TEST_CASE("a paged optimizer that does not fit spills its states to the host and
   CHECK(paged.fits);
   CHECK(paged.memory.paged_out_bytes > 0);
   CHECK(paged.memory.paged_out_bytes <= paged.memory.managed_bytes);
-  CHECK(paged.memory.total() == doctest::Approx(paged.usable_bytes).epsilon(1e-9));
-  CHECK(paged.memory.demand() == doctest::Approx(resident.memory.total()).epsilon(1e-9));
+  CHECK(paged.memory.total() == ::hwplan::test::approx(paged.usable_bytes).epsilon(1e-9));
+  CHECK(paged.memory.demand() == ::hwplan::test::approx(resident.memory.total()).epsilon(1e-9));
   // The evicted bytes cross the host link (PCIe 4.0 x16 at 80%) once each way per step, both ways at once.
   CHECK(paged.train.paging_seconds ==
-        doctest::Approx(paged.memory.paged_out_bytes / (small.host_link.bytes_per_s() * 0.8)).epsilon(1e-9));
-  CHECK(paged.train.step_seconds == doctest::Approx(resident.train.step_seconds + paged.train.paging_seconds).epsilon(1e-9));
+        ::hwplan::test::approx(paged.memory.paged_out_bytes / (small.host_link.bytes_per_s() * 0.8)).epsilon(1e-9));
+  CHECK(paged.train.step_seconds == ::hwplan::test::approx(resident.train.step_seconds + paged.train.paging_seconds).epsilon(1e-9));
   // Where everything fits, a paged optimizer moves nothing.
   const Device& big = reg.device("a100-80gb-sxm");
   in.device = &big;
@@ -222,10 +222,10 @@ TEST_CASE("llama.cpp decodes its unfused ggml graph: more kernels, each with a d
     // 32 ggml nodes + 7 q8_1 activation quantisations per layer against the fused 19: 20 more kernels per layer.
     const double extra = 32.0 * (32 + 7 - 19) * kernel;
     CHECK(ea.infer.time_per_output_token_seconds - eb.infer.time_per_output_token_seconds ==
-          doctest::Approx(extra).epsilon(0.02));
+          ::hwplan::test::approx(extra).epsilon(0.02));
   }
   // The same cycles take less time on a faster clock: 6,000 cycles = 2.4 us at the RTX 4090's 2.52 GHz boost.
-  CHECK(device_rates(reg.device("rtx-4090"), Precision::kFp16).kernel_overhead_seconds == doctest::Approx(6000 / 2.52e9).scale(0));
+  CHECK(device_rates(reg.device("rtx-4090"), Precision::kFp16).kernel_overhead_seconds == ::hwplan::test::approx(6000 / 2.52e9).scale(0));
   CHECK(device_rates(reg.device("a100-80gb-sxm"), Precision::kFp16).kernel_overhead_seconds >
         device_rates(reg.device("rtx-4090"), Precision::kFp16).kernel_overhead_seconds);
 }
@@ -252,7 +252,7 @@ TEST_CASE("a CNN runs its convolutions and the memory-bound passes between them 
   // same convolutions.
   Estimate nchw = cnn(Task::kTrain, Precision::kBf16, 256, framework_preset(Framework::kFsdp));
   CHECK(nchw.train.memory_bound_seconds > train.train.memory_bound_seconds + 0.3 * bytes / a100.memory_bandwidth_bytes_per_s);
-  CHECK(nchw.train.gemm_seconds == doctest::Approx(train.train.gemm_seconds));
+  CHECK(nchw.train.gemm_seconds == ::hwplan::test::approx(train.train.gemm_seconds));
   // Eager inference pays BatchNorm and ReLU as their own passes; a TensorRT-style engine folds them away.
   Stack eager_nhwc = engine_preset(Engine::kHf);
   eager_nhwc.channels_last = true;
@@ -279,7 +279,7 @@ TEST_CASE("a CNN's listed convolutions add up to its FLOPs and are checked again
     count += c.count;
   }
   CHECK(count == 54);  // 53 convolutions and the fc layer
-  CHECK(flops == doctest::Approx(m.forward_flops_per_sample).epsilon(0.001));
+  CHECK(flops == ::hwplan::test::approx(m.forward_flops_per_sample).epsilon(0.001));
   const std::string head = "id: cnn\nname: n\nfamily: generic\nsource: s\nparameters: 1000\nforward_gflops_per_sample: 0.001\n"
                            "activation_mib_per_sample: 1\ninput: x\n";
   auto fails = [&](const std::string& convs) -> std::string {
@@ -310,15 +310,15 @@ TEST_CASE("a CNN's inference holds the tensors alive at its widest point, not wh
   };
   // The zoo's 10.5 MiB per image (fp32) in the precision that runs: 512 images in fp16 hold 2.6 GiB.
   const double mib = 1024.0 * 1024.0;
-  CHECK(infer(m, Precision::kFp16).memory.activations == doctest::Approx(10.5 * mib * 512 / 2));
-  CHECK(infer(m, Precision::kFp32).memory.activations == doctest::Approx(10.5 * mib * 512));
+  CHECK(infer(m, Precision::kFp16).memory.activations == ::hwplan::test::approx(10.5 * mib * 512 / 2));
+  CHECK(infer(m, Precision::kFp32).memory.activations == ::hwplan::test::approx(10.5 * mib * 512));
   Estimate zoo = infer(m, Precision::kFp16);
   for (const auto& w : zoo.warnings) CHECK(w.find("inference_activation_mib_per_sample") == std::string::npos);
   // A model file without the figure: a quarter of the training activations, and the estimate says so.
   Model bare = m;
   bare.inference_activation_bytes_per_sample = 0;
   Estimate guessed = infer(bare, Precision::kFp16);
-  CHECK(guessed.memory.activations == doctest::Approx(0.25 * 82 * mib * 512 / 2));
+  CHECK(guessed.memory.activations == ::hwplan::test::approx(0.25 * 82 * mib * 512 / 2));
   bool warned = false;
   for (const auto& w : guessed.warnings) warned = warned || w.find("inference_activation_mib_per_sample") != std::string::npos;
   CHECK(warned);
@@ -343,10 +343,10 @@ TEST_CASE("a fused engine running a CNN in int8 hands int8 tensors between layer
   const double int8_compute = run(true).infer.total_seconds, fp16_compute = run(false).infer.total_seconds;
   set_assumptions(Assumptions{});
   REQUIRE(fp16 - fp16_compute > 1e-4);
-  CHECK(int8 - int8_compute == doctest::Approx(0.5 * (fp16 - fp16_compute)).epsilon(1e-9));
+  CHECK(int8 - int8_compute == ::hwplan::test::approx(0.5 * (fp16 - fp16_compute)).epsilon(1e-9));
   CHECK(int8_compute < fp16_compute);  // and the convolutions run at the int8 rate
   // The memory estimate holds the same 8-bit tensors.
-  CHECK(run(true).memory.activations == doctest::Approx(0.5 * run(false).memory.activations));
+  CHECK(run(true).memory.activations == ::hwplan::test::approx(0.5 * run(false).memory.activations));
 }
 
 TEST_CASE("listed convolutions: strided data gradients, depthwise groups, partial lists, the aggregate path") {
@@ -392,7 +392,7 @@ TEST_CASE("listed convolutions: strided data gradients, depthwise groups, partia
   // Without a list the layout does not change the aggregate model (its conv_efficiency was fitted on both layouts).
   Stack nhwc = framework_preset(Framework::kFsdp);
   nhwc.channels_last = true;
-  CHECK(seconds(bare, Task::kTrain, framework_preset(Framework::kFsdp)) == doctest::Approx(seconds(bare, Task::kTrain, nhwc)));
+  CHECK(seconds(bare, Task::kTrain, framework_preset(Framework::kFsdp)) == ::hwplan::test::approx(seconds(bare, Task::kTrain, nhwc)));
 }
 
 TEST_CASE("FP32 convolutions on the vector units use the Winograd-aware efficiency, tensor-core ones do not") {
@@ -416,9 +416,9 @@ TEST_CASE("FP32 convolutions on the vector units use the Winograd-aware efficien
   const double bare32_fast = conv_seconds(bare, Precision::kFp32), bare16_same = conv_seconds(bare, Precision::kFp16);
   set_assumptions(Assumptions{});
   CHECK(fp32_fast < 0.95 * fp32);  // the 3x3 convolutions' arithmetic is a fraction of the time
-  CHECK(fp16_same == doctest::Approx(fp16));
+  CHECK(fp16_same == ::hwplan::test::approx(fp16));
   CHECK(bare32_fast < 0.75 * bare32);
-  CHECK(bare16_same == doctest::Approx(bare16));
+  CHECK(bare16_same == ::hwplan::test::approx(bare16));
 }
 
 TEST_CASE("without the language-model head a fine-tuning step skips the vocabulary projection and its loss") {
@@ -438,7 +438,7 @@ TEST_CASE("without the language-model head a fine-tuning step skips the vocabula
   // Model FLOPs drop by exactly the head's 6 x vocab x hidden per token.
   const double tokens = a.train.tokens_per_step;
   CHECK(a.train.model_flops_per_step - b.train.model_flops_per_step ==
-        doctest::Approx(tokens * 6 * static_cast<double>(m.vocab_size * m.hidden_size)).epsilon(1e-9));
+        ::hwplan::test::approx(tokens * 6 * static_cast<double>(m.vocab_size * m.hidden_size)).epsilon(1e-9));
   // Generation needs the head: the CLI says so.
   auto r = test::run_hwplan("estimate --model gpt2 --device a100-80gb-sxm --task infer --lm-head off");
   CHECK(r.exit_code == 2);
@@ -465,9 +465,9 @@ TEST_CASE("an optimizer that loops over the parameter tensors pays each tensor's
   // 388 tensors x 8 kernels (PyTorch's single-tensor AdamW) x the eager host's 27 us: about 84 ms, far above the
   // device's ~16 ms of memory traffic (the same eight passes, foreach, over fp32 tensors, and clipping).
   const double host = 388 * 8 * loop_in.workload.stack.host_seconds_per_kernel;
-  CHECK(b.train.optimizer_seconds == doctest::Approx(host).epsilon(1e-9));
+  CHECK(b.train.optimizer_seconds == ::hwplan::test::approx(host).epsilon(1e-9));
   CHECK(a.train.optimizer_seconds < 0.25 * host);
-  CHECK(b.train.step_seconds - a.train.step_seconds == doctest::Approx(host - a.train.optimizer_seconds).epsilon(1e-6));
+  CHECK(b.train.step_seconds - a.train.step_seconds == ::hwplan::test::approx(host - a.train.optimizer_seconds).epsilon(1e-6));
 }
 
 TEST_CASE("fp8 training with a 16-bit vocabulary projection (Megatron) pays the logits GEMMs at the 16-bit rate") {
@@ -493,11 +493,11 @@ TEST_CASE("fp8 training with a 16-bit vocabulary projection (Megatron) pays the 
   CHECK(b.head.forward_seconds - others > gemm_seconds(fp8, tokens, vocab, h, 1, 1));
   CHECK(a.head.forward_seconds > b.head.forward_seconds);
   // The layers are the same; the whole step is slower.
-  CHECK(a.layer.forward_seconds == doctest::Approx(b.layer.forward_seconds).epsilon(1e-12));
+  CHECK(a.layer.forward_seconds == ::hwplan::test::approx(b.layer.forward_seconds).epsilon(1e-12));
   CHECK(estimate(sixteen).train.step_seconds > estimate(eight).train.step_seconds);
   // In 16-bit training the flag changes nothing.
   sixteen.workload.precision = eight.workload.precision = Precision::kBf16;
-  CHECK(estimate(sixteen).train.step_seconds == doctest::Approx(estimate(eight).train.step_seconds).epsilon(1e-12));
+  CHECK(estimate(sixteen).train.step_seconds == ::hwplan::test::approx(estimate(eight).train.step_seconds).epsilon(1e-12));
 }
 
 TEST_CASE("eager decode with quantised weights pays each library's kernels per linear layer") {
@@ -514,9 +514,9 @@ TEST_CASE("eager decode with quantised weights pays each library's kernels per l
   // Per token, 7 linear layers in each of 32 layers, each kernel 27 us of host time: GPTQ/AWQ one more kernel per
   // linear, bitsandbytes 4-bit three more, LLM.int8() twelve more.
   const double per_linear = 7 * 32 * engine_preset(Engine::kHf).host_seconds_per_kernel;
-  CHECK(int4 - bf16 == doctest::Approx(1 * per_linear).epsilon(1e-9));
-  CHECK(nf4 - bf16 == doctest::Approx(3 * per_linear).epsilon(1e-9));
-  CHECK(int8 - bf16 == doctest::Approx(12 * per_linear).epsilon(1e-9));
+  CHECK(int4 - bf16 == ::hwplan::test::approx(1 * per_linear).epsilon(1e-9));
+  CHECK(nf4 - bf16 == ::hwplan::test::approx(3 * per_linear).epsilon(1e-9));
+  CHECK(int8 - bf16 == ::hwplan::test::approx(12 * per_linear).epsilon(1e-9));
 }
 
 TEST_CASE("quantized checkpoints keep the output projection in 16 bits unless the stack quantizes it") {
@@ -533,14 +533,14 @@ TEST_CASE("quantized checkpoints keep the output projection in 16 bits unless th
   const double int4 = bytes_per_param(WeightFormat::kInt4);
   // vLLM with an AWQ / GPTQ checkpoint: the decode step reads the projection in 16 bits, memory holds both ends so.
   const Estimate awq = run(Engine::kVllm, std::nullopt), all = run(Engine::kVllm, true);
-  CHECK(awq.infer.decode_weight_bytes - all.infer.decode_weight_bytes == doctest::Approx(head * (2 - int4)).epsilon(1e-6));
+  CHECK(awq.infer.decode_weight_bytes - all.infer.decode_weight_bytes == ::hwplan::test::approx(head * (2 - int4)).epsilon(1e-6));
   const ParameterCounts c = count_parameters(m);  // the output's count holds the final norm beside the projection
   // Quantizing the head leaves the nn.Embedding table in 16 bits (torchao, gpt-fast): only the output's bytes change.
-  CHECK(awq.memory.weights - all.memory.weights == doctest::Approx(c.output * (2 - int4)).epsilon(1e-9));
+  CHECK(awq.memory.weights - all.memory.weights == ::hwplan::test::approx(c.output * (2 - int4)).epsilon(1e-9));
   CHECK(awq.infer.time_per_output_token_seconds > all.infer.time_per_output_token_seconds);
   // llama.cpp's GGUF quantizes output.weight: its preset says so; its token_embd stays in host memory.
   CHECK(engine_preset(Engine::kLlamacpp).quantized_head);
-  CHECK(run(Engine::kLlamacpp, std::nullopt).memory.weights == doctest::Approx(all.memory.weights - c.embedding * 2));
+  CHECK(run(Engine::kLlamacpp, std::nullopt).memory.weights == ::hwplan::test::approx(all.memory.weights - c.embedding * 2));
   // On an edge device the runtime quantizes every linear layer (the command line's stack).
   auto edge = json_of("estimate --model 3b --device apple-m4-ane --task infer --weights int4 --format json");
   CHECK(edge["stack"]["quantized_head"] == true);
@@ -587,23 +587,23 @@ TEST_CASE("the embedding table of quantized inference: quantized, 16-bit, or in 
   const Model untied = reg.model("llama-3.1-8b");
   const ParameterCounts u = count_parameters(untied);
   const double awq = weights(untied, gpu, vllm);
-  CHECK(awq - weights(untied, gpu, torchao) == doctest::Approx(u.output * (2 - int4)).epsilon(1e-9));
-  CHECK(awq - weights(untied, gpu, mlc) == doctest::Approx((u.output + u.embedding) * (2 - int4)).epsilon(1e-9));
+  CHECK(awq - weights(untied, gpu, torchao) == ::hwplan::test::approx(u.output * (2 - int4)).epsilon(1e-9));
+  CHECK(awq - weights(untied, gpu, mlc) == ::hwplan::test::approx((u.output + u.embedding) * (2 - int4)).epsilon(1e-9));
   // llama.cpp and ExLlamaV2 keep the table off the card; a Mac's GPU holds it in the memory it shares.
-  CHECK(weights(untied, gpu, gguf) == doctest::Approx(weights(untied, gpu, mlc) - u.embedding * int4).epsilon(1e-9));
-  CHECK(weights(untied, gpu, exl) == doctest::Approx(weights(untied, gpu, torchao) - u.embedding * 2).epsilon(1e-9));
-  CHECK(weights(untied, mac, gguf) == doctest::Approx(weights(untied, mac, mlc)).epsilon(1e-9));
+  CHECK(weights(untied, gpu, gguf) == ::hwplan::test::approx(weights(untied, gpu, mlc) - u.embedding * int4).epsilon(1e-9));
+  CHECK(weights(untied, gpu, exl) == ::hwplan::test::approx(weights(untied, gpu, torchao) - u.embedding * 2).epsilon(1e-9));
+  CHECK(weights(untied, mac, gguf) == ::hwplan::test::approx(weights(untied, mac, mlc)).epsilon(1e-9));
   // A flag moves it: --quantized-embedding (whatever the head does), --embedding-on-host (the host holds it then).
   Stack moved = vllm;
   moved.embedding_on_host = true;
-  CHECK(awq - weights(untied, gpu, moved) == doctest::Approx(u.embedding * 2).epsilon(1e-9));
+  CHECK(awq - weights(untied, gpu, moved) == ::hwplan::test::approx(u.embedding * 2).epsilon(1e-9));
   Stack table_only = vllm;
   table_only.quantized_embedding = true;
-  CHECK(awq - weights(untied, gpu, table_only) == doctest::Approx(u.embedding * (2 - int4)).epsilon(1e-9));
+  CHECK(awq - weights(untied, gpu, table_only) == ::hwplan::test::approx(u.embedding * (2 - int4)).epsilon(1e-9));
   {
     EstimateInput in = input(untied, gpu, Task::kInfer, gguf);
     in.workload.weights = WeightFormat::kInt4;
-    CHECK(estimate(in).memory.host_bytes == doctest::Approx(u.embedding * int4).epsilon(1e-9));
+    CHECK(estimate(in).memory.host_bytes == ::hwplan::test::approx(u.embedding * int4).epsilon(1e-9));
     in.device = &mac;
     CHECK(estimate(in).memory.host_bytes == 0);
   }
@@ -613,10 +613,10 @@ TEST_CASE("the embedding table of quantized inference: quantized, 16-bit, or in 
   const Model tied = reg.model("llama-3.2-3b");
   REQUIRE(tied.tied_embeddings);
   const ParameterCounts t = count_parameters(tied);
-  CHECK(weights(tied, gpu, gguf) == doctest::Approx(weights(tied, gpu, mlc)).epsilon(1e-9));
-  CHECK(weights(tied, gpu, torchao) - weights(tied, gpu, mlc) == doctest::Approx(t.embedding * 2).epsilon(1e-9));
+  CHECK(weights(tied, gpu, gguf) == ::hwplan::test::approx(weights(tied, gpu, mlc)).epsilon(1e-9));
+  CHECK(weights(tied, gpu, torchao) - weights(tied, gpu, mlc) == ::hwplan::test::approx(t.embedding * 2).epsilon(1e-9));
   CHECK(weights(tied, gpu, vllm) - weights(tied, gpu, torchao) ==
-        doctest::Approx(t.output * (2 - int4) - t.embedding * int4).epsilon(1e-9));  // the output's count is its norm
+        ::hwplan::test::approx(t.output * (2 - int4) - t.embedding * int4).epsilon(1e-9));  // the output's count is its norm
 
   // The stack line says where the table is.
   auto text = test::run_hwplan("estimate --model llama-3.1-8b --device rtx-4090 --task infer --weights int4 --engine llamacpp");
@@ -646,8 +646,8 @@ TEST_CASE("LoRA adapters work on their projections' own shapes and add their out
   const double tokens = s.micro_batch * s.seq, h = 3072, f = 8192, e = 2;
   double up_b = 0, down_a = 0, adds = 0, add_fwd_bytes = 0;
   for (const OpRecord& op : ops) {
-    if (op.name == std::string("lora-b") && op.forward_flops == doctest::Approx(2 * tokens * f * 64)) ++up_b;
-    if (op.name == std::string("lora-a") && op.forward_flops == doctest::Approx(2 * tokens * 64 * f)) ++down_a;
+    if (op.name == std::string("lora-b") && op.forward_flops == ::hwplan::test::approx(2 * tokens * f * 64)) ++up_b;
+    if (op.name == std::string("lora-a") && op.forward_flops == ::hwplan::test::approx(2 * tokens * 64 * f)) ++down_a;
     if (op.name == std::string("lora-add")) {
       ++adds;
       add_fwd_bytes += op.forward_bytes;
@@ -658,7 +658,7 @@ TEST_CASE("LoRA adapters work on their projections' own shapes and add their out
   CHECK(adds == 7);    // one add per adapted projection (all-linear)
   // Forward adds read the base output and the adapter's and write the sum: 3 passes over each output.
   const double q = 3072, kv = 8 * 128;
-  CHECK(add_fwd_bytes == doctest::Approx(3 * tokens * e * (q + kv + kv + h + f + f + h)));
+  CHECK(add_fwd_bytes == ::hwplan::test::approx(3 * tokens * e * (q + kv + kv + h + f + f + h)));
   // q and v only: two adapters, two adds.
   in.workload.lora_targets = "qv";
   ops.clear();
@@ -731,10 +731,10 @@ TEST_CASE("unpacked samples: each micro-batch is padded to its longest, and toke
   CHECK(sample_sequence(w) == 1000);
   // 256 evenly spaced quantiles of lengths uniform on [0, 1000]: the longest of b has mean b / (b + 1) x 1000.
   for (int i = 0; i < 256; ++i) w.sample_tokens.push_back(1000.0 * (i + 0.5) / 256);
-  CHECK(sample_sequence(w) == doctest::Approx(500));
-  CHECK(computed_sequence(w, 1) == doctest::Approx(500));
-  CHECK(computed_sequence(w, 2) == doctest::Approx(2000.0 / 3).epsilon(0.01));
-  CHECK(computed_sequence(w, 8) == doctest::Approx(8000.0 / 9).epsilon(0.01));
+  CHECK(sample_sequence(w) == ::hwplan::test::approx(500));
+  CHECK(computed_sequence(w, 1) == ::hwplan::test::approx(500));
+  CHECK(computed_sequence(w, 2) == ::hwplan::test::approx(2000.0 / 3).epsilon(0.01));
+  CHECK(computed_sequence(w, 8) == ::hwplan::test::approx(8000.0 / 9).epsilon(0.01));
 
   const std::string base = "estimate --model llama-3.2-3b --device a100-80gb-sxm --task finetune --batch 4 --seq 2048 "
                            "--framework torchtune --format json";
@@ -742,14 +742,14 @@ TEST_CASE("unpacked samples: each micro-batch is padded to its longest, and toke
   auto packed = run("");
   // Samples all as long as --seq are packed ones.
   auto full = run("--sample-tokens uniform:2048:2048");
-  CHECK(full["time"]["tokens_per_second"].get<double>() == doctest::Approx(packed["time"]["tokens_per_second"].get<double>()));
+  CHECK(full["time"]["tokens_per_second"].get<double>() == ::hwplan::test::approx(packed["time"]["tokens_per_second"].get<double>()));
   // Short samples: shorter steps, fewer tokens each, and the padding is computed but not counted.
   auto short_samples = run("--sample-tokens lognormal:300:0.8");
   CHECK(short_samples["time"]["step_seconds"].get<double>() < packed["time"]["step_seconds"].get<double>());
-  CHECK(short_samples["time"]["tokens_per_step"].get<double>() == doctest::Approx(4 * 300).epsilon(0.05));
+  CHECK(short_samples["time"]["tokens_per_step"].get<double>() == ::hwplan::test::approx(4 * 300).epsilon(0.05));
   CHECK(short_samples["time"]["hfu"].get<double>() > short_samples["time"]["mfu"].get<double>());
   // The peak memory is the longest batch's, --seq.
-  CHECK(short_samples["memory"]["per_device_bytes"].get<double>() == doctest::Approx(packed["memory"]["per_device_bytes"].get<double>()));
+  CHECK(short_samples["memory"]["per_device_bytes"].get<double>() == ::hwplan::test::approx(packed["memory"]["per_device_bytes"].get<double>()));
   bool noted = false;
   for (const auto& n : short_samples["notes"]) noted = noted || n.get<std::string>().find("padding") != std::string::npos;
   CHECK(noted);
@@ -793,7 +793,7 @@ TEST_CASE("fp8 training's roofline draws the attention core at the bf16 rate the
   };
   const double bf16_attention = rate(Precision::kBf16, "flash-attention");
   REQUIRE(bf16_attention > 0);
-  CHECK(rate(Precision::kFp8, "flash-attention") == doctest::Approx(bf16_attention));
+  CHECK(rate(Precision::kFp8, "flash-attention") == ::hwplan::test::approx(bf16_attention));
   // The projections do run at the fp8 rate.
   CHECK(rate(Precision::kFp8, "mlp-up") > 1.2 * rate(Precision::kBf16, "mlp-up"));
 }
@@ -833,7 +833,7 @@ TEST_CASE("engine tensorrt is TensorRT-LLM's preset under the name the user gave
   CHECK(a["stack"]["preset"] == "tensorrt");
   CHECK(b["stack"]["preset"] == "trtllm");
   CHECK(a["inference"]["samples_per_second"].get<double>() ==
-        doctest::Approx(b["inference"]["samples_per_second"].get<double>()));
+        ::hwplan::test::approx(b["inference"]["samples_per_second"].get<double>()));
 }
 
 TEST_CASE("a CNN's speed-up hints name the CNN's own levers, not attention") {
@@ -874,7 +874,7 @@ TEST_CASE("the litgpt preset is LitGPT's finetune scripts as their code sets the
   auto hf = json_of("estimate --model llama-2-7b --device a100-80gb-sxm --task finetune --framework hf-trainer --batch 1 "
                     "--seq 512 --format json");
   CHECK(lit["memory"]["breakdown"]["optimizer"].get<double>() ==
-        doctest::Approx(hf["memory"]["breakdown"]["optimizer"].get<double>() / 3).epsilon(1e-6));
+        ::hwplan::test::approx(hf["memory"]["breakdown"]["optimizer"].get<double>() / 3).epsilon(1e-6));
   CHECK(test::run_hwplan("estimate --model 7b --device h100-sxm --framework litgpts").exit_code == 2);
 }
 
@@ -943,7 +943,7 @@ TEST_CASE("FSDP2's gather copy-out: a read and a write of each gathered layer, t
   CHECK_FALSE(off.second);
   // Every rank gathers the whole model in turn, 141 GB of bf16, read and written twice a micro-batch at ~1.7 TB/s:
   // about 0.33 s.
-  CHECK(on.first - off.first == doctest::Approx(0.33).epsilon(0.15));
+  CHECK(on.first - off.first == ::hwplan::test::approx(0.33).epsilon(0.15));
   // One device shards nothing: nothing gathered, nothing copied.
-  CHECK(step("--count 1 --offload params").first == doctest::Approx(step("--count 1 --offload params --gather-copy-out off").first));
+  CHECK(step("--count 1 --offload params").first == ::hwplan::test::approx(step("--count 1 --offload params --gather-copy-out off").first));
 }

@@ -58,11 +58,11 @@ TEST_CASE("a resale value of 0 gives the plain capex plus running costs") {
   in.resale_fraction = 0;
   tco::OwnCost c = tco::own_cost(d, in);
   CHECK(c.resale_usd == 0);
-  CHECK(c.total_usd == doctest::Approx(c.capex_usd + c.energy_usd + c.space_usd + c.operations_usd));
+  CHECK(c.total_usd == ::hwplan::test::approx(c.capex_usd + c.energy_usd + c.space_usd + c.operations_usd));
   // 16 devices, 8 per server: two servers, networked.
-  CHECK(c.devices_usd == doctest::Approx(16 * 27500));
-  CHECK(c.hosts_usd == doctest::Approx(2 * 30000));
-  CHECK(c.network_usd == doctest::Approx(2 * 15000));
+  CHECK(c.devices_usd == ::hwplan::test::approx(16 * 27500));
+  CHECK(c.hosts_usd == ::hwplan::test::approx(2 * 30000));
+  CHECK(c.network_usd == ::hwplan::test::approx(2 * 15000));
 }
 
 TEST_CASE("break-even months and utilisation match a hand computation") {
@@ -73,22 +73,22 @@ TEST_CASE("break-even months and utilisation match a hand computation") {
   REQUIRE(*in.rent_usd_per_device_hour == 0.74);  // RunPod Secure Cloud, 2026-09
   tco::Result r = tco::evaluate(d, in);
   // capex = 1,300 (card) + 1,500 / 2 (half of a two-card desktop) = 2,050
-  CHECK(r.own.capex_usd == doctest::Approx(2050));
+  CHECK(r.own.capex_usd == ::hwplan::test::approx(2050));
   // energy over 3 years: (450 W + 150 W / 2) x 0.5 x 26,280 h x 0.15 $/kWh = 0.525 kW x 13,140 h x 0.15 = 1,034.775
-  CHECK(r.own.energy_usd == doctest::Approx(1034.775));
+  CHECK(r.own.energy_usd == ::hwplan::test::approx(1034.775));
   // running cost per month = 1,034.775 / 36 = 28.744; rent per month = 0.74 x 730 h x 0.5 = 270.10
   // break-even = 2,050 / (270.10 - 28.744) = 2,050 / 241.356 = 8.494 months
   REQUIRE(r.break_even_months);
-  CHECK(*r.break_even_months == doctest::Approx(8.494).epsilon(0.001));
+  CHECK(*r.break_even_months == ::hwplan::test::approx(8.494).epsilon(0.001));
   // break-even utilisation: resale = 2,050 x 0.89^3 = 2,050 x 0.704969 = 1,445.19; fixed = 2,050 - 1,445.19 = 604.81;
   // at 100%: energy 2,069.55, rent 0.74 x 26,280 = 19,447.20; u = 604.81 / (19,447.20 - 2,069.55) = 0.034804
   REQUIRE(r.break_even_utilization);
-  CHECK(*r.break_even_utilization == doctest::Approx(0.034804).epsilon(0.001));
+  CHECK(*r.break_even_utilization == ::hwplan::test::approx(0.034804).epsilon(0.001));
   // The sensitivity entry for utilisation is the same point, found by search.
   for (const auto& f : r.sensitivity)
     if (f.input == "utilization") {
       REQUIRE(f.flips_at);
-      CHECK(*f.flips_at == doctest::Approx(*r.break_even_utilization).epsilon(0.001));
+      CHECK(*f.flips_at == ::hwplan::test::approx(*r.break_even_utilization).epsilon(0.001));
     }
   // Renting that costs less per month than the electricity never breaks even.
   in.rent_usd_per_device_hour = 0.05;
@@ -109,7 +109,7 @@ TEST_CASE("the consumer resale curve is the catalog's launch and used quotes") {
     ++n;
   }
   double mean = std::exp(log_sum / n);
-  CHECK(tco::host_defaults(tco::HostClass::kDesktop).residual_per_year == doctest::Approx(mean).epsilon(0.01));
+  CHECK(tco::host_defaults(tco::HostClass::kDesktop).residual_per_year == ::hwplan::test::approx(mean).epsilon(0.01));
 }
 
 TEST_CASE("a device without a purchase price is an error that says how to give one") {
@@ -151,8 +151,8 @@ TEST_CASE("hwplan tco: the JSON contract, old prices noted, unpriced devices exi
   REQUIRE(jobs.exit_code == 0);
   auto jj = nlohmann::json::parse(jobs.out);
   double job_hours = jj["inputs"]["job_hours"];
-  CHECK(jj["inputs"]["utilization"].get<double>() == doctest::Approx(100 * job_hours / (3 * 8760)));
-  CHECK(jj["tco"]["jobs"].get<double>() == doctest::Approx(100));
+  CHECK(jj["inputs"]["utilization"].get<double>() == ::hwplan::test::approx(100 * job_hours / (3 * 8760)));
+  CHECK(jj["tco"]["jobs"].get<double>() == ::hwplan::test::approx(100));
   CHECK(test::run_hwplan("tco --model llama-2-7b --device rtx-4090 --task lora --batch 1 --seq 1024 --recompute full "
                          "--tokens 1e8 --jobs 1e6").exit_code == 2);
   auto csv = test::run_hwplan("tco --model 7B --device rtx-4090 --task infer --format csv");

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include <doctest/doctest.h>
+
 #include "io/registry.hpp"
 
 namespace hwplan::test {
@@ -17,6 +19,10 @@ inline const io::Registry& registry() {
   static io::Registry r;
   return r;
 }
+
+// doctest::Approx's default scale of 1 makes its tolerance absolute (about 1.2e-5) for values below one, so that any
+// two microsecond timings compare equal: this one is relative (an expected zero keeps an absolute tolerance of about 1e-12).
+inline doctest::Approx approx(double expected) { return doctest::Approx(expected).scale(expected == 0 ? 1e-7 : 0); }
 
 inline std::string source_path(const std::string& rel) { return std::string(HWPLAN_SOURCE_DIR) + "/" + rel; }
 

@@ -129,8 +129,8 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "Linear layers only). Memory only: a decode step reads one row of it");
   add_switch(app, "--custom-allreduce", w.custom_allreduce,
              "Inference with --tp inside an NVLink-class fabric: all-reduces as the engine's own one-kernel all-reduce, a "
-             "few microseconds whatever the group size (on for vllm, sglang, trtllm; PyTorch's ENABLE_INTRA_NODE_COMM); "
-             "off: NCCL's, whose latency grows with the group");
+             "few microseconds whatever the group size but a slow data path, or NCCL's where that is faster (on for "
+             "vllm, sglang, trtllm; PyTorch's ENABLE_INTRA_NODE_COMM); off: NCCL's, whose latency grows with the group");
   add_switch(app, "--gather-copy-out", w.gather_copy_out,
              "ZeRO-3 as PyTorch's FSDP2 (fully_shard): each all-gather lands in a flat buffer that a copy kernel splits "
              "into the layer's parameters on the compute stream, a read and a write of them per gather (on for torchtune "

@@ -105,6 +105,11 @@ constexpr Entry kEntries[] = {
      "small-message all-reduce of the engines' own kernels (each rank reads its peers' buffers over NVLink and reduces "
      "in one kernel): 3.7/4.8/5.9 us at 2/4/8 H100s for 512 bytes, 3.9/3.7/5.7 us for 4 KB (sgl-project/sglang pull "
      "request #2904's table, TensorRT-LLM-derived kernel); flat in the group size, where NCCL's steps grow with it"},
+    {"custom_allreduce_bandwidth_share", &Assumptions::custom_allreduce_bandwidth_share, "fraction", 0.01, 1,
+     "the engines' one-kernel all-reduce moves data far slower than NCCL's rings (few thread blocks, each waiting on "
+     "its peers' NVLink reads): in sgl-project/sglang pull request #2904's H100 table, 512 KB -> 1 MB adds 7.4 / 10.9 "
+     "/ 11.7 us at 2 / 4 / 8 GPUs, 71-78 GB/s of two-shot bus bandwidth, 0.2 of NCCL's 360 GB/s (fabric_efficiency x "
+     "450); the engines use whichever of it and NCCL is faster"},
     {"collective_sms", &Assumptions::collective_sms, "SMs", 0, 256,
      "one CTA per NCCL channel, ~16 channels (NCCL_MAX_NCHANNELS); DeepSeek-V3 dedicates 20 of 132 SMs"},
     {"driver_reserved_memory_fraction", &Assumptions::driver_reserved_memory_fraction, "fraction", 0, 0.5,

@@ -54,6 +54,7 @@ struct Assumptions {
   double host_link_efficiency = 0.80;               // host <-> device copies (offload, paging) / link peak
   double collective_sms = 16;                       // streaming multiprocessors an overlapped collective holds
   double custom_allreduce_latency_seconds = 5e-6;   // an inference engine's one-kernel all-reduce inside the fabric
+  double custom_allreduce_bandwidth_share = 0.2;    // its bus bandwidth / NCCL's over the same fabric
   // Share of a device's nominal memory the driver keeps for itself: what CUDA reports as total is the rest
   // (serve/capacity.cpp, the engines that size their cache from it).
   double driver_reserved_memory_fraction = 0.01;
