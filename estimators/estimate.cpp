@@ -216,6 +216,13 @@ Estimate estimate(const EstimateInput& in) {
                         std::to_string(std::llround(padded)) + " tokens, so " + pct(padded > 0 ? 1 - mean / padded : 0) +
                         " of the tokens computed are padding; tokens/s counts the samples' own tokens (packing them "
                         "into --seq would not pad)");
+      const double pace = padded_rank_pace(w, in.plan);
+      if (pace > 1)
+        e.notes.push_back("each of the " + std::to_string(in.plan.dp) + " data-parallel ranks pads its own micro-batch, and " +
+                          (in.plan.zero >= 2 || in.plan.grad_accum <= 1 ? std::string("every micro-batch") : std::string("every step")) +
+                          " waits for the rank whose batch is longest: about " + pct(pace - 1) +
+                          " more compute time than an average rank's (packing, or batches of similar lengths on every rank, "
+                          "avoids it)");
     }
     double comm = e.train.communication_seconds() + e.train.bubble_seconds;
     double compute_part = e.train.gemm_seconds, memory_part = e.train.memory_bound_seconds + e.train.optimizer_seconds;

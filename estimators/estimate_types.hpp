@@ -34,6 +34,9 @@ struct TrainingTime {
   // The job waits for its slowest device every step: the devices' own work at that device's pace less at a median
   // one's (training.cpp, slowest_device_slowdown).
   double slowest_device_seconds = 0;
+  // Unpacked samples: the data-parallel ranks wait for the rank whose micro-batch is padded longest (training.cpp,
+  // padded_rank_pace).
+  double padding_wait_seconds = 0;
   // Exposed transfers plus the compute they slow while overlapping it.
   double communication_seconds() const {
     return tp_comm_seconds + cp_comm_seconds + pp_comm_seconds + dp_comm_exposed_seconds + dp_interference_seconds;

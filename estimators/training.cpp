@@ -1,5 +1,6 @@
 #include "estimators/training.hpp"
 #include "core/assumptions.hpp"
+#include "core/normal.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,18 +82,47 @@ double clip_step_bytes(const Workload& w) {
 
 }  // namespace
 
-double computed_sequence(const Workload& w, std::int64_t micro_batch) {
-  if (w.sample_tokens.empty()) return static_cast<double>(w.seq);
-  // The longest of b draws from the sorted quantiles: P(max <= q_i) = ((i + 1) / n)^b.
-  const double n = static_cast<double>(w.sample_tokens.size());
-  const double b = static_cast<double>(std::max<std::int64_t>(1, micro_batch));
-  double expected = 0, below = 0;
-  for (std::size_t i = 0; i < w.sample_tokens.size(); ++i) {
-    const double cdf = std::pow(static_cast<double>(i + 1) / n, b);
-    expected += w.sample_tokens[i] * (cdf - below);
+namespace {
+
+struct Moments {
+  double mean = 0, variance = 0;
+};
+
+// The longest of `draws` samples from the sorted quantiles q: P(max <= q_i) = ((i + 1) / n)^draws.
+Moments longest_of(const std::vector<double>& q, double draws) {
+  const double n = static_cast<double>(q.size());
+  double mean = 0, square = 0, below = 0;
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    const double cdf = std::pow(static_cast<double>(i + 1) / n, draws);
+    mean += q[i] * (cdf - below);
+    square += q[i] * q[i] * (cdf - below);
     below = cdf;
   }
-  return expected;
+  return {mean, std::max(0.0, square - mean * mean)};
+}
+
+}  // namespace
+
+double computed_sequence(const Workload& w, std::int64_t micro_batch) {
+  if (w.sample_tokens.empty()) return static_cast<double>(w.seq);
+  return longest_of(w.sample_tokens, static_cast<double>(std::max<std::int64_t>(1, micro_batch))).mean;
+}
+
+double padded_rank_pace(const Workload& w, const Plan& plan) {
+  if (w.sample_tokens.empty() || plan.dp <= 1) return 1.0;
+  const double b = static_cast<double>(std::max<std::int64_t>(1, plan.micro_batch)), ranks = plan.dp;
+  const Moments one = longest_of(w.sample_tokens, b);
+  if (!(one.mean > 0)) return 1.0;
+  // Ranks that meet every micro-batch (ZeRO-2/3 and FSDP gather and reduce-scatter inside each micro-batch; a DDP
+  // step without accumulation is one micro-batch) run each at the pace of the longest of their batches: the longest
+  // of b x ranks samples.
+  if (plan.zero >= 2 || plan.grad_accum <= 1) return longest_of(w.sample_tokens, b * ranks).mean / one.mean;
+  // DDP and ZeRO-1 with accumulation meet once a step: the slowest rank is the one whose k micro-batches are longest
+  // in sum. A sum of k padded lengths is about normal, and the largest of n normal draws lies about
+  // Phi^-1((n - 0.375) / (n + 0.25)) standard deviations above their mean (Blom's approximation).
+  const double k = static_cast<double>(plan.grad_accum);
+  const double z = normal_quantile((ranks - 0.375) / (ranks + 0.25));
+  return 1 + z * std::sqrt(one.variance / k) / one.mean;
 }
 
 double sample_sequence(const Workload& w) {
@@ -425,8 +455,13 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   t.slowest_device_seconds =
       slowest_device_slowdown(plan.count()) * ((fwd_mb + bwd_mb) * micro_batches + t.optimizer_seconds);
 
+  // Unpacked samples: each data-parallel rank pads its micro-batch to its own longest sample, and the ranks meet
+  // (collectives) at the pace of the one with the longest.
+  t.padding_wait_seconds = (padded_rank_pace(w, plan) - 1) * (fwd_mb + bwd_mb) * micro_batches;
+
   t.step_seconds = per_mb * micro_batches + bubble + t.dp_comm_exposed_seconds + t.dp_interference_seconds +
-                   t.optimizer_seconds + t.offload_seconds + t.paging_seconds + t.slowest_device_seconds;
+                   t.optimizer_seconds + t.offload_seconds + t.paging_seconds + t.slowest_device_seconds +
+                   t.padding_wait_seconds;
   // Unpacked samples: the step computes their padding too, but only their own tokens count.
   t.tokens_per_step = static_cast<double>(plan.global_batch()) * own_seq;
   if (!m.is_transformer()) t.tokens_per_step = static_cast<double>(plan.global_batch());  // samples

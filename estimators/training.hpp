@@ -43,6 +43,10 @@ std::optional<DeviceRates> sixteen_bit_rates(const EstimateInput& in);
 double computed_sequence(const Workload& w, std::int64_t micro_batch);
 // Tokens a sequence holds of its own: the samples' mean length, or the sequence length when packed.
 double sample_sequence(const Workload& w);
+// Unpacked samples on data-parallel ranks: each rank pads its micro-batch to its own longest sample, and the ranks
+// meet at the pace of the one whose batch is longest. The expected ratio of that rank's padded length to an average
+// rank's (1 when packed or on one rank).
+double padded_rank_pace(const Workload& w, const Plan& plan);
 
 // How much slower than a median device a synchronous job of `devices` devices runs: every step waits for its
 // slowest device. Device speeds taken as spread evenly over assumptions().device_speed_spread around the median;

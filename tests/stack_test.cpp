@@ -759,6 +759,58 @@ TEST_CASE("unpacked samples: each micro-batch is padded to its longest, and toke
   CHECK(test::run_hwplan(base + " --sample-tokens uniform:10").exit_code == 2);
 }
 
+TEST_CASE("unpacked samples on data-parallel ranks: every rank pads its own batch, and they meet at the longest's pace") {
+  Workload w;
+  w.seq = 1000;
+  Plan plan;
+  plan.micro_batch = 4;
+  plan.dp = 8;
+  CHECK(padded_rank_pace(w, plan) == 1);  // packed: every rank computes --seq tokens a sequence
+  for (int i = 0; i < 256; ++i) w.sample_tokens.push_back(1000.0 * (i + 0.5) / 256);
+  // Uniform lengths on [0, 1000]: a rank's batch of 4 is padded to 4/5 of 1000 on average, and with the ranks meeting
+  // every micro-batch (no accumulation, or ZeRO-3) the slowest of 8 ranks holds the longest of 32 samples: 32/33.
+  plan.grad_accum = 1;
+  CHECK(padded_rank_pace(w, plan) == ::hwplan::test::approx((32.0 / 33) / (4.0 / 5)).epsilon(0.01));
+  plan.grad_accum = 4;
+  plan.zero = 3;
+  CHECK(padded_rank_pace(w, plan) == ::hwplan::test::approx((32.0 / 33) / (4.0 / 5)).epsilon(0.01));
+  // DDP meeting once a step: the sums of 4 micro-batches differ less than single micro-batches do.
+  plan.zero = 0;
+  const double per_step = padded_rank_pace(w, plan);
+  CHECK(per_step > 1);
+  CHECK(per_step < (32.0 / 33) / (4.0 / 5));
+  plan.grad_accum = 16;
+  CHECK(padded_rank_pace(w, plan) < per_step);
+  // More ranks wait longer; one rank waits for nobody.
+  plan.grad_accum = 1;
+  const double eight = padded_rank_pace(w, plan);
+  plan.dp = 64;
+  CHECK(padded_rank_pace(w, plan) > eight);
+  plan.dp = 1;
+  CHECK(padded_rank_pace(w, plan) == 1);
+
+  // In an estimate: the wait is its own part of the step, in the table, in JSON and in a note, and packing has none.
+  const std::string base = "estimate --model llama-3.2-3b --device a100-80gb-sxm --count 8 --tp 1 --pp 1 --task finetune "
+                           "--batch 4 --seq 2048 --zero 3 --framework fsdp --format json";
+  auto packed = json_of(base);
+  auto unpacked = json_of(base + " --sample-tokens lognormal:300:0.8");
+  auto single = json_of("estimate --model llama-3.2-3b --device a100-80gb-sxm --task finetune --batch 4 --seq 2048 "
+                        "--framework fsdp --format json --sample-tokens lognormal:300:0.8");
+  CHECK(packed["time"]["padding_wait_seconds"].get<double>() == 0);
+  CHECK(single["time"]["padding_wait_seconds"].get<double>() == 0);
+  const double wait = unpacked["time"]["padding_wait_seconds"].get<double>();
+  CHECK(wait > 0);
+  const double work = unpacked["time"]["forward_seconds"].get<double>() + unpacked["time"]["backward_seconds"].get<double>();
+  CHECK(wait / work > 0.1);  // the longest of 32 heavy-tailed samples against the longest of 4
+  CHECK(wait / work < 2.0);
+  bool noted = false;
+  for (const auto& n : unpacked["notes"]) noted = noted || n.get<std::string>().find("data-parallel ranks pads") != std::string::npos;
+  CHECK(noted);
+  auto table = test::run_hwplan("estimate --model llama-3.2-3b --device a100-80gb-sxm --count 8 --tp 1 --pp 1 --task finetune "
+                                "--batch 4 --seq 2048 --zero 3 --framework fsdp --sample-tokens lognormal:300:0.8");
+  CHECK(table.out.find("padding wait") != std::string::npos);
+}
+
 TEST_CASE("a CNN with listed convolutions draws them on its roofline below both roofs") {
   const auto& reg = test::registry();
   Model m = reg.model("resnet-50");

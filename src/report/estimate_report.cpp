@@ -133,6 +133,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                  {"pipeline_bubble_seconds", t.bubble_seconds},
                  {"host_wait_seconds", t.host_wait_seconds},  // GPU idle on eager kernel issue, inside forward/backward
                  {"slowest_device_seconds", t.slowest_device_seconds},
+                 {"padding_wait_seconds", t.padding_wait_seconds},  // ranks waiting on the longest padded batch
                  {"step_seconds", t.step_seconds},
                  {"tokens_per_step", t.tokens_per_step},
                  {"tokens_per_second", t.tokens_per_second},
@@ -355,6 +356,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     if (tt.slowest_device_seconds > 0)
       row("  slowest device", fmt::format("{} (the {} devices step at the pace of the slowest)", human_seconds(tt.slowest_device_seconds),
                                           in.plan.count()));
+    if (tt.padding_wait_seconds > 0)
+      row("  padding wait", fmt::format("{} (the {} data-parallel ranks wait for the one whose batch is padded longest)",
+                                        human_seconds(tt.padding_wait_seconds), in.plan.dp));
     if (tt.bubble_seconds > 0) row("  pipeline bubble", human_seconds(tt.bubble_seconds));
     row(generic ? "samples/s" : "tokens/s",
         fmt::format("{:.0f} ({:.0f} per device){}", tt.tokens_per_second, tt.tokens_per_second / in.system.count,
