@@ -554,6 +554,78 @@ TEST_CASE("--warmup sets the share of requests left out of the statistics, and b
                   InputError);
 }
 
+TEST_CASE("throughput is the work done in the run's window: a warm-up left out does not dilute it") {
+  // A closed loop kept saturated delivers the same throughput whatever the share left out and however many more
+  // clients than the batch holds (the warm-up requests' service used to sit in the denominator, not the numerator).
+  const std::string base = "serve --model llama-3-8b --device rtx-4090 --engine llamacpp --weights int4 --prompt 1000 --generate 200 "
+                           "--requests 300 --format json";
+  auto rate = [&](const std::string& extra) {
+    return json::parse(run_hwplan(base + " " + extra).out)["throughput"]["output_tokens_per_second"].get<double>();
+  };
+  const double all = rate("--concurrency 32 --warmup 0");
+  CHECK(rate("--concurrency 32") == ::hwplan::test::approx(all).epsilon(0.02));
+  CHECK(rate("--concurrency 128") == ::hwplan::test::approx(all).epsilon(0.02));
+  CHECK(rate("--concurrency 128 --warmup 0.5") == ::hwplan::test::approx(all).epsilon(0.03));
+  // An open loop kept up with, in the steady state, is served as it arrives: its throughput is the load.
+  auto steady = json::parse(run_hwplan("serve --model llama-3-8b --device h100-sxm --engine vllm --rate 10 --prompt 1000 "
+                                       "--generate 200 --format json").out);
+  CHECK(steady["serve"]["sustainable"] == true);
+  CHECK(steady["throughput"]["requests_per_second"].get<double>() == ::hwplan::test::approx(10));
+  CHECK(steady["throughput"]["output_tokens_per_second"].get<double>() == ::hwplan::test::approx(2000));
+  CHECK(steady["throughput"]["total_tokens_per_second"].get<double>() == ::hwplan::test::approx(12000));
+  // The capacity search no longer depends on the run's length: the same devices at 2,000 and 5,000 requests.
+  const std::string search = "serve --model llama-3-8b --device h100-sxm --engine vllm --rate 24 --prompt 1000 --generate 200 "
+                             "--ttft-p95 5 --tpot-p95 0.2 --format json";
+  auto short_run = json::parse(run_hwplan(search).out), long_run = json::parse(run_hwplan(search + " --requests 5000").out);
+  CHECK(short_run["serve"]["devices_total"] == long_run["serve"]["devices_total"]);
+  CHECK(short_run["serve"]["max_rate_per_replica"].get<double>() ==
+        ::hwplan::test::approx(long_run["serve"]["max_rate_per_replica"].get<double>()).epsilon(0.05));
+}
+
+TEST_CASE("an open loop the replicas cannot keep up with is overloaded, not met: serve says so and recommend adds replicas") {
+  // Without targets, serve describes --count devices at the load: 40 requests/s of 1,000 / 200 tokens is more than
+  // one H100 completes saturated (about 25), so its queue grows without bound however the percentiles of a finite
+  // run look.
+  auto over = run_hwplan("serve --model llama-3-8b --device h100-sxm --engine vllm --rate 40 --prompt 1000 --generate 200 --format json");
+  CHECK(over.exit_code == 3);
+  auto j = json::parse(over.out);
+  CHECK(j["serve"]["sustainable"] == false);
+  CHECK(j["serve"]["meets_targets"] == false);
+  const double saturated = j["serve"]["saturated_rate_per_replica"].get<double>();
+  CHECK(saturated < 40);
+  CHECK(saturated > 15);
+  auto text = run_hwplan("serve --model llama-3-8b --device h100-sxm --engine vllm --rate 40 --prompt 1000 --generate 200");
+  CHECK(text.out.find("OVERLOADED") != std::string::npos);
+  CHECK(text.out.find("2 replica(s) would keep up") != std::string::npos);
+  // Two devices keep up.
+  auto two = run_hwplan("serve --model llama-3-8b --device h100-sxm --engine vllm --rate 40 --prompt 1000 --generate 200 --count 2 "
+                        "--format json");
+  CHECK(two.exit_code == 0);
+  CHECK(json::parse(two.out)["serve"]["sustainable"] == true);
+  // recommend without targets or --count ranks each device at the replicas that keep up with the rate.
+  auto rec = json::parse(run_hwplan("recommend --task serve --model llama-3.2-1b --rate 50 --prompt 300 --generate 100 --engine trtllm "
+                                    "--weights int4 --requests 300 --devices jetson-orin-nano-8gb,h100-sxm --format json").out);
+  REQUIRE(rec["candidates"].size() == 2);
+  for (const auto& c : rec["candidates"]) {
+    const double per_replica = c["max_rate_per_replica"].get<double>();
+    CHECK(per_replica * c["replicas"].get<double>() >= 50);
+    CHECK(per_replica * (c["replicas"].get<double>() - 1) < 50);
+    if (c["device"] == "jetson-orin-nano-8gb") CHECK(c["devices_total"].get<long long>() > 1);
+  }
+}
+
+TEST_CASE("serve: --count must be at least one whole replica of the layout asked") {
+  const std::string base = "serve --model llama-3-8b --device h100-sxm --engine vllm --rate 5 --requests 300";
+  for (const std::string& bad : {std::string("--count -2"), std::string("--count 0"), std::string("--tp 2"),
+                                 std::string("--count 5 --tp 2")}) {
+    auto r = run_hwplan(base + " " + bad);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--count") != std::string::npos);
+  }
+  CHECK(run_hwplan(base + " --count 5 --tp 2").err.find("--count 4 or 6") != std::string::npos);
+  CHECK(run_hwplan(base + " --count 4 --tp 2").exit_code == 0);
+}
+
 TEST_CASE("overlap scheduling hides the engine's per-step CPU work and costs a new request one step of TTFT") {
   // The step: without overlap the CPU work follows the GPU's; with it only the longer side counts.
   CHECK(engine_step_seconds(0.010, 0, 0.001, false) == ::hwplan::test::approx(0.011).scale(0));

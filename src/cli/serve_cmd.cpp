@@ -30,7 +30,9 @@ struct Served {
   report::ServeReport report() const {
     return {&setup.model, setup.device, &setup.question, &answer, setup.traffic, setup.warnings};
   }
-  int exit_code() const { return answer.chosen && !answer.at_load.unservable ? kExitOk : kExitNothingFeasible; }
+  int exit_code() const {
+    return answer.chosen && !answer.at_load.unservable && !answer.overloaded ? kExitOk : kExitNothingFeasible;
+  }
 };
 
 void answer(ServeCommand& c, Served& s) {

@@ -43,6 +43,9 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
   try {
     ServeSetup setup = prepare_serve(registry, s, &d);
     setup.question.prune_layouts = true;
+    // No latency targets and no --count: an open loop's devices are those that keep up with it (each replica below
+    // its saturated rate), so that every candidate is ranked at a load it can serve.
+    if (!setup.question.targets.any() && !setup.question.load.closed_loop && !spec.count) setup.question.devices.reset();
     // --require-interconnect: without an NVLink-class fabric a replica stays on one device.
     const bool single = spec.require_interconnect && !d.interconnect.pools_memory();
     if (single) std::erase_if(setup.layouts, [](const EstimateInput* in) { return in->plan.tp * in->plan.pp > 1; });

@@ -212,7 +212,19 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   const bool search = q.targets.any();
   std::vector<std::string>& warnings = out.warnings;
   if (search && w.count != 1) warnings.push_back("--count is not used with latency targets: the devices needed are what is searched");
-  if (!search) q.devices = w.count;
+  if (w.count < 1) bad("--count", fmt::format("{} devices: must be at least 1", w.count));
+  if (!search) {
+    // The devices given are whole replicas of the layout asked (tp x pp devices each).
+    const long long group = w.tp.value_or(1) * w.pp.value_or(1);
+    if (group > 0 && w.count % group != 0) {
+      const long long below = w.count / group * group, above = below + group;
+      bad("--count", below > 0 ? fmt::format("{} device(s) are not whole replicas of tp x pp = {} devices (--count {} or {})",
+                                             w.count, group, below, above)
+                               : fmt::format("{} device(s) are not whole replicas of tp x pp = {} devices (--count {})",
+                                             w.count, group, above));
+    }
+    q.devices = w.count;
+  }
 
   // Engine.
   Engine engine = default_engine(model, device);

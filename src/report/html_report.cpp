@@ -129,6 +129,10 @@ void add_assumptions(const json& estimate, Page& p) {
 void add_sources(const Device& d, Page& p, std::set<std::string>& seen) {
   if (!seen.insert("device:" + d.id).second) return;
   for (const auto& [k, v] : d.sources) p.sources.push_back({d.id + ": " + k, v});
+  // The price quotes' own citations (street, used, cloud, ...), where the entry gives them beside each quote rather
+  // than under sources.price.
+  if (!d.sources.count("price"))
+    for (const auto& [k, v] : d.price.sources) p.sources.push_back({d.id + ": price (" + k + ")", v});
   for (const auto& [k, v] : d.derived) p.sources.push_back({d.id + ": " + k + " (derived)", v});
 }
 

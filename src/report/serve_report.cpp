@@ -133,6 +133,10 @@ json serve_json(const ServeReport& r) {
   sv["max_rate_per_replica"] = o && !q.load.closed_loop ? opt(o->capacity.max_load) : json(nullptr);
   if (q.load.closed_loop) sv["max_concurrency_per_replica"] = o ? opt(o->capacity.max_load) : json(nullptr);
   sv["meets_targets"] = a.meets_targets;
+  // Open loop: whether the replicas keep up with the load (false: the queue grows without bound), and the most one
+  // replica sustains where that was simulated.
+  sv["sustainable"] = o ? json(!a.overloaded) : json(nullptr);
+  sv["saturated_rate_per_replica"] = opt(a.saturated_rate_per_replica);
   sv["binding_constraint"] = binding_words(r);
   sv["binding_constraint_key"] = o ? binding_key(o->capacity.binding) : "none";
   sv["load_per_replica"] = o ? json(a.load_per_replica.value) : json(nullptr);
@@ -224,9 +228,17 @@ std::string serve_text(const ServeReport& r, Format format) {
     out += "No layout serves this load: " + binding_words(r) + "\n";
   } else {
     out += fmt::format("Layout: tp={} pp={} x {} replica(s) = {} device(s); {}\n", o->tp, o->pp, o->replicas, o->devices,
-                       a.meets_targets ? "meets the targets" : "MISSES the targets");
-    if (o->capacity.max_load)
-      out += fmt::format("Capacity: {:.3g} {} per replica within the targets\n", *o->capacity.max_load, load_unit(r));
+                       a.overloaded       ? "OVERLOADED: the queue grows without bound"
+                       : a.meets_targets ? (r.question->targets.any() ? "meets the targets" : "keeps up with the load")
+                                         : "MISSES the targets");
+    if (a.overloaded && a.saturated_rate_per_replica)
+      out += fmt::format("Overloaded: one replica completes at most {:.3g} requests/s, and {:.3g} are asked of each; {} replica(s) "
+                         "would keep up (give --count, or latency targets to search)\n",
+                         *a.saturated_rate_per_replica, a.load_per_replica.value,
+                         serve::replicas_needed(a.load_per_replica.value * static_cast<double>(o->replicas), *a.saturated_rate_per_replica));
+    else if (o->capacity.max_load)
+      out += fmt::format("Capacity: {:.3g} {} per replica {}\n", *o->capacity.max_load, load_unit(r),
+                         r.question->targets.any() ? "within the targets" : "at saturation (the most it keeps up with)");
     out += "Binding constraint: " + binding_words(r) + "\n";
   }
   if (o) {

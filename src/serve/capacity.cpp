@@ -144,6 +144,19 @@ SimResult simulate_replica(const Replica& r, const Traffic& traffic, Load load) 
   return out;
 }
 
+SimResult saturation_run(const Replica& rep, const Traffic& traffic) {
+  // Each pipeline stage's virtual engine batches up to the engine's cap.
+  const double pp = static_cast<double>(std::max(1, rep.input->plan.pp));
+  const double by_kv = static_cast<double>(rep.kv.tokens) / pp / std::max(1.0, rep.kv.mean_request_tokens);
+  double clients = pp * std::max(1.0, std::floor(std::min(static_cast<double>(rep.engine.max_sequences), by_kv)));
+  if (pp == 1) clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences),
+                                                               static_cast<double>(rep.kv.max_sequences)));
+  if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences) * pp;
+  return simulate_replica(rep, traffic, {true, clients});
+}
+
+Binding saturated_binding(const Replica& rep, const SimResult& saturation) { return saturation_binding(rep, saturation); }
+
 CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const Targets& targets, bool closed) {
   CapacityResult out;
   if (!targets.any()) return out;
@@ -153,14 +166,7 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
   double saturated = INFINITY;
   SimResult saturation;
   if (!closed) {
-    // Each pipeline stage's virtual engine batches up to the engine's cap.
-    const double pp = static_cast<double>(std::max(1, rep.input->plan.pp));
-    const double by_kv = static_cast<double>(rep.kv.tokens) / pp / std::max(1.0, rep.kv.mean_request_tokens);
-    double clients = pp * std::max(1.0, std::floor(std::min(static_cast<double>(rep.engine.max_sequences), by_kv)));
-    if (pp == 1) clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences),
-                                                                 static_cast<double>(rep.kv.max_sequences)));
-    if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences) * pp;
-    saturation = simulate_replica(rep, traffic, {true, clients});
+    saturation = saturation_run(rep, traffic);
     ++out.simulations;
     if (saturation.unservable) {
       out.max_load = 0;

@@ -63,10 +63,26 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
   if (flat_fits)
     for (LayoutOption& o : a.layouts)
       if (o.pp > 1) o.tried = false;
+  // Without latency targets and without a device count, an open loop's one requirement is to keep up: the replicas
+  // whose saturated rate covers the load (recommend --task serve).
+  const bool sustain = !q.targets.any() && !q.load.closed_loop && !q.devices;
   auto evaluate = [&](size_t i) {
     LayoutOption& o = a.layouts[i];
     if (!o.tried) return;
-    if (o.fits && q.targets.any()) {
+    if (o.fits && sustain) {
+      const SimResult saturation = saturation_run(replicas[i], q.traffic);
+      o.capacity.simulations = 1;
+      if (saturation.unservable || !(saturation.requests_per_second > 0)) {
+        o.capacity.max_load = 0;
+        o.capacity.binding = Binding::kRequestTooLong;
+        return;
+      }
+      o.capacity.max_load = saturation.requests_per_second;
+      o.capacity.saturated = true;
+      o.capacity.binding = saturated_binding(replicas[i], saturation);
+      o.replicas = replicas_needed(q.load.value, *o.capacity.max_load);
+      o.devices = o.replicas * o.tp * o.pp;
+    } else if (o.fits && q.targets.any()) {
       o.capacity = search_capacity(replicas[i], q.traffic, q.targets, q.load.closed_loop);
       if (o.capacity.max_load && *o.capacity.max_load > 0) {
         o.replicas = replicas_needed(q.load.value, *o.capacity.max_load);
@@ -109,7 +125,7 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
     double head = o.capacity.max_load.value_or(0) * static_cast<double>(o.replicas);
     double best_head = best.capacity.max_load.value_or(0) * static_cast<double>(best.replicas);
     if (o.devices < best.devices || (o.devices == best.devices && head > best_head)) a.chosen = i;
-    if (!q.targets.any()) break;  // without targets: the smallest layout that fits
+    if (!q.targets.any() && !sustain) break;  // a given count: the smallest layout that fits
   }
   if (!a.chosen) return a;
   const LayoutOption& o = a.layouts[*a.chosen];
@@ -119,6 +135,35 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
   a.at_load = simulate_replica(r, q.traffic, a.load_per_replica);
   a.missed = a.at_load.unservable ? Metric::kNone : missed_target(a.at_load, q.targets);
   a.meets_targets = !a.at_load.unservable && a.missed == Metric::kNone;
+  // An open loop the replicas cannot keep up with: the queue grows without bound, and a finite simulation's
+  // percentiles only say how long it ran. With targets the search kept the load below saturation; with a given
+  // count, the saturated rate is checked here.
+  if (!q.load.closed_loop && !a.at_load.unservable) {
+    LayoutOption& chosen = a.layouts[*a.chosen];
+    double saturated = INFINITY;
+    if (chosen.capacity.saturated && chosen.capacity.max_load) {
+      saturated = *chosen.capacity.max_load;
+    } else if (!q.targets.any()) {
+      const SimResult saturation = saturation_run(r, q.traffic);
+      saturated = saturation.requests_per_second;
+      if (a.load_per_replica.value > saturated * (1 + 1e-9)) {
+        chosen.capacity.max_load = saturated;
+        chosen.capacity.saturated = true;
+        chosen.capacity.binding = saturated_binding(r, saturation);
+      }
+    }
+    a.overloaded = a.load_per_replica.value > saturated * (1 + 1e-9);
+    a.saturated_rate_per_replica = std::isfinite(saturated) ? std::optional<double>(saturated) : std::nullopt;
+    if (a.overloaded) a.meets_targets = false;
+    // Kept up with, in the steady state (a warm-up left out), a Poisson or gamma load is served as it arrives: the
+    // throughput is the load itself, not a finite run's sample of it (the latencies are the simulation's).
+    if (!a.overloaded && q.traffic.warmup_fraction > 0 && q.traffic.arrival != ArrivalKind::kTrace) {
+      const double rate = a.load_per_replica.value;
+      a.at_load.requests_per_second = rate;
+      a.at_load.output_tokens_per_second = rate * q.traffic.output.average();
+      a.at_load.total_tokens_per_second = rate * (q.traffic.prompt.average() + q.traffic.output.average());
+    }
+  }
 
   const Device& d = *r.input->device;
   const double output_per_second = a.at_load.output_tokens_per_second * static_cast<double>(o.replicas);

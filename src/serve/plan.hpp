@@ -38,8 +38,11 @@ struct ServeAnswer {
   std::optional<size_t> chosen;       // none: no layout serves the load within the targets
   Load load_per_replica;
   SimResult at_load;                  // one replica at its share of the load
-  bool meets_targets = false;
+  bool meets_targets = false;         // false too when the replicas cannot keep up with an open loop (overloaded)
   Metric missed = Metric::kNone;      // at the load, when the targets are missed
+  // An open loop above what the replicas complete when saturated: the queue grows without bound.
+  bool overloaded = false;
+  std::optional<double> saturated_rate_per_replica;  // open loop: the most one replica sustains, when simulated
   std::optional<double> usd_per_million_output_tokens;  // from the device's cloud price; none without one
   // Owning the devices instead (hwplan tco: new purchase price, the class's host, electricity at the power fraction
   // around the clock, space, operations, less resale after own_years), serving this load for the whole horizon;

@@ -45,27 +45,61 @@ void statistics(SimResult& r, double warmup_fraction) {
   const size_t n = r.records.size();
   const size_t first = std::min(n, static_cast<size_t>(std::floor(warmup_fraction * static_cast<double>(n))));
   std::vector<double> ttft, tpot, e2e;
-  double start = INFINITY, end = 0, out_tokens = 0, all_tokens = 0;
+  double start = INFINITY, last_arrival = 0, end = 0;
   for (size_t i = first; i < n; ++i) {
     const RequestRecord& q = r.records[i];
     ttft.push_back(q.first_token - q.arrival);
     e2e.push_back(q.finish - q.arrival);
     if (q.output_tokens > 1) tpot.push_back((q.finish - q.first_token) / static_cast<double>(q.output_tokens - 1));
     start = std::min(start, q.arrival);
+    last_arrival = std::max(last_arrival, q.arrival);
     end = std::max(end, q.finish);
-    out_tokens += static_cast<double>(q.output_tokens);
-    all_tokens += static_cast<double>(q.output_tokens + q.prompt_tokens);
   }
   r.measured = static_cast<long long>(n - first);
   r.ttft = summarise(ttft);
   r.tpot = summarise(tpot);
   r.e2e = summarise(e2e);
-  const double span = end - start;
-  if (r.measured > 0 && span > 0) {
-    r.requests_per_second = static_cast<double>(r.measured) / span;
-    r.output_tokens_per_second = out_tokens / span;
-    r.total_tokens_per_second = all_tokens / span;
+  if (r.measured <= 0) return;
+  // Throughput is the work the server does in a window, whoever's requests it serves. Every request counted (no
+  // warm-up): from the first arrival to the last completion, as benchmark clients time a run. With a warm-up left
+  // out, the steady state: from when the warm-up requests have all completed (a closed loop's first round, every
+  // client's prompt at once, is over by then) or the first measured arrival if later, to the last measured
+  // arrival, while the load is on (the last completions come after the clients stopped sending, at a lower load).
+  // Where that leaves too short a window (a burst: the measured requests arrive at nearly the same moment), from
+  // the first measured arrival to the last completion. A request's first token and prompt count when it is
+  // sampled, its other tokens spread over its decode.
+  if (first > 0) {
+    double warm_end = 0;
+    for (size_t i = 0; i < first; ++i) warm_end = std::max(warm_end, r.records[i].finish);
+    const double steady_start = std::max(start, warm_end);
+    if (last_arrival - steady_start > 0.25 * (end - start)) {
+      start = steady_start;
+      end = last_arrival;
+    }
   }
+  const double span = end - start;
+  if (!(span > 0)) return;
+  double completions = 0, out_tokens = 0, all_tokens = 0;
+  for (const RequestRecord& q : r.records) {
+    if (q.finish >= start && q.finish <= end) completions += 1;
+    double produced = 0;
+    if (q.first_token >= start && q.first_token <= end) {
+      produced += 1;
+      all_tokens += static_cast<double>(q.prompt_tokens);
+    }
+    const double decode = q.finish - q.first_token;
+    if (q.output_tokens > 1 && decode > 0) {
+      const double overlap = std::max(0.0, std::min(end, q.finish) - std::max(start, q.first_token));
+      produced += static_cast<double>(q.output_tokens - 1) * overlap / decode;
+    } else if (q.output_tokens > 1 && q.finish >= start && q.finish <= end) {
+      produced += static_cast<double>(q.output_tokens - 1);
+    }
+    out_tokens += produced;
+    all_tokens += produced;
+  }
+  r.requests_per_second = completions / span;
+  r.output_tokens_per_second = out_tokens / span;
+  r.total_tokens_per_second = all_tokens / span;
 }
 
 }  // namespace
