@@ -614,6 +614,44 @@ TEST_CASE("an open loop the replicas cannot keep up with is overloaded, not met:
   }
 }
 
+TEST_CASE("serve: the engine's memory fraction sizes the cache, a --headroom given caps it, and estimate quotes what serve runs") {
+  const std::string base = "serve --model llama-3-8b --device h100-sxm --engine vllm --rate 5 --requests 300 --format json";
+  auto tokens = [&](const std::string& extra) {
+    return json::parse(run_hwplan(base + " " + extra).out)["kv_cache"]["capacity_tokens"].get<long long>();
+  };
+  const long long engine_own = tokens("");
+  CHECK(tokens("--headroom 0") == engine_own);      // vLLM's 0.90 already leaves 10% free
+  CHECK(tokens("--headroom 0.05") == engine_own);
+  CHECK(tokens("--headroom 0.2") < engine_own);    // keeping 20% free takes from the cache
+  auto bad = run_hwplan(base + " --headroom 0.99");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--headroom") != std::string::npos);
+  // Llama 3 70B in bf16 on one H200 under TensorRT-LLM: estimate keeps 5% free and says it does not fit, the engine
+  // takes 90% of what the weights leave and runs it; estimate's served TTFT is serve's lone request.
+  const std::string work = "--model llama-3-70b --device h200-sxm --weights bf16 --engine trtllm";
+  auto est = json::parse(run_hwplan("estimate --task infer --format json " + work).out);
+  auto srv = json::parse(run_hwplan("serve --concurrency 1 --requests 20 --format json " + work).out);
+  CHECK(est["memory"]["fits"] == false);
+  REQUIRE(est["inference"]["served_time_to_first_token_seconds"].is_number());
+  CHECK(srv["latency"]["ttft_seconds"]["p50"].get<double>() ==
+        ::hwplan::test::approx(est["inference"]["served_time_to_first_token_seconds"].get<double>()).epsilon(1e-9));
+}
+
+TEST_CASE("standalone devices: several serve as independent inference replicas in every command, never split a model") {
+  // serve and recommend --task serve price fleets of Macs or Jetsons as replicas; tco and estimate take the same fleet.
+  auto tco = run_hwplan("tco --model llama-3-8b --device apple-m3-ultra-gpu --count 2 --task infer --format json");
+  CHECK(tco.exit_code == 0);
+  auto est = json::parse(run_hwplan("estimate --model llama-3-8b --device apple-m3-ultra-gpu --count 3 --task infer --format json").out);
+  CHECK(est["plan"]["dp"] == 3);
+  CHECK(est["plan"]["tp"] == 1);
+  // Training would need gradients to cross a link the device has not; a split layout too.
+  for (const std::string& bad : {std::string("--count 2"), std::string("--count 2 --task infer --tp 2")}) {
+    auto r = run_hwplan("estimate --model llama-3-8b --device apple-m3-ultra-gpu " + bad);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--task infer --dp 2") != std::string::npos);
+  }
+}
+
 TEST_CASE("serve: --count must be at least one whole replica of the layout asked") {
   const std::string base = "serve --model llama-3-8b --device h100-sxm --engine vllm --rate 5 --requests 300";
   for (const std::string& bad : {std::string("--count -2"), std::string("--count 0"), std::string("--tp 2"),
@@ -624,6 +662,19 @@ TEST_CASE("serve: --count must be at least one whole replica of the layout asked
   }
   CHECK(run_hwplan(base + " --count 5 --tp 2").err.find("--count 4 or 6") != std::string::npos);
   CHECK(run_hwplan(base + " --count 4 --tp 2").exit_code == 0);
+  // A trace too short to simulate names the trace, not a --requests nobody gave.
+  const std::string two_rows = temp_file("two_rows.csv", "prompt_tokens,output_tokens\n100,50\n200,60\n");
+  auto short_trace = run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 2 --trace " + two_rows);
+  CHECK(short_trace.exit_code == 2);
+  CHECK(short_trace.err.find("key '--trace'") != std::string::npos);
+  std::filesystem::remove(two_rows);
+  // serve's help lists the engines it simulates; recommend's keeps every inference preset (its --task infer takes them).
+  const std::string help = run_hwplan("serve --help").out;
+  CHECK(help.find("Serving engine preset: vllm | sglang | trtllm | llamacpp") != std::string::npos);
+  const size_t at = help.find("--engine TEXT");
+  REQUIRE(at != std::string::npos);
+  CHECK(help.substr(at, help.find('\n', at) - at).find("exllama") == std::string::npos);
+  CHECK(run_hwplan("recommend --help").out.find("hf | vllm | sglang") != std::string::npos);
 }
 
 TEST_CASE("overlap scheduling hides the engine's per-step CPU work and costs a new request one step of TTFT") {

@@ -216,8 +216,10 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--network-gbps", w.network_gbps,
                  "Inter-node network per device, Gb/s (default: the device's reference system, e.g. DGX A100 200, DGX H100 400)");
   app.add_option("--headroom", w.headroom,
-                 "Fraction of device memory every plan leaves free (allocator variance); 0 plans to the last byte")
-      ->capture_default_str();
+                 "Fraction of device memory every plan leaves free (allocator variance); 0 plans to the last byte. serve: the "
+                 "engine's memory fraction decides, and a --headroom given caps it")
+      ->capture_default_str()
+      ->each([&w](const std::string&) { w.headroom_given = true; });
   add_stack_options(app, w);
   app.add_flag("--no-sequence-parallel", w.no_sequence_parallel, "Disable sequence parallelism with tp > 1");
   app.add_flag("--no-overlap-grad-reduce", w.no_overlap_grad_reduce,

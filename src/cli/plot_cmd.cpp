@@ -131,6 +131,7 @@ Command plot_command() {
     o->serve_options.workload.task = "infer";
     add_workload_options(*o->serve, o->serve_options.workload, /*device_required=*/false);
     add_serve_options(*o->serve, o->serve_options);
+    describe_serving_engines(*o->serve);
     o->serve->add_option("--devices", o->devices, "Devices to compare (comma-separated)")->delimiter(',');
     o->serve->add_option("-o,--output", o->output, "SVG file to write")->required();
   };

@@ -109,6 +109,7 @@ when they start it and never preempt.
 Exit codes: 0 ok, 2 bad input (trace rows: file:line), 3 no layout serves the load within the targets.)");
     add_workload_options(*o->app, o->options.workload);
     add_serve_options(*o->app, o->options);
+    describe_serving_engines(*o->app);
     o->app->add_option("--own-years", o->options.own_years,
                        "Horizon of the owned cost per million tokens (bought new, run around the clock, resold: hwplan tco)")
         ->capture_default_str();

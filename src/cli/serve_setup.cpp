@@ -5,6 +5,11 @@
 
 namespace hwplan::cli {
 
+void describe_serving_engines(CLI::App& app) {
+  if (CLI::Option* engine = app.get_option_no_throw("--engine"))
+    engine->description("Serving engine preset: vllm | sglang | trtllm | llamacpp (default: vllm, or llamacpp where vLLM does not run)");
+}
+
 void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   o.workload.task = "infer";
   a.add_option("--rate", o.rate, "Requests per second (open loop, all replicas)");

@@ -13,6 +13,9 @@ using ServeOptions = ServeSpec;
 
 // `threads_flag`: also register --threads (recommend has its own).
 void add_serve_options(CLI::App& app, ServeOptions& o, bool threads_flag = true);
+// serve and plot serve: --engine lists the engines the simulation has (the shared workload flag lists every
+// inference preset).
+void describe_serving_engines(CLI::App& app);
 // Any flag that only serving reads was given (other tasks reject them).
 bool serve_flags_given(const ServeOptions& o);
 int threads_of(const ServeOptions& o);

@@ -41,6 +41,7 @@ struct WorkloadSpec {
   long long devices_per_node = 8;
   std::optional<double> network_gbps;  // per device, Gb/s; default: the device's reference system (reference_network)
   double headroom = 0.05;     // fraction of device memory a plan leaves free
+  bool headroom_given = false;  // --headroom on the command line (serve caps the engine's memory with it only then)
   bool no_sequence_parallel = false;
   bool no_overlap_grad_reduce = false;
   // The software stack (presets of modelled behaviour; see estimators/stack.hpp). Each part is overridable.

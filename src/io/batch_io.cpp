@@ -83,7 +83,7 @@ void apply(YamlMap& m, Scenario& s) {
   opt_text("profile", w.profile);
   if (auto v = m.integer("devices_per_node", false, 1)) w.devices_per_node = *v;
   if (auto v = m.number("network_gbps", false, 0, 1e6)) w.network_gbps = *v;
-  if (auto v = m.number("headroom", false, 0, 0.9)) w.headroom = *v;
+  if (auto v = m.number("headroom", false, 0, 0.9)) w.headroom = *v, w.headroom_given = true;
   if (auto v = m.boolean("sequence_parallel", false)) w.no_sequence_parallel = !*v;
   if (auto v = m.boolean("overlap_grad_reduce", false)) w.no_overlap_grad_reduce = !*v;
   read_stack_keys(m, w);

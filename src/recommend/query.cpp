@@ -411,14 +411,29 @@ Query resolve_query(const Model& model, const Device& device, const WorkloadSpec
   q.model = model;
   q.device = &device;
   check_range("--count", count, 1, 10'000'000);
-  if (count > 1 && (device.host_link.type == "soc" || device.host_link.type == "usb3"))
-    bad("--count", device.name + " is a standalone " + device.host_link.type +
-                       " device: there is no link to split one model over several");
+  // A standalone device (a phone, a laptop, a USB stick) has no link to split a model over or to reduce gradients
+  // across; several of them only serve as independent inference replicas, each with its own copy (as serve and
+  // recommend --task serve count them).
+  WorkloadSpec replicas_spec;
+  const WorkloadSpec* spec = &o;
+  if (count > 1 && (device.host_link.type == "soc" || device.host_link.type == "usb3")) {
+    const bool replicas = o.task == "infer" && o.tp.value_or(1) == 1 && o.pp.value_or(1) == 1 && o.dp.value_or(count) == count &&
+                          o.cp.value_or(1) == 1 && o.ep.value_or(1) == 1;
+    if (!replicas)
+      bad("--count", device.name + " is a standalone " + device.host_link.type +
+                         " device: there is no link to split one model over several (inference on independent replicas: "
+                         "--task infer --dp " + std::to_string(count) + ")");
+    replicas_spec = o;
+    replicas_spec.tp = 1;
+    replicas_spec.pp = 1;
+    replicas_spec.dp = count;
+    spec = &replicas_spec;
+  }
 
-  resolve_workload(o, q);
-  resolve_system(o, count, q);
-  resolve_plan(o, count, q);
-  resolve_profile(o, scope, q);
+  resolve_workload(*spec, q);
+  resolve_system(*spec, count, q);
+  resolve_plan(*spec, count, q);
+  resolve_profile(*spec, scope, q);
   q.input.model = &q.model;
   q.input.device = q.device;
   q.input.profile = q.profile.get();

@@ -187,6 +187,8 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   long long requests = o.requests.value_or(o.trace ? std::min<long long>(static_cast<long long>(t.trace.size()), kMaxDefaultTraceRequests)
                                                    : kDefaultRequests);
   // Each simulated request holds about 150 bytes: a million is the most one run may ask for.
+  if (o.trace && !o.requests && requests < 10)
+    bad("--trace", fmt::format("{} has {} request row(s): a simulation needs at least 10", *o.trace, requests));
   if (requests < 10 || requests > 1'000'000) bad("--requests", "must be 10 to 1,000,000");
   t.requests = requests;
   if (o.warmup) {
@@ -237,6 +239,9 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
                                                    : "no --engine given: vLLM's scheduler defaults assumed");
   }
   q.engine = engine_config(o, engine, device);
+  if (!(w.headroom >= 0 && w.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
+  // The engine fills memory to its own fraction (--kv-memory-fraction); a --headroom given keeps that much free too.
+  if (w.headroom_given) q.engine.memory_cap_fraction = 1 - w.headroom;
   if (o.step_overhead_ms) {
     if (!std::isfinite(*o.step_overhead_ms) || *o.step_overhead_ms < 0 || *o.step_overhead_ms > 10000)
       bad("--step-overhead-ms", "must be 0 to 10000 ms");

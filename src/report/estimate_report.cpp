@@ -9,6 +9,7 @@
 #include "estimators/memory.hpp"
 #include "estimators/stack.hpp"
 #include "estimators/uncertainty.hpp"
+#include "serve/capacity.hpp"
 #include "serve/engine.hpp"
 #include "serve/step_model.hpp"
 
@@ -33,13 +34,17 @@ std::string stored_weights(const Workload& w) {
 
 // A lone request's time to first token through hwplan serve (concurrency 1) on this layout: the server's handling,
 // then the engine's steps over the prompt with its own step model and chunk budget. Only where serve would run it:
-// the engines it simulates, a transformer that fits, a prompt and an output; nothing otherwise.
-std::optional<double> served_ttft_seconds(const EstimateInput& in, const Estimate& e) {
-  if (!in.model->is_transformer() || in.workload.prompt <= 0 || in.workload.generate <= 0 || !e.fits) return std::nullopt;
+// the engines it simulates, a transformer, a prompt and an output, and a KV cache, as the engine sizes it from its
+// own memory fraction, that holds the request (estimate's own fit keeps --headroom free and may say no where the
+// engine runs); nothing otherwise.
+std::optional<double> served_ttft_seconds(const EstimateInput& in, const Estimate&) {
+  if (!in.model->is_transformer() || in.workload.prompt <= 0 || in.workload.generate <= 0) return std::nullopt;
   auto engine = parse_engine(in.workload.stack.preset);
   if (!engine || !serve::engine_served(*engine)) return std::nullopt;
   const serve::EngineConfig cfg =
       serve::engine_config(*engine, in.device->memory_bytes, in.device->name, host_time_ratio(*in.device));
+  const double request = static_cast<double>(in.workload.prompt + in.workload.generate);
+  if (static_cast<double>(serve::kv_capacity(in, cfg, request).tokens) / std::max(1, in.plan.pp) < request) return std::nullopt;
   serve::StepModel steps(step_rates(in));
   return cfg.request_overhead_seconds + steps.lone_prefill_seconds(in.workload.prompt, cfg.max_batched_tokens, cfg.chunked_prefill);
 }
@@ -391,7 +396,11 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
       row("prefill (TTFT)", "none: no prompt (decode from an empty context, as llama-bench's tg test; hwplan serve needs "
                             "a prompt of at least 1 token)");
     else
-      row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) + (e.fits ? server : " (would be, if it fit: it does not)"));
+      row("prefill (TTFT)", human_seconds(e.infer.prefill_seconds) +
+                                (e.fits            ? server
+                                 : server.empty() ? std::string(" (would be, if it fit: it does not)")
+                                                  : " (it does not fit with --headroom kept free, but the engine fills memory to its own "
+                                                    "fraction and runs it" + server + ")"));
     if (in.workload.generate > 0) {
       row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{})",
                                                human_seconds(e.infer.time_per_output_token_seconds),

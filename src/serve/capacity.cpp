@@ -93,6 +93,8 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
     case KvBudget::kStaticShareOfDevice: k.kv_bytes = std::min(f * device - m.weights, k.free_bytes); break;
     case KvBudget::kShareOfFree: k.kv_bytes = f * k.free_bytes; break;
   }
+  // --headroom, when given: the engine's share is never allowed past it.
+  if (engine.memory_cap_fraction < 1) k.kv_bytes = std::min(k.kv_bytes, engine.memory_cap_fraction * device - m.total());
   if (k.kv_bytes <= 0 || k.bytes_per_token <= 0) return k;
   const double tokens = k.kv_bytes / k.bytes_per_token;
   const double blocks = std::floor(tokens / std::max(1, engine.block_tokens));

@@ -53,6 +53,9 @@ struct EngineConfig {
   std::string preset;                // "vllm", "sglang", "trtllm", "llamacpp"
   int block_tokens = 16;             // KV-cache page size in tokens
   double kv_memory_fraction = 0.90;  // the engine's memory fraction, of what kv_budget says
+  // The most of the device the engine may fill, weights and cache together: 1 (what the engine's own fraction
+  // gives), or 1 - --headroom when the user keeps some free.
+  double memory_cap_fraction = 1.0;
   KvBudget kv_budget = KvBudget::kShareOfDevice;
   KvProfile kv_profile = KvProfile::kAllocatedPeak;  // with kShareOfDevice
   // The fraction falls with the tensor-parallel degree (SGLang's default, unless --kv-memory-fraction is given):
