@@ -652,6 +652,27 @@ TEST_CASE("standalone devices: several serve as independent inference replicas i
   }
 }
 
+TEST_CASE("serve: what was not simulated or does not exist is null, and a long prompt without chunked prefill does not wait") {
+  // Llama 3 70B in bf16 does not fit an RTX 4090: nothing is simulated, so no latency, throughput or power is 0.
+  auto none = run_hwplan("serve --model llama-3-70b --device rtx-4090 --rate 1 --requests 50 --format json");
+  CHECK(none.exit_code == 3);
+  auto j = json::parse(none.out);
+  CHECK(j["latency"]["ttft_seconds"]["p50"].is_null());
+  CHECK(j["throughput"]["output_tokens_per_second"].is_null());
+  CHECK(j["energy"]["power_fraction_of_tdp"].is_null());
+  // One-token replies have no time per output token.
+  auto one = json::parse(run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 2 --generate 1 --requests 50 --format json").out);
+  CHECK(one["latency"]["tpot_seconds"]["p95"].is_null());
+  CHECK(one["latency"]["ttft_seconds"]["p95"].is_number());
+  // Without chunked prefill a prompt longer than the step budget runs as its step's only prefill (engines start only
+  // with a budget that holds their longest prompt): it does not wait for the running batch to drain.
+  const std::string base = "serve --model llama-3.1-8b --device h100-sxm --engine vllm --rate 1 --prompt 10000 --generate 100 "
+                           "--requests 100 --format json";
+  const double chunked = json::parse(run_hwplan(base).out)["latency"]["ttft_seconds"]["p95"].get<double>();
+  const double whole = json::parse(run_hwplan(base + " --chunked-prefill off").out)["latency"]["ttft_seconds"]["p95"].get<double>();
+  CHECK(whole < 1.5 * chunked);
+}
+
 TEST_CASE("serve: --count must be at least one whole replica of the layout asked") {
   const std::string base = "serve --model llama-3-8b --device h100-sxm --engine vllm --rate 5 --requests 300";
   for (const std::string& bad : {std::string("--count -2"), std::string("--count 0"), std::string("--tp 2"),

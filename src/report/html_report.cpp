@@ -411,8 +411,9 @@ std::string serve_html(const ServeReport& r, const EstimateInput* layout, const 
                                             "output tokens at the simulated throughput.",
                                             j["cost"]["usd_per_device_hour"].get<double>())
                               : std::string("Cost: not given, the catalog has no cloud price for this device."));
-  p.explanation.push_back(fmt::format("Energy: the devices' TDP at {:.0f}% (the power fraction assumed for serving) for the same time.",
-                                      100 * j["energy"]["power_fraction_of_tdp"].get<double>()));
+  if (j["energy"]["power_fraction_of_tdp"].is_number())
+    p.explanation.push_back(fmt::format("Energy: the devices' TDP at {:.0f}% (the power fraction assumed for serving) for the same time.",
+                                        100 * j["energy"]["power_fraction_of_tdp"].get<double>()));
   if (!chart.series.empty())
     p.plots.push_back({"p95 TTFT and TPOT of one replica against its load (as hwplan plot serve draws it); the targets dashed, "
                        "the highest load within them marked.",

@@ -31,6 +31,12 @@ const char* metric_name(Metric m) {
 }
 
 json percentiles(const serve::Percentiles& p) { return json{{"p50", p.p50}, {"p95", p.p95}, {"p99", p.p99}, {"mean", p.mean}}; }
+// Figures nothing was simulated for (no layout serves the load, a request longer than the cache) or that do not
+// exist (the time per output token of one-token replies): null, not 0.
+json percentiles_or_null(const serve::Percentiles& p, bool defined) {
+  if (!defined) return json{{"p50", nullptr}, {"p95", nullptr}, {"p99", nullptr}, {"mean", nullptr}};
+  return percentiles(p);
+}
 
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -141,12 +147,16 @@ json serve_json(const ServeReport& r) {
   sv["binding_constraint_key"] = o ? binding_key(o->capacity.binding) : "none";
   sv["load_per_replica"] = o ? json(a.load_per_replica.value) : json(nullptr);
   j["serve"] = sv;
-  j["latency"] = {{"ttft_seconds", percentiles(s.ttft)}, {"tpot_seconds", percentiles(s.tpot)}, {"e2e_seconds", percentiles(s.e2e)},
+  const bool simulated = o && !s.unservable && s.measured > 0;
+  j["latency"] = {{"ttft_seconds", percentiles_or_null(s.ttft, simulated)},
+                  {"tpot_seconds", percentiles_or_null(s.tpot, simulated && s.tpot_defined)},
+                  {"e2e_seconds", percentiles_or_null(s.e2e, simulated)},
                   {"scope", kLatencyScope}};
   const double reps = o ? static_cast<double>(o->replicas) : 0;
-  j["throughput"] = {{"requests_per_second", s.requests_per_second * reps},
-                     {"output_tokens_per_second", s.output_tokens_per_second * reps},
-                     {"total_tokens_per_second", s.total_tokens_per_second * reps}};
+  auto rate = [&](double per_replica) { return simulated ? json(per_replica * reps) : json(nullptr); };
+  j["throughput"] = {{"requests_per_second", rate(s.requests_per_second)},
+                     {"output_tokens_per_second", rate(s.output_tokens_per_second)},
+                     {"total_tokens_per_second", rate(s.total_tokens_per_second)}};
   j["kv_cache"] = {{"capacity_tokens", o ? json(o->kv.tokens) : json(nullptr)},
                    {"max_sequences", o ? json(o->kv.max_sequences) : json(nullptr)},
                    {"bytes_per_token", o ? json(o->kv.bytes_per_token) : json(nullptr)}};
@@ -156,7 +166,7 @@ json serve_json(const ServeReport& r) {
                {"own_usd_per_million_output_tokens", opt(a.own_usd_per_million_output_tokens)},
                {"own_years", a.own_years}};
   j["energy"] = {{"kwh_per_million_output_tokens", o ? json(a.kwh_per_million_output_tokens) : json(nullptr)},
-                 {"power_fraction_of_tdp", a.power_fraction}};
+                 {"power_fraction_of_tdp", simulated ? json(a.power_fraction) : json(nullptr)}};
   j["simulation"] = {{"requests", s.records.size()},
                      {"measured_requests", s.measured},
                      {"seconds", s.seconds},
@@ -197,14 +207,18 @@ std::string serve_text(const ServeReport& r, Format format) {
                 "own_usd_per_million_output_tokens", "kwh_per_million_output_tokens", "binding_constraint"};
     // A CSV carries the warnings in a column (several joined by " | "); markdown prints them under the table.
     if (format == Format::kCsv) t.header.push_back("warnings");
+    // Empty where nothing was simulated or the figure does not exist (as JSON's nulls).
+    const bool simulated = o && !s.unservable && s.measured > 0, tpot = simulated && s.tpot_defined;
     auto n = [](double v, int d) { return fmt::format("{:.{}f}", v, d); };
+    auto sim = [&](bool defined, double v, int d) { return defined ? n(v, d) : std::string(); };
     t.rows.push_back({r.device->id, o ? std::to_string(o->tp) : "", o ? std::to_string(o->pp) : "",
                       o ? std::to_string(o->replicas) : "", o ? std::to_string(o->devices) : "",
                       o && o->capacity.max_load ? n(*o->capacity.max_load, 3) : "", a.meets_targets ? "true" : "false",
-                      n(s.ttft.p50 * 1000, 2), n(s.ttft.p95 * 1000, 2), n(s.ttft.p99 * 1000, 2), n(s.tpot.p50 * 1000, 2),
-                      n(s.tpot.p95 * 1000, 2), n(s.tpot.p99 * 1000, 2), n(s.e2e.p50, 3), n(s.e2e.p95, 3), n(s.e2e.p99, 3),
-                      n(s.requests_per_second * reps, 3), n(s.output_tokens_per_second * reps, 1),
-                      n(s.total_tokens_per_second * reps, 1), o ? std::to_string(o->kv.tokens) : "",
+                      sim(simulated, s.ttft.p50 * 1000, 2), sim(simulated, s.ttft.p95 * 1000, 2), sim(simulated, s.ttft.p99 * 1000, 2),
+                      sim(tpot, s.tpot.p50 * 1000, 2), sim(tpot, s.tpot.p95 * 1000, 2), sim(tpot, s.tpot.p99 * 1000, 2),
+                      sim(simulated, s.e2e.p50, 3), sim(simulated, s.e2e.p95, 3), sim(simulated, s.e2e.p99, 3),
+                      sim(simulated, s.requests_per_second * reps, 3), sim(simulated, s.output_tokens_per_second * reps, 1),
+                      sim(simulated, s.total_tokens_per_second * reps, 1), o ? std::to_string(o->kv.tokens) : "",
                       o ? std::to_string(o->kv.max_sequences) : "",
                       a.usd_per_million_output_tokens ? n(*a.usd_per_million_output_tokens, 3) : "",
                       a.own_usd_per_million_output_tokens ? n(*a.own_usd_per_million_output_tokens, 3) : "",
@@ -246,7 +260,8 @@ std::string serve_text(const ServeReport& r, Format format) {
     t.header = {"", "p50", "p95", "p99"};
     t.right_align = {false, true, true, true};
     t.rows.push_back({"TTFT (ms)", ms(s.ttft.p50), ms(s.ttft.p95), ms(s.ttft.p99)});
-    t.rows.push_back({"TPOT (ms)", ms(s.tpot.p50), ms(s.tpot.p95), ms(s.tpot.p99)});
+    if (s.tpot_defined || s.measured == 0) t.rows.push_back({"TPOT (ms)", ms(s.tpot.p50), ms(s.tpot.p95), ms(s.tpot.p99)});
+    else t.rows.push_back({"TPOT (ms)", "-", "-", "-"});  // one-token replies: no time between tokens
     t.rows.push_back({"E2E (s)", num(s.e2e.p50, 2), num(s.e2e.p95, 2), num(s.e2e.p99, 2)});
     out += "\n" + render(t, Format::kTable);
     out += std::string("Latencies: ") + kLatencyScope + "\n";

@@ -57,6 +57,7 @@ void statistics(SimResult& r, double warmup_fraction) {
   }
   r.measured = static_cast<long long>(n - first);
   r.ttft = summarise(ttft);
+  r.tpot_defined = !tpot.empty();
   r.tpot = summarise(tpot);
   r.e2e = summarise(e2e);
   if (r.measured <= 0) return;
@@ -188,10 +189,14 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
   std::vector<Slot> scheduled;
 
   // Prefill tokens scheduled this step: a chunk within the budget; without chunked prefill the whole prompt or
-  // nothing (a prompt longer than the budget runs alone in a step of its own, as engines without chunking do).
+  // nothing. A prompt longer than the budget is the step's only prefill (the running decodes may share the step):
+  // such engines cannot split it, and they start only with a budget that holds their longest prompt (vLLM raises
+  // max_num_batched_tokens to max_model_len without chunked prefill; TensorRT-LLM needs max_num_tokens at least
+  // max_input_len), so it is never left waiting for the running batch to drain.
+  bool prefill_in_step = false;
   auto chunk = [&](long long remaining, long long budget) -> long long {
     if (cfg.engine.chunked_prefill) return std::min(remaining, budget);
-    if (remaining <= budget || budget == cfg.engine.max_batched_tokens) return remaining;
+    if (remaining <= budget || !prefill_in_step) return remaining;
     return 0;
   };
   auto preempt = [&](size_t id) {
@@ -240,6 +245,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
       // 1. Running sequences, in admission order: one token each when decoding, a chunk when prefilling.
       long long budget = cfg.engine.max_batched_tokens;
       scheduled.clear();
+      prefill_in_step = false;
       bool preempted = false;
       for (size_t i = 0; i < running.size() && budget > 0; ++i) {
         size_t id = running[i];
@@ -265,6 +271,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
           take(need);
           s.blocks += need;
         }
+        prefill_in_step = prefill_in_step || s.computed < s.target;
         scheduled.push_back({id, want});
         budget -= want;
       }
@@ -325,6 +332,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
           s.computed = start;
           waiting.pop_front();
           running.push_back(id);
+          prefill_in_step = true;
           scheduled.push_back({id, want});
           budget -= want;
         }

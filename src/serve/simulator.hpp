@@ -36,6 +36,7 @@ struct SimResult {
   std::vector<RequestRecord> records;  // every request, in arrival order
   long long measured = 0;              // requests after the warm-up, the ones the statistics describe
   Percentiles ttft, tpot, e2e;         // seconds
+  bool tpot_defined = false;           // some measured request wrote more than one token (else TPOT does not exist)
   double requests_per_second = 0;      // completions per second over the measured window
   double output_tokens_per_second = 0;
   double total_tokens_per_second = 0;
