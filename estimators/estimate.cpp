@@ -107,8 +107,12 @@ Estimate estimate(const EstimateInput& in) {
   e.params = count_parameters(m);
   e.training = is_training(w.task);
   e.memory = estimate_memory(in, e.params);
-  e.capacity_bytes = d.memory_bytes;
-  e.usable_bytes = in.system.usable_bytes(d.memory_bytes);
+  e.capacity_bytes = d.plan_memory_bytes();
+  e.usable_bytes = in.system.usable_bytes(e.capacity_bytes);
+  if (d.gpu_memory_limit_bytes && *d.gpu_memory_limit_bytes < d.memory_bytes)
+    e.notes.push_back(d.name + " shares " + human_bytes(d.memory_bytes) + " with its CPU, and by default lets the GPU use " +
+                      human_bytes(*d.gpu_memory_limit_bytes) + " of it (macOS's Metal working-set limit): plans fit within that "
+                      "(sudo sysctl iogpu.wired_limit_mb raises it)");
   e.memory.page_out(e.usable_bytes);
   e.fits = e.memory.total() <= e.usable_bytes;
 

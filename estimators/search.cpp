@@ -72,7 +72,7 @@ SearchResult search_inference(const EstimateInput& base, const SearchSpace& spac
       Candidate c;
       c.plan = in.plan;
       c.memory = mem;
-      if (mem > in.system.usable_bytes(in.device->memory_bytes)) {
+      if (mem > in.system.usable_bytes(in.device->plan_memory_bytes())) {
         if (mem < nearest.memory) nearest = c;
         continue;
       }
@@ -211,9 +211,9 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                       Candidate c;
                       c.plan = in.plan;
                       MemoryBreakdown mem = estimate_memory(in, params);
-                      mem.page_out(base.system.usable_bytes(base.device->memory_bytes));
+                      mem.page_out(base.system.usable_bytes(base.device->plan_memory_bytes()));
                       c.memory = mem.total();
-                      bool fits = c.memory <= base.system.usable_bytes(base.device->memory_bytes);
+                      bool fits = c.memory <= base.system.usable_bytes(base.device->plan_memory_bytes());
                       if (!fits) {
                         if (c.memory < nearest.memory) nearest = c;
                         continue;  // only layouts that fit are timed (the nearest miss is estimated at the end)

@@ -364,3 +364,37 @@ TEST_CASE("a short device name resolves when it names one device, and lists the 
   CHECK(rec.out.find("\"rtx-4090\"") != std::string::npos);
   CHECK(test::run_hwplan("catalog show 4090 --format yaml").out.find("id: rtx-4090") != std::string::npos);
 }
+
+TEST_CASE("unified memory: the GPU's default share of a Mac's memory is what plans fill, in every command") {
+  // Every Apple GPU entry carries macOS's default working-set limit, below its memory and with a source.
+  int apple = 0;
+  for (const Device& d : test::registry().devices()) {
+    if (d.vendor != "apple" || d.id.find("-gpu") == std::string::npos) continue;
+    ++apple;
+    REQUIRE(d.gpu_memory_limit_bytes);
+    CHECK(*d.gpu_memory_limit_bytes < d.memory_bytes);
+    CHECK(d.plan_memory_bytes() == *d.gpu_memory_limit_bytes);
+  }
+  CHECK(apple >= 5);
+  CHECK(test::registry().device("h100-sxm").plan_memory_bytes() == test::registry().device("h100-sxm").memory_bytes);
+  // gpt-oss-120b in fp8 needs about 115 GiB: it does not fit the 96 GiB a 128 GiB M4 Max lends its GPU, and estimate,
+  // serve and the table say why.
+  const std::string work = "--model gpt-oss-120b --device apple-m4-max-gpu --weights fp8";
+  auto est = nlohmann::json::parse(test::run_hwplan("estimate --task infer --format json " + work).out);
+  CHECK(est["memory"]["fits"] == false);
+  CHECK(est["memory"]["capacity_bytes"].get<double>() == ::hwplan::test::approx(96 * kGiB));
+  bool noted = false;
+  for (const auto& n : est["notes"]) noted = noted || n.get<std::string>().find("iogpu.wired_limit_mb") != std::string::npos;
+  CHECK(noted);
+  auto srv = test::run_hwplan("serve --concurrency 1 --requests 20 " + work);
+  CHECK(srv.exit_code == 3);
+  CHECK(srv.out.find("Metal working-set limit") != std::string::npos);  // the report's warnings
+  // The loader refuses a limit above the memory, naming the key.
+  const std::string m4 = read_source("catalog/apple-m4-max-gpu.yaml");
+  try {
+    io::parse_device(replaced(m4, "gpu_memory_limit_gib: 96", "gpu_memory_limit_gib: 200"), "user.yaml");
+    FAIL("a limit above the memory was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("gpu_memory_limit_gib") != std::string::npos);
+  }
+}

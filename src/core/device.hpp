@@ -1,6 +1,8 @@
 // A hardware device as described by one catalog file, in base units.
 #pragma once
 
+#include <algorithm>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -81,6 +83,13 @@ struct Device {
   std::string architecture;
   int release_year = 0;
   double memory_bytes = 0;
+  // What the GPU may use of memory it shares with the CPU, by default (macOS lets Metal wire only part of the
+  // unified memory: recommendedMaxWorkingSetSize); absent where the device's own memory is all the GPU's.
+  std::optional<double> gpu_memory_limit_bytes;
+  // The memory a plan may fill: the device's, or the GPU's share of a unified memory.
+  double plan_memory_bytes() const {
+    return gpu_memory_limit_bytes ? std::min(memory_bytes, *gpu_memory_limit_bytes) : memory_bytes;
+  }
   std::string memory_type;
   double memory_bandwidth_bytes_per_s = 0;
   // Dense peak per precision in FLOP/s (or op/s for integers); absent when unsupported.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/units.hpp"
 #include "estimators/stack.hpp"
 #include "io/trace_io.hpp"
 
@@ -239,6 +240,11 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
                                                    : "no --engine given: vLLM's scheduler defaults assumed");
   }
   q.engine = engine_config(o, engine, device);
+  if (device.gpu_memory_limit_bytes && *device.gpu_memory_limit_bytes < device.memory_bytes)
+    warnings.push_back(fmt::format("{} shares {:.0f} GiB with its CPU and by default lets the GPU use {:.0f} GiB of it (macOS's Metal "
+                                   "working-set limit): the weights and the KV cache fit within that (sudo sysctl "
+                                   "iogpu.wired_limit_mb raises it)",
+                                   device.name, device.memory_bytes / kGiB, *device.gpu_memory_limit_bytes / kGiB));
   if (!(w.headroom >= 0 && w.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   // The engine fills memory to its own fraction (--kv-memory-fraction); a --headroom given keeps that much free too.
   if (w.headroom_given) q.engine.memory_cap_fraction = 1 - w.headroom;

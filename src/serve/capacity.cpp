@@ -76,7 +76,7 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
   MemoryBreakdown m = inference_memory(*in.model, params, *in.device, w, p);
   m.kv_cache = 0;
   m.runtime_fragmentation = allocator_fragmentation(m);
-  const double device = in.device->memory_bytes, f = kv_fraction_for(engine, in.plan.tp);
+  const double device = in.device->plan_memory_bytes(), f = kv_fraction_for(engine, in.plan.tp);
   k.free_bytes = device - m.total();
   k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan);
   k.mean_request_tokens = mean_request_tokens;
