@@ -155,7 +155,9 @@ def serve(model, device, **options):
 
     Returns the plan (``serve``: devices, replicas, layout, binding constraint; ``latency``, ``throughput``,
     ``kv_cache``, ``cost``, ``energy``, ``simulation``, ``layouts`` tried, ``warnings``). Raises
-    :class:`Infeasible` (with ``.result``) when no layout serves the load within the targets.
+    :class:`Infeasible` (with ``.result``) when no layout serves the load within the targets, when the given
+    devices cannot keep up with an open-loop rate (``serve.sustainable`` false), or when a request needs more KV cache
+    than a replica holds.
     """
     return run("serve", model=model, device=device, **options)
 

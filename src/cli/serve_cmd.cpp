@@ -106,7 +106,8 @@ demand and preempts the newest sequence when the cache is full (its prefix cache
 sglang too, admitting a request only beside an estimate of the running outputs, running prefills in steps of their
 own first, and recomputing a preempted sequence in full; trtllm and llamacpp reserve a request's prompt and output
 when they start it and never preempt.
-Exit codes: 0 ok, 2 bad input (trace rows: file:line), 3 no layout serves the load within the targets.)");
+Exit codes: 0 ok, 2 bad input (trace rows: file:line), 3 no layout serves the load within the targets, or the --count
+devices cannot keep up with an open-loop rate (overloaded), or a request needs more KV cache than a replica holds.)");
     add_workload_options(*o->app, o->options.workload);
     add_serve_options(*o->app, o->options);
     describe_serving_engines(*o->app);

@@ -75,6 +75,7 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
     report::ServeReport r{&setup.model, &d, &setup.question, &a, setup.traffic, {}};
     c.binding = report::binding_words(r);
     if (a.at_load.unservable) c.reason = "a request does not fit the KV cache";
+    else if (a.overloaded) c.reason = "cannot keep up with the asked rate (overloaded)";
     else if (!a.meets_targets) c.reason = "misses the targets at the asked load";
     else if (spec.count && c.layout.devices > *spec.count)
       c.reason = fmt::format("needs {} devices (--count {})", c.layout.devices, *spec.count);
@@ -226,8 +227,9 @@ std::string ranking_text(const ServeRanking& sr, report::Format format) {
   if (format == report::Format::kTable || format == report::Format::kMarkdown) {
     size_t left = 0;
     for (const auto& c : results) left += !c.ok;
-    out += fmt::format("{} of {} devices meet the targets; {} left out (--format json lists why).\n",
-                       results.size() - left, results.size(), left);
+    const bool targets = sr.first && sr.first->question.targets.any();
+    out += fmt::format("{} of {} devices {}; {} left out (--format json lists why).\n", results.size() - left, results.size(),
+                       targets ? "meet the targets" : "serve the load", left);
     out += "Cost basis: " + basis_words(sr) + (sr.basis.automatic ? "; automatic: the basis more devices have a price on" : "; asked for") +
            (sr.unpriced > 0 ? fmt::format(". {} listed without a price on it, after the priced ones.\n", sr.unpriced) : ".\n");
     if (!ranked.empty()) out += "Binding constraint of #1: " + ranked.front()->binding + "\n";

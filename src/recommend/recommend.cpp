@@ -205,7 +205,12 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
   const bool standalone = d.host_link.type == "soc" || d.host_link.type == "usb3";
   auto cost_cache = std::make_shared<CostCache>();  // same workload, same device: shared across counts
   for (int count : q.counts) {
-    if (count > 1 && standalone) break;  // phones, laptops, USB sticks: no link to split a model over
+    // Phones, laptops, USB sticks: no link to split a model over or to train across; several serve only as
+    // independent inference replicas (resolve_query gives them dp = count).
+    if (count > 1 && standalone && !inference) {
+      last_reason = d.name + " is a standalone device: several of them do not train together";
+      break;
+    }
     if (count > 1 && spec.require_interconnect && !d.interconnect.pools_memory()) {
       last_reason = "no scale-up interconnect (" + d.interconnect.type + ") for multi-device use";
       break;

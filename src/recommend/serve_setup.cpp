@@ -216,6 +216,9 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   std::vector<std::string>& warnings = out.warnings;
   if (search && w.count != 1) warnings.push_back("--count is not used with latency targets: the devices needed are what is searched");
   if (w.count < 1) bad("--count", fmt::format("{} devices: must be at least 1", w.count));
+  if ((device.host_link.type == "soc" || device.host_link.type == "usb3") && (w.tp.value_or(1) > 1 || w.pp.value_or(1) > 1))
+    bad(w.tp.value_or(1) > 1 ? "--tp" : "--pp",
+        device.name + " is a standalone device: a replica is one device (--count N gives N replicas)");
   if (!search) {
     // The devices given are whole replicas of the layout asked (tp x pp devices each).
     const long long group = w.tp.value_or(1) * w.pp.value_or(1);

@@ -317,8 +317,10 @@ std::string serve_answer(const ServeReport& r, const json& j) {
   std::string s = fmt::format("{} x {} ({} replica(s) of tp={}) for {}: p95 TTFT {} ms, p95 TPOT {} ms; {}", count_of(sv["devices_total"]),
                               r.device->name, count_of(sv["replicas"]), count_of(sv["layout"]["tp"]), r.traffic,
                               ms_of(j["latency"]["ttft_seconds"]["p95"]), ms_of(j["latency"]["tpot_seconds"]["p95"]),
-                              r.question->targets.any() ? (r.answer->meets_targets ? "meets the targets" : "MISSES the targets")
-                                                        : "no latency target given");
+                              r.answer->at_load.unservable ? "CANNOT SERVE: a request needs more KV cache than a replica holds"
+                              : r.answer->overloaded       ? "OVERLOADED: the replicas cannot keep up, the queue grows without bound"
+                              : r.question->targets.any() ? (r.answer->meets_targets ? "meets the targets" : "MISSES the targets")
+                                                          : "no latency target given; keeps up with the load");
   const json& usd = j["cost"]["usd_per_million_output_tokens"];
   if (usd.is_number()) s += fmt::format("; ${:.3f} per million output tokens (rent)", usd.get<double>());
   return s + ".";
@@ -369,7 +371,9 @@ std::string serve_html(const ServeReport& r, const EstimateInput* layout, const 
     plan.rows = {{"layout of a replica", fmt::format("tp={} pp={}", count_of(sv["layout"]["tp"]), count_of(sv["layout"]["pp"]))},
                  {"replicas", count_of(sv["replicas"])},
                  {"devices in all", count_of(sv["devices_total"])},
-                 {fmt::format("most {} per replica within the targets", unit), fixed(max_load, 3)},
+                 {q.targets.any() ? fmt::format("most {} per replica within the targets", unit)
+                                  : fmt::format("most {} per replica it keeps up with (saturated)", unit),
+                  fixed(q.targets.any() ? max_load : sv["saturated_rate_per_replica"], 3)},
                  {"requests/s (all replicas)", fixed(tp["requests_per_second"], 2)},
                  {"output tokens/s (all replicas)", fixed(tp["output_tokens_per_second"], 0)},
                  {"total tokens/s (all replicas)", fixed(tp["total_tokens_per_second"], 0)},

@@ -141,7 +141,7 @@ json serve_json(const ServeReport& r) {
   sv["meets_targets"] = a.meets_targets;
   // Open loop: whether the replicas keep up with the load (false: the queue grows without bound), and the most one
   // replica sustains where that was simulated.
-  sv["sustainable"] = o ? json(!a.overloaded) : json(nullptr);
+  sv["sustainable"] = o && !s.unservable ? json(!a.overloaded) : json(nullptr);
   sv["saturated_rate_per_replica"] = opt(a.saturated_rate_per_replica);
   sv["binding_constraint"] = binding_words(r);
   sv["binding_constraint_key"] = o ? binding_key(o->capacity.binding) : "none";
@@ -165,7 +165,7 @@ json serve_json(const ServeReport& r) {
                {"usd_per_device_hour", opt(r.device->price.cloud_usd_per_hour)},
                {"own_usd_per_million_output_tokens", opt(a.own_usd_per_million_output_tokens)},
                {"own_years", a.own_years}};
-  j["energy"] = {{"kwh_per_million_output_tokens", o ? json(a.kwh_per_million_output_tokens) : json(nullptr)},
+  j["energy"] = {{"kwh_per_million_output_tokens", simulated ? json(a.kwh_per_million_output_tokens) : json(nullptr)},
                  {"power_fraction_of_tdp", simulated ? json(a.power_fraction) : json(nullptr)}};
   j["simulation"] = {{"requests", s.records.size()},
                      {"measured_requests", s.measured},
@@ -222,7 +222,7 @@ std::string serve_text(const ServeReport& r, Format format) {
                       o ? std::to_string(o->kv.max_sequences) : "",
                       a.usd_per_million_output_tokens ? n(*a.usd_per_million_output_tokens, 3) : "",
                       a.own_usd_per_million_output_tokens ? n(*a.own_usd_per_million_output_tokens, 3) : "",
-                      o ? n(a.kwh_per_million_output_tokens, 3) : "", binding_words(r)});
+                      simulated ? n(a.kwh_per_million_output_tokens, 3) : "", binding_words(r)});
     if (format == Format::kCsv) t.rows.back().push_back(fmt::format("{}", fmt::join(r.warnings, " | ")));
     std::string out = render(t, format);
     if (format == Format::kMarkdown)
@@ -242,7 +242,8 @@ std::string serve_text(const ServeReport& r, Format format) {
     out += "No layout serves this load: " + binding_words(r) + "\n";
   } else {
     out += fmt::format("Layout: tp={} pp={} x {} replica(s) = {} device(s); {}\n", o->tp, o->pp, o->replicas, o->devices,
-                       a.overloaded       ? "OVERLOADED: the queue grows without bound"
+                       s.unservable       ? "CANNOT SERVE: a request needs more KV cache than the replica holds"
+                       : a.overloaded     ? "OVERLOADED: the queue grows without bound"
                        : a.meets_targets ? (r.question->targets.any() ? "meets the targets" : "keeps up with the load")
                                          : "MISSES the targets");
     if (a.overloaded && a.saturated_rate_per_replica)
@@ -255,7 +256,8 @@ std::string serve_text(const ServeReport& r, Format format) {
                          r.question->targets.any() ? "within the targets" : "at saturation (the most it keeps up with)");
     out += "Binding constraint: " + binding_words(r) + "\n";
   }
-  if (o) {
+  const bool simulated = o && !s.unservable && s.measured > 0;
+  if (simulated) {
     Table t;
     t.header = {"", "p50", "p95", "p99"};
     t.right_align = {false, true, true, true};
@@ -266,7 +268,7 @@ std::string serve_text(const ServeReport& r, Format format) {
     out += "\n" + render(t, Format::kTable);
     out += std::string("Latencies: ") + kLatencyScope + "\n";
   }
-  if (o) {
+  if (simulated) {
     out += fmt::format("\nThroughput: {:.2f} requests/s, {:.0f} output tokens/s, {:.0f} total tokens/s (all replicas)\n",
                        s.requests_per_second * reps, s.output_tokens_per_second * reps, s.total_tokens_per_second * reps);
     out += fmt::format("KV cache: {} tokens per replica (~{} sequences of the mean length; engine cap {})\n", o->kv.tokens,
@@ -274,7 +276,8 @@ std::string serve_text(const ServeReport& r, Format format) {
     out += a.usd_per_million_output_tokens
                ? fmt::format("Cost: ${:.3f} per million output tokens (rent, ${:.2f}/device-hour)\n",
                              *a.usd_per_million_output_tokens, *r.device->price.cloud_usd_per_hour)
-               : std::string("Cost: not given (the catalog has no cloud price for this device)\n");
+               : std::string(r.device->price.cloud_usd_per_hour ? "Cost: not given (nothing was served to price)\n"
+                                                                 : "Cost: not given (the catalog has no cloud price for this device)\n");
     if (a.own_usd_per_million_output_tokens)
       out += fmt::format("Owned: ${:.3f} per million output tokens ({:g} years: bought new with a host, run around the clock, "
                          "resold at the end; hwplan tco's defaults)\n",

@@ -154,7 +154,13 @@ SimResult saturation_run(const Replica& rep, const Traffic& traffic) {
   if (pp == 1) clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences),
                                                                static_cast<double>(rep.kv.max_sequences)));
   if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences) * pp;
-  return simulate_replica(rep, traffic, {true, clients});
+  // The steady state of a full batch whatever run the user asked for: four rounds of the clients at least, the
+  // first of them (every client's prompt at once) left out.
+  Traffic t = traffic;
+  const double per_engine = std::ceil(clients / pp);
+  t.requests = std::max<long long>(traffic.requests, static_cast<long long>(4 * per_engine));
+  t.warmup_fraction = std::max(traffic.warmup_fraction, std::min(0.5, per_engine / static_cast<double>(t.requests)));
+  return simulate_replica(rep, t, {true, clients});
 }
 
 Binding saturated_binding(const Replica& rep, const SimResult& saturation) { return saturation_binding(rep, saturation); }

@@ -63,15 +63,18 @@ void statistics(SimResult& r, double warmup_fraction) {
   if (r.measured <= 0) return;
   // Throughput is the work the server does in a window, whoever's requests it serves. Every request counted (no
   // warm-up): from the first arrival to the last completion, as benchmark clients time a run. With a warm-up left
-  // out, the steady state: from when the warm-up requests have all completed (a closed loop's first round, every
-  // client's prompt at once, is over by then) or the first measured arrival if later, to the last measured
+  // out, the steady state: from when the warm-up requests and a closed loop's first round (every client's prompt
+  // at once) have all completed, or the first measured arrival if later, to the last measured
   // arrival, while the load is on (the last completions come after the clients stopped sending, at a lower load).
   // Where that leaves too short a window (a burst: the measured requests arrive at nearly the same moment), from
   // the first measured arrival to the last completion. A request's first token and prompt count when it is
   // sampled, its other tokens spread over its decode.
   if (first > 0) {
+    // The warm-up's requests, and every request sent with the very first one (a closed loop's first round, which
+    // may hold more requests than the warm-up: its completions come bunched together).
     double warm_end = 0;
     for (size_t i = 0; i < first; ++i) warm_end = std::max(warm_end, r.records[i].finish);
+    for (size_t i = 0; i < n && r.records[i].arrival <= r.records[0].arrival; ++i) warm_end = std::max(warm_end, r.records[i].finish);
     const double steady_start = std::max(start, warm_end);
     if (last_arrival - steady_start > 0.25 * (end - start)) {
       start = steady_start;
@@ -196,7 +199,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
   bool prefill_in_step = false;
   auto chunk = [&](long long remaining, long long budget) -> long long {
     if (cfg.engine.chunked_prefill) return std::min(remaining, budget);
-    if (remaining <= budget || !prefill_in_step) return remaining;
+    if (remaining <= budget || (remaining > cfg.engine.max_batched_tokens && !prefill_in_step)) return remaining;
     return 0;
   };
   auto preempt = [&](size_t id) {
