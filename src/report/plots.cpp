@@ -95,7 +95,8 @@ std::optional<LatencySeries> serve_latency_series(const std::vector<const Estima
   double top = l.capacity.max_load.value_or(0) * 1.6;
   if (!(top > 0)) {
     double clients = std::max<double>(1, std::min<double>(static_cast<double>(q.engine.max_sequences), static_cast<double>(l.kv.max_sequences)));
-    top = closed ? 2 * clients : 1.3 * serve::simulate_replica(r, q.traffic, {true, clients}).requests_per_second;
+    // Open loop: past the rate the replica sustains saturated, as serve finds it (its pipeline stages included).
+    top = closed ? 2 * clients : 1.3 * serve::saturation_run(r, q.traffic).requests_per_second;
   }
   if (!(top > 0)) top = closed ? 8 : 1;
   LatencySeries s;
