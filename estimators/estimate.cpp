@@ -98,6 +98,13 @@ MemoryBreakdown estimate_memory(const EstimateInput& in, const ParameterCounts& 
                                        : inference_memory(*in.model, params, *in.device, in.workload, in.plan);
 }
 
+std::string gpu_memory_share_note(const Device& d) {
+  if (!d.gpu_memory_limit_bytes || !(*d.gpu_memory_limit_bytes < d.memory_bytes)) return "";
+  return d.name + " shares " + human_bytes(d.memory_bytes) + " with its CPU, and by default lets the GPU use " +
+         human_bytes(*d.gpu_memory_limit_bytes) + " of it (macOS's Metal working-set limit): plans fit within that "
+         "(sudo sysctl iogpu.wired_limit_mb raises it)";
+}
+
 Estimate estimate(const EstimateInput& in) {
   Estimate e;
   const Model& m = *in.model;
@@ -109,10 +116,7 @@ Estimate estimate(const EstimateInput& in) {
   e.memory = estimate_memory(in, e.params);
   e.capacity_bytes = d.plan_memory_bytes();
   e.usable_bytes = in.system.usable_bytes(e.capacity_bytes);
-  if (d.gpu_memory_limit_bytes && *d.gpu_memory_limit_bytes < d.memory_bytes)
-    e.notes.push_back(d.name + " shares " + human_bytes(d.memory_bytes) + " with its CPU, and by default lets the GPU use " +
-                      human_bytes(*d.gpu_memory_limit_bytes) + " of it (macOS's Metal working-set limit): plans fit within that "
-                      "(sudo sysctl iogpu.wired_limit_mb raises it)");
+  if (std::string share = gpu_memory_share_note(d); !share.empty()) e.notes.push_back(share);
   e.memory.page_out(e.usable_bytes);
   e.fits = e.memory.total() <= e.usable_bytes;
 

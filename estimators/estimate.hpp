@@ -17,6 +17,9 @@ void check_context_parallel(const Model& m, const Workload& w, int cp);
 // Checks the combination (heads divisible by tp, layers by pp, count = tp*cp*pp*dp, ...). Throws InputError.
 void validate_plan(const EstimateInput& in);
 Estimate estimate(const EstimateInput& in);
+// A unified memory whose GPU gets only part of it by default (Device::gpu_memory_limit_bytes), in words; empty where
+// the GPU has all of its memory. estimate notes it, serve warns with it.
+std::string gpu_memory_share_note(const Device& d);
 // Memory only (used by the layout search to prune before timing).
 MemoryBreakdown estimate_memory(const EstimateInput& in, const ParameterCounts& params);
 

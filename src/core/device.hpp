@@ -28,6 +28,9 @@ struct HostLink {
   int pcie_lanes = 0;
   // One direction, bytes/s (PCIe gen N x lanes after 128b/130b encoding; USB 3: 5 Gb/s).
   double bytes_per_s() const;
+  // A phone, laptop, Mac, Jetson or USB stick: no link to another device (a model is not split over several, nor
+  // trained across them; several serve only as independent replicas).
+  bool standalone() const { return type == "soc" || type == "usb3"; }
 };
 
 // Prices as quoted by a source on a date (YYYY-MM). Every quote carries its citation in `sources` under its kind

@@ -416,7 +416,7 @@ Query resolve_query(const Model& model, const Device& device, const WorkloadSpec
   // recommend --task serve count them).
   WorkloadSpec replicas_spec;
   const WorkloadSpec* spec = &o;
-  if (count > 1 && (device.host_link.type == "soc" || device.host_link.type == "usb3")) {
+  if (count > 1 && device.host_link.standalone()) {
     const bool replicas = o.task == "infer" && o.tp.value_or(1) == 1 && o.pp.value_or(1) == 1 && o.dp.value_or(count) == count &&
                           o.cp.value_or(1) == 1 && o.ep.value_or(1) == 1;
     if (!replicas)

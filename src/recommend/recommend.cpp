@@ -202,7 +202,7 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
   std::string last_fix;
   double best_miss_ratio = INFINITY;
   std::optional<OverBudget> cheapest_over;  // the cheapest configuration that does the work, over the budget
-  const bool standalone = d.host_link.type == "soc" || d.host_link.type == "usb3";
+  const bool standalone = d.host_link.standalone();
   auto cost_cache = std::make_shared<CostCache>();  // same workload, same device: shared across counts
   for (int count : q.counts) {
     // Phones, laptops, USB sticks: no link to split a model over or to train across; several serve only as

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/units.hpp"
+#include "estimators/estimate.hpp"
 #include "estimators/stack.hpp"
 #include "io/trace_io.hpp"
 
@@ -83,7 +83,7 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
 std::vector<std::pair<int, int>> layout_candidates(const ServeSpec& o, const Model& m, const Device& d, bool search,
                                                    bool layer_split) {
   if (o.workload.tp && o.workload.pp) return {{static_cast<int>(*o.workload.tp), static_cast<int>(*o.workload.pp)}};
-  if (d.host_link.type == "soc" || d.host_link.type == "usb3") return {{1, 1}};
+  if (d.host_link.standalone()) return {{1, 1}};
   std::vector<int> tps;
   if (o.workload.tp) {
     tps.push_back(static_cast<int>(*o.workload.tp));
@@ -216,7 +216,7 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   std::vector<std::string>& warnings = out.warnings;
   if (search && w.count != 1) warnings.push_back("--count is not used with latency targets: the devices needed are what is searched");
   if (w.count < 1) bad("--count", fmt::format("{} devices: must be at least 1", w.count));
-  if ((device.host_link.type == "soc" || device.host_link.type == "usb3") && (w.tp.value_or(1) > 1 || w.pp.value_or(1) > 1))
+  if (device.host_link.standalone() && (w.tp.value_or(1) > 1 || w.pp.value_or(1) > 1))
     bad(w.tp.value_or(1) > 1 ? "--tp" : "--pp",
         device.name + " is a standalone device: a replica is one device (--count N gives N replicas)");
   if (!search) {
@@ -243,11 +243,7 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
                                                    : "no --engine given: vLLM's scheduler defaults assumed");
   }
   q.engine = engine_config(o, engine, device);
-  if (device.gpu_memory_limit_bytes && *device.gpu_memory_limit_bytes < device.memory_bytes)
-    warnings.push_back(fmt::format("{} shares {:.0f} GiB with its CPU and by default lets the GPU use {:.0f} GiB of it (macOS's Metal "
-                                   "working-set limit): the weights and the KV cache fit within that (sudo sysctl "
-                                   "iogpu.wired_limit_mb raises it)",
-                                   device.name, device.memory_bytes / kGiB, *device.gpu_memory_limit_bytes / kGiB));
+  if (std::string share = gpu_memory_share_note(device); !share.empty()) warnings.push_back(share);
   if (!(w.headroom >= 0 && w.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   // The engine fills memory to its own fraction (--kv-memory-fraction); a --headroom given keeps that much free too.
   if (w.headroom_given) q.engine.memory_cap_fraction = 1 - w.headroom;

@@ -37,7 +37,7 @@ std::string stored_weights(const Workload& w) {
 // the engines it simulates, a transformer, a prompt and an output, and a KV cache, as the engine sizes it from its
 // own memory fraction, that holds the request (estimate's own fit keeps --headroom free and may say no where the
 // engine runs); nothing otherwise.
-std::optional<double> served_ttft_seconds(const EstimateInput& in, const Estimate&) {
+std::optional<double> served_ttft_seconds(const EstimateInput& in) {
   if (!in.model->is_transformer() || in.workload.prompt <= 0 || in.workload.generate <= 0) return std::nullopt;
   auto engine = parse_engine(in.workload.stack.preset);
   if (!engine || !serve::engine_served(*engine)) return std::nullopt;
@@ -159,12 +159,13 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
     }
   } else {
     j["time"] = nullptr;
+    const std::optional<double> served = served_ttft_seconds(in);  // a KV-cache sizing: once
     j["inference"] = {{"prefill_seconds", e.infer.prefill_seconds},
                       // No prompt (a decode from an empty context), or a model that generates nothing: no first
                       // token to wait for.
                       {"time_to_first_token_seconds",
                        in.workload.prompt > 0 && in.model->generates() ? json(e.infer.prefill_seconds) : json(nullptr)},
-                      {"served_time_to_first_token_seconds", served_ttft_seconds(in, e) ? json(*served_ttft_seconds(in, e)) : json(nullptr)},
+                      {"served_time_to_first_token_seconds", served ? json(*served) : json(nullptr)},
                       {"replicas", e.infer.replicas},
                       {"decode_tokens_per_second", e.infer.total_decode_tokens_per_second()},
                       {"decode_tokens_per_second_per_replica", e.infer.decode_tokens_per_second},
@@ -389,7 +390,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     // engine's steps (chunked prefill, per-step overhead): what hwplan serve gives a lone request, so that the two
     // commands' TTFTs read the same.
     std::string server;
-    if (auto served = served_ttft_seconds(in, e))
+    if (auto served = served_ttft_seconds(in))
       server = fmt::format("; a lone request through a server, {} (hwplan serve on this layout, one at a time)",
                            human_seconds(*served));
     if (in.workload.prompt <= 0)

@@ -44,6 +44,13 @@ const serve::LayoutOption* chosen(const ServeReport& r) {
   return r.answer->chosen ? &r.answer->layouts[*r.answer->chosen] : nullptr;
 }
 
+// Whether the figures at the load were simulated: a layout serves it, every request fits the cache, some were
+// measured. Otherwise latencies, throughput and energy are not given (JSON null, CSV empty, no text rows).
+bool simulated(const ServeReport& r) {
+  const serve::SimResult& s = r.answer->at_load;
+  return chosen(r) && !s.unservable && s.measured > 0;
+}
+
 std::string load_unit(const ServeReport& r) { return r.question->load.closed_loop ? "concurrent clients" : "requests/s"; }
 
 }  // namespace
@@ -147,13 +154,13 @@ json serve_json(const ServeReport& r) {
   sv["binding_constraint_key"] = o ? binding_key(o->capacity.binding) : "none";
   sv["load_per_replica"] = o ? json(a.load_per_replica.value) : json(nullptr);
   j["serve"] = sv;
-  const bool simulated = o && !s.unservable && s.measured > 0;
-  j["latency"] = {{"ttft_seconds", percentiles_or_null(s.ttft, simulated)},
-                  {"tpot_seconds", percentiles_or_null(s.tpot, simulated && s.tpot_defined)},
-                  {"e2e_seconds", percentiles_or_null(s.e2e, simulated)},
+  const bool figures = simulated(r);
+  j["latency"] = {{"ttft_seconds", percentiles_or_null(s.ttft, figures)},
+                  {"tpot_seconds", percentiles_or_null(s.tpot, figures && s.tpot_defined)},
+                  {"e2e_seconds", percentiles_or_null(s.e2e, figures)},
                   {"scope", kLatencyScope}};
   const double reps = o ? static_cast<double>(o->replicas) : 0;
-  auto rate = [&](double per_replica) { return simulated ? json(per_replica * reps) : json(nullptr); };
+  auto rate = [&](double per_replica) { return figures ? json(per_replica * reps) : json(nullptr); };
   j["throughput"] = {{"requests_per_second", rate(s.requests_per_second)},
                      {"output_tokens_per_second", rate(s.output_tokens_per_second)},
                      {"total_tokens_per_second", rate(s.total_tokens_per_second)}};
@@ -165,8 +172,8 @@ json serve_json(const ServeReport& r) {
                {"usd_per_device_hour", opt(r.device->price.cloud_usd_per_hour)},
                {"own_usd_per_million_output_tokens", opt(a.own_usd_per_million_output_tokens)},
                {"own_years", a.own_years}};
-  j["energy"] = {{"kwh_per_million_output_tokens", simulated ? json(a.kwh_per_million_output_tokens) : json(nullptr)},
-                 {"power_fraction_of_tdp", simulated ? json(a.power_fraction) : json(nullptr)}};
+  j["energy"] = {{"kwh_per_million_output_tokens", figures ? json(a.kwh_per_million_output_tokens) : json(nullptr)},
+                 {"power_fraction_of_tdp", figures ? json(a.power_fraction) : json(nullptr)}};
   j["simulation"] = {{"requests", s.records.size()},
                      {"measured_requests", s.measured},
                      {"seconds", s.seconds},
@@ -208,21 +215,21 @@ std::string serve_text(const ServeReport& r, Format format) {
     // A CSV carries the warnings in a column (several joined by " | "); markdown prints them under the table.
     if (format == Format::kCsv) t.header.push_back("warnings");
     // Empty where nothing was simulated or the figure does not exist (as JSON's nulls).
-    const bool simulated = o && !s.unservable && s.measured > 0, tpot = simulated && s.tpot_defined;
+    const bool figures = simulated(r), tpot = figures && s.tpot_defined;
     auto n = [](double v, int d) { return fmt::format("{:.{}f}", v, d); };
     auto sim = [&](bool defined, double v, int d) { return defined ? n(v, d) : std::string(); };
     t.rows.push_back({r.device->id, o ? std::to_string(o->tp) : "", o ? std::to_string(o->pp) : "",
                       o ? std::to_string(o->replicas) : "", o ? std::to_string(o->devices) : "",
                       o && o->capacity.max_load ? n(*o->capacity.max_load, 3) : "", a.meets_targets ? "true" : "false",
-                      sim(simulated, s.ttft.p50 * 1000, 2), sim(simulated, s.ttft.p95 * 1000, 2), sim(simulated, s.ttft.p99 * 1000, 2),
+                      sim(figures, s.ttft.p50 * 1000, 2), sim(figures, s.ttft.p95 * 1000, 2), sim(figures, s.ttft.p99 * 1000, 2),
                       sim(tpot, s.tpot.p50 * 1000, 2), sim(tpot, s.tpot.p95 * 1000, 2), sim(tpot, s.tpot.p99 * 1000, 2),
-                      sim(simulated, s.e2e.p50, 3), sim(simulated, s.e2e.p95, 3), sim(simulated, s.e2e.p99, 3),
-                      sim(simulated, s.requests_per_second * reps, 3), sim(simulated, s.output_tokens_per_second * reps, 1),
-                      sim(simulated, s.total_tokens_per_second * reps, 1), o ? std::to_string(o->kv.tokens) : "",
+                      sim(figures, s.e2e.p50, 3), sim(figures, s.e2e.p95, 3), sim(figures, s.e2e.p99, 3),
+                      sim(figures, s.requests_per_second * reps, 3), sim(figures, s.output_tokens_per_second * reps, 1),
+                      sim(figures, s.total_tokens_per_second * reps, 1), o ? std::to_string(o->kv.tokens) : "",
                       o ? std::to_string(o->kv.max_sequences) : "",
                       a.usd_per_million_output_tokens ? n(*a.usd_per_million_output_tokens, 3) : "",
                       a.own_usd_per_million_output_tokens ? n(*a.own_usd_per_million_output_tokens, 3) : "",
-                      simulated ? n(a.kwh_per_million_output_tokens, 3) : "", binding_words(r)});
+                      figures ? n(a.kwh_per_million_output_tokens, 3) : "", binding_words(r)});
     if (format == Format::kCsv) t.rows.back().push_back(fmt::format("{}", fmt::join(r.warnings, " | ")));
     std::string out = render(t, format);
     if (format == Format::kMarkdown)
@@ -256,8 +263,8 @@ std::string serve_text(const ServeReport& r, Format format) {
                          r.question->targets.any() ? "within the targets" : "at saturation (the most it keeps up with)");
     out += "Binding constraint: " + binding_words(r) + "\n";
   }
-  const bool simulated = o && !s.unservable && s.measured > 0;
-  if (simulated) {
+  const bool figures = simulated(r);
+  if (figures) {
     Table t;
     t.header = {"", "p50", "p95", "p99"};
     t.right_align = {false, true, true, true};
@@ -268,7 +275,7 @@ std::string serve_text(const ServeReport& r, Format format) {
     out += "\n" + render(t, Format::kTable);
     out += std::string("Latencies: ") + kLatencyScope + "\n";
   }
-  if (simulated) {
+  if (figures) {
     out += fmt::format("\nThroughput: {:.2f} requests/s, {:.0f} output tokens/s, {:.0f} total tokens/s (all replicas)\n",
                        s.requests_per_second * reps, s.output_tokens_per_second * reps, s.total_tokens_per_second * reps);
     out += fmt::format("KV cache: {} tokens per replica (~{} sequences of the mean length; engine cap {})\n", o->kv.tokens,

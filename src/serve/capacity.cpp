@@ -48,13 +48,6 @@ Binding binding_of(const Replica& rep, const SimResult& r, Metric missed) {
   return decode_bandwidth_bound(rep, r.mean_batch) ? Binding::kDecodeBandwidth : Binding::kDecodeCompute;
 }
 
-// What caps a saturated replica's throughput: prompt compute, or the number of sequences decoding together (set by
-// the KV cache or by the engine's cap).
-Binding saturation_binding(const Replica& rep, const SimResult& r) {
-  if (r.prefill_time_fraction > 0.5) return Binding::kPrefillCompute;
-  if (!rep.unlimited_kv && rep.kv.max_sequences < rep.engine.max_sequences) return Binding::kKvCapacity;
-  return Binding::kMaxSequences;
-}
 
 }  // namespace
 
@@ -146,6 +139,14 @@ SimResult simulate_replica(const Replica& r, const Traffic& traffic, Load load) 
   return out;
 }
 
+// What caps a saturated replica's throughput: prompt compute, or the number of sequences decoding together (set by
+// the KV cache or by the engine's cap).
+Binding saturation_binding(const Replica& rep, const SimResult& r) {
+  if (r.prefill_time_fraction > 0.5) return Binding::kPrefillCompute;
+  if (!rep.unlimited_kv && rep.kv.max_sequences < rep.engine.max_sequences) return Binding::kKvCapacity;
+  return Binding::kMaxSequences;
+}
+
 SimResult saturation_run(const Replica& rep, const Traffic& traffic) {
   // Each pipeline stage's virtual engine batches up to the engine's cap.
   const double pp = static_cast<double>(std::max(1, rep.input->plan.pp));
@@ -162,8 +163,6 @@ SimResult saturation_run(const Replica& rep, const Traffic& traffic) {
   t.warmup_fraction = std::max(traffic.warmup_fraction, std::min(0.5, per_engine / static_cast<double>(t.requests)));
   return simulate_replica(rep, t, {true, clients});
 }
-
-Binding saturated_binding(const Replica& rep, const SimResult& saturation) { return saturation_binding(rep, saturation); }
 
 CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const Targets& targets, bool closed) {
   CapacityResult out;

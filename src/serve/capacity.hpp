@@ -71,8 +71,9 @@ CapacityResult search_capacity(const Replica& r, const Traffic& traffic, const T
 // The replica kept saturated: a closed loop of as many clients as its batch holds (the engine's cap, or the KV
 // cache's sequences of the mean length). Its request rate is the most an open loop can sustain.
 SimResult saturation_run(const Replica& r, const Traffic& traffic);
-// What limits the saturated replica (prefill compute, the KV cache, the engine's sequence cap).
-Binding saturated_binding(const Replica& r, const SimResult& saturation);
+// What caps a saturated replica's throughput: prompt compute, or the number of sequences decoding together (set by
+// the KV cache or by the engine's cap).
+Binding saturation_binding(const Replica& r, const SimResult& saturation);
 
 // Replicas needed for `load` given the per-replica maximum (at least one).
 long long replicas_needed(double load, double max_load_per_replica);

@@ -79,7 +79,7 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
       }
       o.capacity.max_load = saturation.requests_per_second;
       o.capacity.saturated = true;
-      o.capacity.binding = saturated_binding(replicas[i], saturation);
+      o.capacity.binding = saturation_binding(replicas[i], saturation);
       o.replicas = replicas_needed(q.load.value, *o.capacity.max_load);
       o.devices = o.replicas * o.tp * o.pp;
     } else if (o.fits && q.targets.any()) {
@@ -149,7 +149,7 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
       if (a.load_per_replica.value > saturated * (1 + 1e-9)) {
         chosen.capacity.max_load = saturated;
         chosen.capacity.saturated = true;
-        chosen.capacity.binding = saturated_binding(r, saturation);
+        chosen.capacity.binding = saturation_binding(r, saturation);
       }
     }
     a.overloaded = a.load_per_replica.value > saturated * (1 + 1e-9);
