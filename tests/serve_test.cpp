@@ -105,6 +105,16 @@ TEST_CASE("estimate quotes the TTFT hwplan serve gives a lone request: the same 
         json::parse(run("serve --concurrency 1 --requests 20 --format json " + other).out)["latency"]["ttft_seconds"]["p50"];
     CHECK(quoted == ::hwplan::test::approx(simulated).epsilon(1e-9));
   }
+  // A --headroom given caps the engine's memory in both commands: where serve finds no room for the request, estimate
+  // quotes no served TTFT either.
+  const std::string capped = "--model llama-3-8b --device rtx-4090 --engine vllm --prompt 2000 --generate 200 --headroom 0.3";
+  CHECK(run("serve --concurrency 1 --requests 20 " + capped).exit_code == 3);
+  CHECK(json::parse(run("estimate --task infer --batch 1 --format json " + capped).out)["inference"]
+                       ["served_time_to_first_token_seconds"]
+                           .is_null());
+  CHECK(json::parse(run("estimate --task infer --batch 1 --format json " + capped.substr(0, capped.find(" --headroom"))).out)
+            ["inference"]["served_time_to_first_token_seconds"]
+                .is_number());
   // Plain Transformers has no server to add.
   auto hf = run("estimate --task infer --batch 1 --model llama-3-8b --device h100-sxm --engine hf --prompt 1000 --generate 200");
   CHECK(hf.out.find("through a server") == std::string::npos);

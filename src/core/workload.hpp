@@ -211,6 +211,8 @@ struct System {
   // Share of device memory a plan must leave free: a run planned at 99% of memory fails on allocator variance
   // (caching-allocator block rounding, NCCL buffers that grow, the peak of one unlucky batch).
   double memory_headroom_fraction = 0.05;
+  // Whether the fraction was given (--headroom): a serving engine fills memory to its own fraction unless it was.
+  bool memory_headroom_given = false;
   double usable_bytes(double capacity_bytes) const { return capacity_bytes * (1 - memory_headroom_fraction); }
 };
 

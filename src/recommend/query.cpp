@@ -285,6 +285,7 @@ void resolve_system(const WorkloadSpec& o, long long count, Query& q) {
   }
   if (!(o.headroom >= 0 && o.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   s.memory_headroom_fraction = o.headroom;
+  s.memory_headroom_given = o.headroom_given;
   s.overlap_grad_reduce = !o.no_overlap_grad_reduce;
 }
 

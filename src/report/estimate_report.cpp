@@ -35,14 +35,15 @@ std::string stored_weights(const Workload& w) {
 // A lone request's time to first token through hwplan serve (concurrency 1) on this layout: the server's handling,
 // then the engine's steps over the prompt with its own step model and chunk budget. Only where serve would run it:
 // the engines it simulates, a transformer, a prompt and an output, and a KV cache, as the engine sizes it from its
-// own memory fraction, that holds the request (estimate's own fit keeps --headroom free and may say no where the
-// engine runs); nothing otherwise.
+// own memory fraction (capped by a --headroom given, as serve does), that holds the request (estimate's own fit keeps
+// --headroom free and may say no where the engine runs); nothing otherwise.
 std::optional<double> served_ttft_seconds(const EstimateInput& in) {
   if (!in.model->is_transformer() || in.workload.prompt <= 0 || in.workload.generate <= 0) return std::nullopt;
   auto engine = parse_engine(in.workload.stack.preset);
   if (!engine || !serve::engine_served(*engine)) return std::nullopt;
-  const serve::EngineConfig cfg =
+  serve::EngineConfig cfg =
       serve::engine_config(*engine, in.device->memory_bytes, in.device->name, host_time_ratio(*in.device));
+  if (in.system.memory_headroom_given) cfg.memory_cap_fraction = 1 - in.system.memory_headroom_fraction;  // as serve: a given --headroom caps it
   const double request = static_cast<double>(in.workload.prompt + in.workload.generate);
   if (static_cast<double>(serve::kv_capacity(in, cfg, request).tokens) / std::max(1, in.plan.pp) < request) return std::nullopt;
   serve::StepModel steps(step_rates(in));
