@@ -144,7 +144,12 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
         if (m.moe && !space.ep)
           for (int e : divisors(dp))
             if (e > 1 && m.moe->experts % e == 0) eps.push_back(e);
-        if (space.ep) eps = {*space.ep};
+        // A degree the user gives is kept only where it divides this layout's data-parallel ranks (the experts it
+        // divides: checked with the input).
+        if (space.ep) {
+          eps.clear();
+          if (*space.ep == 1 || (m.moe && m.moe->experts % *space.ep == 0 && dp % *space.ep == 0)) eps.push_back(*space.ep);
+        }
         for (int ep : eps) {
           for (int zero = 0; zero <= 3; ++zero) {
             if (space.zero ? zero != *space.zero : (dp * cp == 1 && zero > 0)) continue;

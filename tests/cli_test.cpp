@@ -327,6 +327,40 @@ TEST_CASE("errors name the flag that gave the bad value, and a size says the sha
   CHECK(run_hwplan("estimate --model llama-3-8b --device h100-sxm").out.find("a size, not a model") == std::string::npos);
 }
 
+TEST_CASE("recommend refuses a bad flag as bad input, not as hardware that cannot do the job") {
+  using hwplan::test::run_hwplan;
+  for (const std::string flag : {"--framework foo", "--optimizer foo", "--recompute-layers 3", "--engine vllm"}) {
+    auto r = run_hwplan("recommend --model llama-2-7b --task lora --devices rtx-4090,h100-sxm " + flag);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("key '" + flag.substr(0, flag.find(' ')) + "'") != std::string::npos);
+  }
+  // A limit only some devices miss is still a ranking (the others are listed as rejected), not an input error.
+  auto mixed = run_hwplan("recommend --model llama-2-7b --task lora --devices rtx-3060,h100-sxm --format json");
+  CHECK(mixed.exit_code == 0);
+}
+
+TEST_CASE("an expert-parallel degree is checked before the search, and every searched layout holds it") {
+  using hwplan::test::run_hwplan;
+  auto odd = run_hwplan("estimate --model mixtral-8x7b --device h100-sxm --count 8 --ep 3");
+  CHECK(odd.exit_code == 2);
+  CHECK(odd.err.find("'--ep': 3-way expert parallelism does not divide the 8 experts") != std::string::npos);
+  auto dense = run_hwplan("recommend --model llama-2-7b --devices h100-sxm --count 8 --ep 2");
+  CHECK(dense.exit_code == 2);
+  CHECK(dense.err.find("'--ep'") != std::string::npos);
+  // Searched with --ep 8: the layout's data-parallel ranks hold the 8 expert groups, so the plan it prints runs
+  // as given (the same check refuses a plan where they do not).
+  for (const std::string cmd : {"estimate --model mixtral-8x7b --device h100-sxm --count 8 --ep 8 --format json",
+                                "estimate --model mixtral-8x7b --device h100-sxm --count 8 --ep 8 --framework megatron "
+                                "--global-batch 64 --seq 4096 --format json"}) {
+    auto r = run_hwplan(cmd);
+    REQUIRE(r.exit_code == 0);
+    const auto plan = nlohmann::json::parse(r.out)["plan"];
+    CHECK(plan["ep"].get<int>() == 8);
+    CHECK(plan["dp"].get<int>() % 8 == 0);
+  }
+  CHECK(run_hwplan("estimate --model mixtral-8x7b --device h100-sxm --count 8 --tp 1 --pp 2 --dp 4 --ep 8").exit_code == 2);
+}
+
 TEST_CASE("an encoder's inference is one forward pass: a batch latency, no KV cache, nothing to decode or serve") {
   using hwplan::test::run_hwplan;
   auto vit = nlohmann::json::parse(run_hwplan("estimate --model vit-b-16 --device h100-sxm --task infer --batch 8 --format json").out);

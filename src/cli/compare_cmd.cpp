@@ -48,7 +48,7 @@ void compute(CompareOptions& o, Comparison& c) {
       Outcome& out = c.outcomes.emplace_back(run_query(q));
       if (out.search && out.search->layouts_evaluated == 0)
         throw InputError({}, "--counts", "no parallel layout of " + std::to_string(n) +
-                                           " devices matches the fixed --tp/--pp/--dp for " + q.model.id);
+                                           " devices matches the fixed --tp/--pp/--dp/--ep for " + q.model.id);
     }
   for (std::size_t i = 0; i < c.queries.size(); ++i)
     c.items.push_back({&c.queries[i].input, &c.outcomes[i].estimate, c.outcomes[i].search ? &*c.outcomes[i].search : nullptr});

@@ -331,6 +331,12 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
     bad("--tp", std::to_string(*o.tp) + "-way tensor parallelism does not divide the " +
                     std::to_string(q.model.attention_heads) + " attention heads of " + q.model.id);
 
+  if (o.ep && *o.ep > 1) {
+    if (!q.model.moe) bad("--ep", "expert parallelism splits a mixture-of-experts model's experts; " + q.model.id + " has none");
+    if (q.model.moe->experts % *o.ep != 0)
+      bad("--ep", std::to_string(*o.ep) + "-way expert parallelism does not divide the " +
+                      std::to_string(q.model.moe->experts) + " experts of " + q.model.id);
+  }
   if (o.cp) {
     try {
       check_context_parallel(q.model, w, static_cast<int>(*o.cp));

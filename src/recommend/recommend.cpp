@@ -58,6 +58,10 @@ struct DeviceResult {
   std::optional<Rejection> miss;
   long long configurations = 0;
   long long layouts = 0;
+  // Every configuration of this device was refused as bad input (the last refusal kept): where every device's are the
+  // same refusal, the input is at fault, not the hardware (recommend exits 2 naming the flag).
+  std::optional<InputError> input_error;
+  bool only_input_errors = true;
 };
 
 // What every device of a recommend run is asked: the workload, the constraints and the job.
@@ -226,8 +230,10 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       query = resolve_query(q.model, d, w, count, w.device == d.id ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
     } catch (const InputError& e) {
       last_reason = e.detail();
+      out.input_error = e;
       continue;
     }
+    out.only_input_errors = false;
     query.space.cost_cache = cost_cache;
     Outcome o = run_query(query);
     if (o.search) out.layouts += o.search->layouts_evaluated;
@@ -455,6 +461,18 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   work(0, threads);
   for (auto& f : workers) f.get();
 
+  // No device gets past its input, all for one reason: a flag or key the user gave is wrong whatever the hardware.
+  {
+    const InputError* common = nullptr;
+    bool uniform = true;
+    for (const auto& res : results) {
+      if (!res.feasible.empty() || (res.configurations > 0 && !res.only_input_errors)) uniform = false;
+      if (!res.input_error || !res.only_input_errors) continue;
+      if (common && (common->key() != res.input_error->key() || common->detail() != res.input_error->detail())) uniform = false;
+      common = &*res.input_error;
+    }
+    if (uniform && common) throw *common;
+  }
   for (auto& res : results) {
     r.configurations += res.configurations;
     r.layouts_evaluated += res.layouts;
