@@ -131,12 +131,14 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
     EstimateInput in = base;
     std::vector<int> vps, recompute_layers;
     for (int tp : divisors(n)) {
-      if (space.tp ? tp != *space.tp : (tp > node)) continue;
+      // A stack that cannot build tensor (or pipeline) parallel training layouts searches without them.
+      const bool training = w.task != Task::kInfer;
+      if (space.tp ? tp != *space.tp : (tp > node || (training && tp > 1 && !w.stack.tensor_parallel))) continue;
       if (transformer ? m.attention_heads % tp != 0 : tp > 1) continue;
       for (int cp : divisors(n / tp)) {
       if (!cp_candidate(cp)) continue;
       for (int pp : divisors(n / (tp * cp))) {
-        if (space.pp && pp != *space.pp) continue;
+        if (space.pp ? pp != *space.pp : (training && pp > 1 && !w.stack.pipeline_parallel)) continue;
         if (transformer ? pp > m.total_layers() : pp > 1) continue;
         const int dp = n / (tp * cp * pp);
         if (space.dp && dp != *space.dp) continue;

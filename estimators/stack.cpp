@@ -55,6 +55,8 @@ Stack framework_preset(Framework f) {
       s.fused_kernels = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.adapter_kernels = 5;
+      s.tensor_parallel = false;
+      s.pipeline_parallel = false;
       break;
     case Framework::kFsdp:
       // Plain PyTorch FSDP/DDP over an eager model with SDPA attention; torch.optim.AdamW with its default (foreach)
@@ -63,6 +65,9 @@ Stack framework_preset(Framework f) {
       s.fused_optimizer = false;
       s.clip_grad_norm = true;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
+      // FSDP composes with PyTorch's tensor parallel API (2-D parallelism; fairscale's model-parallel layers before
+      // it, as LLaMA was trained); pipeline stages need another stack.
+      s.pipeline_parallel = false;
       break;
     case Framework::kTorchtune:
       // torchtune recipes: pure bf16 (dtype: bf16, no fp32 master copy), chunked cross-entropy
@@ -77,6 +82,7 @@ Stack framework_preset(Framework f) {
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.memory_metric = MemoryMetric::kAllocated;
       s.gather_copy_out = true;  // its distributed recipes shard with FSDP2's fully_shard
+      s.pipeline_parallel = false;  // tensor_parallel_dim in its distributed recipes; no pipeline stages
       break;
     case Framework::kTorchtitan:
       // FSDP2 over fp32 master shards; pipeline schedules include interleaved 1F1B. Eager, as its shipped configs
@@ -113,6 +119,8 @@ Stack framework_preset(Framework f) {
       s.clip_grad_norm = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.memory_metric = MemoryMetric::kAllocated;
+      s.tensor_parallel = false;
+      s.pipeline_parallel = false;
       break;
     case Framework::kMegatron:
       // Megatron-LM / NeMo: Transformer Engine fused LayerNorm+GEMM, fused RoPE, fused SwiGLU, fused

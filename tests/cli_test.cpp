@@ -327,6 +327,26 @@ TEST_CASE("errors name the flag that gave the bad value, and a size says the sha
   CHECK(run_hwplan("estimate --model llama-3-8b --device h100-sxm").out.find("a size, not a model") == std::string::npos);
 }
 
+TEST_CASE("the layout search builds only what the training stack can: Hugging Face scales by data parallelism") {
+  using hwplan::test::run_hwplan;
+  auto plan = [](const std::string& args) {
+    auto r = run_hwplan("estimate --model llama-2-13b --device rtx-4090 --count 4 --task lora --format json " + args);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["plan"];
+  };
+  for (const std::string stack : {"", "--framework hf-trainer", "--framework deepspeed", "--framework litgpt"}) {
+    const auto p = plan(stack);
+    CHECK(p["tp"].get<int>() == 1);
+    CHECK(p["pp"].get<int>() == 1);
+  }
+  CHECK(plan("--framework torchtune")["pp"].get<int>() == 1);
+  CHECK(plan("--framework fsdp")["pp"].get<int>() == 1);
+  // A degree given is priced as given, and the stack line says what the search left out.
+  CHECK(plan("--tp 2")["tp"].get<int>() == 2);
+  CHECK(run_hwplan("estimate --model llama-2-13b --device rtx-4090 --count 4 --task lora --format markdown").out.find(
+            "layouts without tensor or pipeline parallelism") != std::string::npos);
+}
+
 TEST_CASE("recommend refuses a bad flag as bad input, not as hardware that cannot do the job") {
   using hwplan::test::run_hwplan;
   for (const std::string flag : {"--framework foo", "--optimizer foo", "--recompute-layers 3", "--engine vllm"}) {

@@ -130,6 +130,13 @@ struct Stack {
   bool native_attention = false;
   // Context parallelism (ring attention over sequence chunks): Megatron-core / Transformer Engine, torchtitan.
   bool context_parallel = false;
+  // Training layouts the stack can build: tensor parallelism (Megatron-core, torchtitan, torchtune's
+  // tensor_parallel_dim, FSDP with PyTorch's tensor parallel API) and pipeline parallelism (Megatron-core,
+  // torchtitan); Hugging Face's Trainer, DeepSpeed ZeRO over Hugging Face models and LitGPT scale by data parallelism
+  // and sharding alone. The layout search keeps what the stack cannot build at 1; a degree given with --tp / --pp is
+  // priced as given.
+  bool tensor_parallel = true;
+  bool pipeline_parallel = true;
   // Recomputation of some layers only (Megatron's block method, torchtitan's per-layer checkpointing); other
   // stacks checkpoint every layer or none (Hugging Face gradient_checkpointing).
   bool partial_recompute = false;

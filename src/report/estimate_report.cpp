@@ -279,6 +279,11 @@ std::string stack_summary(const EstimateInput& in) {
     if (fp32_gradients(w) && !st.autocast) out += ", fp32 gradients";
     if (w.precision == Precision::kFp8 && !st.fp8_head) out += ", vocabulary projection in 16 bits";
     if (st.desktop_host) out += ", desktop CPU";
+    // What the layout search left out (estimators/search.cpp): shown where several devices make it matter.
+    if (in.system.count > 1 && (!st.tensor_parallel || !st.pipeline_parallel))
+      out += !st.tensor_parallel && !st.pipeline_parallel ? ", layouts without tensor or pipeline parallelism"
+             : !st.tensor_parallel                          ? ", layouts without tensor parallelism"
+                                                            : ", layouts without pipeline parallelism";
   }
   out += fmt::format(", memory as {}", to_string(st.memory_metric));
   for (const auto& o : st.overridden) out += "; " + o + " (set)";
