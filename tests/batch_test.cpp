@@ -103,3 +103,35 @@ TEST_CASE("a CNN's batch row counts samples as estimate does, whatever seq the d
   REQUIRE(table.exit_code == 0);
   CHECK(table.out.find(fmt::format("{:.0f} samples/s", est["time"]["samples_per_second"].get<double>())) != std::string::npos);
 }
+
+TEST_CASE("a batch scenario answers as the command line does: recommend's device and count, estimate's deadline") {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("hwplan_batch_same_" + std::to_string(::getpid()) + ".yaml");
+  const std::string job = "model: llama-3-8b, framework: megatron, global_batch: 128, tokens: 1e10, rent: true";
+  std::ofstream(file) << "scenarios:\n"
+                         "  - {name: rec, command: recommend, device: h100-sxm, count: 8, " << job << "}\n"
+                         "  - {name: list, command: recommend, devices: [h100-sxm, a100-80gb-sxm], count: 8, " << job << "}\n"
+                         "  - {name: deadline, model: llama-3-8b, device: h100-sxm, tokens: 1e11, deadline: 7d}\n"
+                         "  - {name: both, model: llama-3-8b, device: h100-sxm, count: 8, tokens: 1e11, deadline: 7d}\n";
+  auto b = run_hwplan("batch " + file.string() + " --format json");
+  CHECK(b.exit_code == 2);  // the last scenario gives a count and a deadline
+  CHECK(b.err.find("key 'count'") != std::string::npos);
+  const json s = json::parse(b.out)["scenarios"];
+  auto cli_rec = json::parse(run_hwplan("recommend --model llama-3-8b --device h100-sxm --count 8 --framework megatron "
+                                        "--global-batch 128 --tokens 1e10 --rent --format json")
+                                 .out);
+  const json& top = s[0]["result"]["candidates"][0];
+  CHECK(top["device"] == "h100-sxm");
+  CHECK(top["count"] == 8);
+  CHECK(top["cost_usd"].get<double>() == ::hwplan::test::approx(cli_rec["candidates"][0]["cost_usd"].get<double>()));
+  for (const auto& c : s[1]["result"]["candidates"]) {
+    CHECK(c["count"] == 8);
+    CHECK((c["device"] == "h100-sxm" || c["device"] == "a100-80gb-sxm"));
+  }
+  auto cli_est = json::parse(run_hwplan("estimate --model llama-3-8b --device h100-sxm --tokens 1e11 --deadline 7d --format json").out);
+  CHECK(s[2]["result"]["plan"] == cli_est["plan"]);
+  CHECK(s[2]["result"]["time"]["total_seconds"].get<double>() ==
+        ::hwplan::test::approx(cli_est["time"]["total_seconds"].get<double>()));
+  CHECK(s[2]["result"]["time"]["total_seconds"].get<double>() <= 7 * 86400.0);
+  fs::remove(file);
+}

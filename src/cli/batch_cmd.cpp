@@ -59,7 +59,26 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
   }
   try {
     if (s.command == "estimate") {
-      Query q = resolve_query(registry, s.workload);
+      // A deadline asks for the smallest count that finishes the job in time, as estimate --deadline does.
+      WorkloadSpec w = s.workload;
+      if (s.recommend.deadline) {
+        auto seconds = parse_duration_seconds(*s.recommend.deadline);
+        if (!seconds) throw InputError({}, "deadline", "'" + *s.recommend.deadline + "' is not a duration such as 14d, 36h, 90m");
+        if (s.count_given) throw InputError({}, "count", "deadline searches the count; give one or the other");
+        if (w.task == "infer") throw InputError({}, "deadline", "applies to training tasks (inference: hwplan serve)");
+        const long long max_count = s.max_count_given ? s.recommend.max_count : 4096;  // estimate --max-count's default
+        const Device& device = registry.device(w.device);
+        auto answer = smallest_count_for_deadline(registry, w, device, *seconds, max_count);
+        if (!answer) {
+          r.row = {s.name, s.command, device.id, "-", "no", "-", "-", "-",
+                   "nothing feasible: no count up to " + std::to_string(max_count) + " (max_count) finishes the job within " +
+                       *s.recommend.deadline};
+          r.ok = true;
+          return r;
+        }
+        w = answer->workload;
+      }
+      Query q = resolve_query(registry, w);
       Outcome o = run_query(q);
       const Estimate& e = o.estimate;
       std::string time, rate;
@@ -79,7 +98,11 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
                human_bytes(e.memory.total()), time, rate, first_note(e)};
       if (want_json) r.full = report::estimate_json(q.input, e, o.search ? &*o.search : nullptr);
     } else if (s.command == "recommend") {
-      Recommendation rec = recommend(registry, s.workload, s.recommend, 1);
+      // device and count restrict the candidates as recommend's --device and --count do.
+      RecommendSpec spec = s.recommend;
+      if (s.device_given) spec.devices.insert(spec.devices.begin(), s.workload.device);
+      if (s.count_given) spec.count = s.workload.count;
+      Recommendation rec = recommend(registry, s.workload, spec, 1);
       if (rec.candidates.empty()) {
         r.row = {s.name, s.command, "-", "-", "no", "-", "-", "-", "nothing feasible"};
       } else {
@@ -89,7 +112,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
                  human_seconds(c.total_seconds), fmt::format("{:.0f} {}", c.tokens_per_second, rec.counts_samples ? "samples/s" : "tok/s"),
                  (c.cost_usd >= 0 ? report::money(c.cost_usd) + " " + c.cost_basis : "no " + c.cost_basis + " price") + warned};
       }
-      if (want_json) r.full = report::recommendation_json(rec, s.workload, s.recommend);
+      if (want_json) r.full = report::recommendation_json(rec, s.workload, spec);
     } else {
       FitReport f = fit_advice(registry, s.workload);
       std::string best = "-";

@@ -15,7 +15,7 @@ namespace {
 // The scenario's own keys and recommend's; the workload keys come from core/workload_options.hpp (the CLI's table).
 const std::vector<std::string> kScenarioKeys = {
     "name", "command", "budget_usd", "max_count", "max_power_w", "deadline", "buy", "rent", "class", "vendor",
-    "exclude", "require_interconnect", "top", "optimize", "porting_cost_usd", "min_decode_tps"};
+    "exclude", "require_interconnect", "top", "optimize", "porting_cost_usd", "min_decode_tps", "devices"};
 
 // Reads the keys of one mapping (defaults or a scenario) into the specs; later calls override earlier ones.
 void apply(YamlMap& m, Scenario& s) {
@@ -49,8 +49,9 @@ void apply(YamlMap& m, Scenario& s) {
     s.command = *v;
   }
   text("model", w.model);
+  if (m.has("device")) s.device_given = true;
   text("device", w.device);
-  if (auto v = m.integer("count", false, 1, 10'000'000)) w.count = *v;
+  if (auto v = m.integer("count", false, 1, 10'000'000)) w.count = *v, s.count_given = true;
   text("task", w.task);
   text("precision", w.precision);
   opt_text("weights", w.weights);
@@ -88,7 +89,7 @@ void apply(YamlMap& m, Scenario& s) {
   if (auto v = m.boolean("overlap_grad_reduce", false)) w.no_overlap_grad_reduce = !*v;
   read_stack_keys(m, w);
   if (auto v = m.number("budget_usd", false, 0, 1e15)) r.budget_usd = *v;
-  if (auto v = m.integer("max_count", false, 1, 10'000'000)) r.max_count = *v;
+  if (auto v = m.integer("max_count", false, 1, 10'000'000)) r.max_count = *v, s.max_count_given = true;
   if (auto v = m.number("max_power_w", false, 0, 1e12)) r.max_power_w = *v;
   opt_text("deadline", r.deadline);
   bool buy = m.boolean("buy", false).value_or(false), rent = m.boolean("rent", false).value_or(false);
@@ -98,6 +99,7 @@ void apply(YamlMap& m, Scenario& s) {
   list("class", r.classes);
   list("vendor", r.vendors);
   list("exclude", r.exclude);
+  list("devices", r.devices);
   if (auto v = m.boolean("require_interconnect", false)) r.require_interconnect = *v;
   if (auto v = m.integer("top", false, 1, 1000)) r.top = *v;
   text("optimize", r.optimize);

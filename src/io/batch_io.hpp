@@ -16,6 +16,9 @@ struct Scenario {
   SourceLocation where;
   WorkloadSpec workload;
   RecommendSpec recommend;
+  // Keys given (here or under defaults), as the CLI asks whether a flag was given: recommend restricts to a device and
+  // fixes the count given; estimate's deadline searches the count, up to max_count when given.
+  bool device_given = false, count_given = false, max_count_given = false;
   std::optional<std::string> error;  // this scenario is malformed: the message names file:line:column and key
 };
 
