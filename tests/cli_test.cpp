@@ -347,6 +347,28 @@ TEST_CASE("the layout search builds only what the training stack can: Hugging Fa
             "layouts without tensor or pipeline parallelism") != std::string::npos);
 }
 
+TEST_CASE("fit's largest micro-batch holds with a --global-batch, and its suggestion keeps that global batch") {
+  using hwplan::test::run_hwplan;
+  const std::string work = "fit --model llama-2-7b --device rtx-4090 --task lora --seq 2048 --recompute full --format json";
+  auto free_accum = nlohmann::json::parse(run_hwplan(work).out);
+  auto global = nlohmann::json::parse(run_hwplan(work + " --global-batch 16").out);
+  REQUIRE(global["fits"] == true);
+  REQUIRE(global["max_micro_batch"].is_number());
+  CHECK(global["max_micro_batch"] == free_accum["max_micro_batch"]);  // a memory question: the accumulation is not
+  // Too large a micro-batch for the card: the suggested one runs with the global batch as given.
+  auto big = nlohmann::json::parse(run_hwplan(work + " --batch 16 --global-batch 32").out);
+  bool suggested = false;
+  for (const auto& c : big["changes"]) {
+    const std::string flags = c["flags"];
+    if (flags.rfind("--batch ", 0) != 0) continue;
+    suggested = true;
+    CHECK(flags.find("--grad-accum") == std::string::npos);
+    CHECK(run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task lora --seq 2048 --recompute full "
+                     "--global-batch 32 " + flags).exit_code == 0);
+  }
+  CHECK(suggested);
+}
+
 TEST_CASE("recommend refuses a bad flag as bad input, not as hardware that cannot do the job") {
   using hwplan::test::run_hwplan;
   for (const std::string flag : {"--framework foo", "--optimizer foo", "--recompute-layers 3", "--engine vllm"}) {

@@ -188,23 +188,39 @@ void add_single_changes(const Target& target, const WorkloadSpec& base, const st
 // Smaller micro-batch with gradient accumulation keeps the global batch (training), smaller batch (inference).
 void add_batch_change(const Target& target, const WorkloadSpec& base, bool inference, FitReport& report) {
   const long long batch = base.batch.value_or(1);
+  // With a --global-batch the accumulation follows from it; a micro-batch that does not divide it is still a memory
+  // question, so the largest that fits is asked without it (memory does not depend on the accumulation).
+  const bool global = !inference && base.global_batch.has_value();
   auto fits_with_batch = [&](long long b) {
     WorkloadSpec w = base;
     w.batch = b;
-    if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / b);
+    if (global) {
+      w.global_batch.reset();
+      w.grad_accum = 1;
+    } else if (!inference) {
+      w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / b);
+    }
     Tried t = try_spec(target, w);
     return t.ok && t.estimate.fits;
   };
   report.max_micro_batch = largest(std::max<long long>(batch, 1) * 64, fits_with_batch);
   if (!report.max_micro_batch || *report.max_micro_batch >= batch) return;
   WorkloadSpec w = base;
-  w.batch = *report.max_micro_batch;
-  if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / *report.max_micro_batch);
-  Tried t = try_spec(target, w);
-  std::string words = inference ? "batch " + std::to_string(*report.max_micro_batch) + " instead of " + std::to_string(batch)
-                                : "micro-batch " + std::to_string(*report.max_micro_batch) + " with gradient accumulation x" +
-                                      std::to_string(*w.grad_accum) + " (same global batch)";
-  report.changes.push_back({words, "--batch " + std::to_string(*w.batch) + (inference ? "" : " --grad-accum " + std::to_string(*w.grad_accum)),
+  Tried t;
+  // The suggestion keeps the global batch: the largest micro-batch that fits and divides it.
+  for (long long b = *report.max_micro_batch; b >= 1; --b) {
+    w.batch = b;
+    if (global) w.grad_accum.reset();
+    else if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / b);
+    t = try_spec(target, w);
+    if (t.ok || !global) break;
+  }
+  if (!t.ok) return;
+  const long long accum = t.estimate.plan.grad_accum;
+  std::string words = inference ? "batch " + std::to_string(*w.batch) + " instead of " + std::to_string(batch)
+                                : "micro-batch " + std::to_string(*w.batch) + " with gradient accumulation x" +
+                                      std::to_string(accum) + " (same global batch)";
+  report.changes.push_back({words, "--batch " + std::to_string(*w.batch) + (inference || global ? "" : " --grad-accum " + std::to_string(accum)),
                             t.estimate.fits, t.estimate.memory.total(), t.seconds,
                             slowdown_of(t.seconds, report.baseline_seconds), false});
 }
