@@ -345,6 +345,11 @@ TEST_CASE("the layout search builds only what the training stack can: Hugging Fa
   CHECK(plan("--tp 2")["tp"].get<int>() == 2);
   CHECK(run_hwplan("estimate --model llama-2-13b --device rtx-4090 --count 4 --task lora --format markdown").out.find(
             "layouts without tensor or pipeline parallelism") != std::string::npos);
+  // recommend prices every candidate with that stack and says which, as estimate does.
+  CHECK(run_hwplan("recommend --model llama-2-13b --devices rtx-4090 --task lora").out.find(
+            "hf-trainer stack, assumed: set --framework") != std::string::npos);
+  CHECK(run_hwplan("recommend --model llama-2-13b --devices rtx-4090 --task lora --framework torchtune").out.find(
+            "torchtune stack)") != std::string::npos);
 }
 
 TEST_CASE("fit's largest micro-batch holds with a --global-batch, and its suggestion keeps that global batch") {

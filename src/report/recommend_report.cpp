@@ -7,6 +7,7 @@
 
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "estimators/stack.hpp"
 #include "report/estimate_report.hpp"
 
 namespace hwplan::report {
@@ -164,9 +165,14 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
   std::string out;
   // Markdown carries what the table says around the ranking (the job, the cost basis, reasons and warnings).
   const bool words = format == Format::kTable || format == Format::kMarkdown;
+  // The training stack every candidate is priced with (a default changes the numbers: say so, as estimate does).
+  std::string stack;
+  if (auto task = parse_task(w.task); task && *task != Task::kInfer)
+    stack = w.framework ? ", " + *w.framework + " stack"
+                        : ", " + std::string(to_string(default_framework(*task))) + " stack, assumed: set --framework";
   if (words)
-    out += fmt::format("{} {} ({}), job of {} {}{}{}; optimizing {}\n\n", r.model_id, w.task,
-                       w.weights ? *w.weights + " weights" : w.precision, human_count(r.job_tokens),
+    out += fmt::format("{} {} ({}{}), job of {} {}{}{}; optimizing {}\n\n", r.model_id, w.task, 
+                       w.weights ? *w.weights + " weights" : w.precision, stack, human_count(r.job_tokens),
                        r.counts_samples ? "samples" : "tokens", r.job_tokens_assumed ? " (assumed: set --tokens)" : "",
                        r.global_batch > 0 ? fmt::format(", global batch {} {} for every candidate{}", r.global_batch,
                                                         r.counts_samples ? "samples" : "sequences",
