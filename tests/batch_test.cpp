@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "test_util.hpp"
 
@@ -133,5 +134,22 @@ TEST_CASE("a batch scenario answers as the command line does: recommend's device
   CHECK(s[2]["result"]["time"]["total_seconds"].get<double>() ==
         ::hwplan::test::approx(cli_est["time"]["total_seconds"].get<double>()));
   CHECK(s[2]["result"]["time"]["total_seconds"].get<double>() <= 7 * 86400.0);
+  fs::remove(file);
+}
+
+TEST_CASE("defaults keep their meaning: a device or deadline under defaults does not restrict recommend or estimate") {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("hwplan_batch_defaults_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "defaults: {deadline: 30d, tokens: 2.0e10, model: 1b, device: h100-sxm}\n"
+                         "scenarios: [{name: rec, command: recommend}, {name: est8, count: 8}]\n";
+  auto b = run_hwplan("batch " + file.string() + " --format json");
+  REQUIRE(b.exit_code == 0);
+  const json s = json::parse(b.out)["scenarios"];
+  std::set<std::string> devices;
+  for (const auto& c : s[0]["result"]["candidates"]) devices.insert(c["device"].get<std::string>());
+  CHECK(devices.size() > 1);  // the whole catalog, as recommend without --device
+  CHECK(s[1]["result"]["plan"]["dp"].get<int>() * s[1]["result"]["plan"]["tp"].get<int>() * s[1]["result"]["plan"]["pp"].get<int>() *
+            s[1]["result"]["plan"]["cp"].get<int>() ==
+        8);  // the count given, not a deadline's search
   fs::remove(file);
 }

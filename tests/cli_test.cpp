@@ -352,26 +352,68 @@ TEST_CASE("the layout search builds only what the training stack can: Hugging Fa
             "torchtune stack)") != std::string::npos);
 }
 
-TEST_CASE("fit's largest micro-batch holds with a --global-batch, and its suggestion keeps that global batch") {
+TEST_CASE("estimate and recommend answer one training question alike, and a count with no layout says why") {
   using hwplan::test::run_hwplan;
-  const std::string work = "fit --model llama-2-7b --device rtx-4090 --task lora --seq 2048 --recompute full --format json";
-  auto free_accum = nlohmann::json::parse(run_hwplan(work).out);
-  auto global = nlohmann::json::parse(run_hwplan(work + " --global-batch 16").out);
+  using nlohmann::json;
+  // No batch flags: estimate takes the global batch recommend compares devices at, and says so.
+  const std::string job = "--model llama-3-8b --seq 8192 --tokens 1e10";
+  auto est = run_hwplan("estimate --device h100-sxm --count 8 --format json " + job);
+  REQUIRE(est.exit_code == 0);
+  auto rec = run_hwplan("recommend --device h100-sxm --count 8 --format json " + job);
+  REQUIRE(rec.exit_code == 0);
+  const json e = json::parse(est.out), r = json::parse(rec.out);
+  for (const char* k : {"tp", "pp", "dp", "cp", "zero", "micro_batch", "grad_accum", "global_batch"})
+    CHECK(e["plan"][k] == r["candidates"][0]["plan"][k]);
+  CHECK(e["time"]["tokens_per_second"].get<double>() ==
+        ::hwplan::test::approx(r["candidates"][0]["tokens_per_second"].get<double>()));
+  bool said = false;
+  for (const auto& w : e["warnings"]) said = said || w.get<std::string>().find("global batch 128 sequences assumed") != std::string::npos;
+  CHECK(said);
+  // A count the global batch cannot split over under a data-parallel-only stack: an error naming both, in estimate
+  // and fit; recommend ranks the counts that have a layout and shows no empty "needs 0 MiB" miss.
+  for (const std::string cmd : {"estimate", "fit"}) {
+    auto r2 = run_hwplan(cmd + " --model llama-2-7b --device rtx-4090 --count 8 --task lora --global-batch 4");
+    CHECK(r2.exit_code == 2);
+    CHECK(r2.err.find("global batch of 4 sequences") != std::string::npos);
+    CHECK(r2.err.find("hf-trainer builds no tensor- or pipeline-parallel layouts") != std::string::npos);
+  }
+  auto miss = run_hwplan("recommend --model llama-2-70b --task finetune --devices rtx-4060,rtx-3060");
+  CHECK(miss.out.find("needs 0 MiB") == std::string::npos);
+}
+
+TEST_CASE("fit's largest micro-batch holds with a --global-batch, and its suggestion runs and fits with it") {
+  using hwplan::test::run_hwplan;
+  using nlohmann::json;
+  const std::string work = "--model llama-2-7b --device rtx-4090 --task lora --seq 2048 --recompute full";
+  auto fits = [&](const std::string& flags) {
+    auto r = run_hwplan("estimate " + work + " --format json " + flags);
+    return r.exit_code == 0 && json::parse(r.out)["memory"]["fits"] == true;
+  };
+  // The largest micro-batch is the largest divisor of the global batch that runs and fits: the next divisor up does not.
+  auto global = json::parse(run_hwplan("fit " + work + " --global-batch 16 --format json").out);
   REQUIRE(global["fits"] == true);
   REQUIRE(global["max_micro_batch"].is_number());
-  CHECK(global["max_micro_batch"] == free_accum["max_micro_batch"]);  // a memory question: the accumulation is not
-  // Too large a micro-batch for the card: the suggested one runs with the global batch as given.
-  auto big = nlohmann::json::parse(run_hwplan(work + " --batch 16 --global-batch 32").out);
-  bool suggested = false;
-  for (const auto& c : big["changes"]) {
-    const std::string flags = c["flags"];
-    if (flags.rfind("--batch ", 0) != 0) continue;
-    suggested = true;
-    CHECK(flags.find("--grad-accum") == std::string::npos);
-    CHECK(run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task lora --seq 2048 --recompute full "
-                     "--global-batch 32 " + flags).exit_code == 0);
+  const long long b = global["max_micro_batch"].get<long long>();
+  CHECK(16 % b == 0);
+  CHECK(fits("--global-batch 16 --batch " + std::to_string(b)));
+  if (b < 16) CHECK_FALSE(fits("--global-batch 16 --batch " + std::to_string(2 * b)));
+  CHECK(json::parse(run_hwplan("fit --model gpt2 --device h100-sxm --task finetune --global-batch 4 --batch 4 --format json").out)
+            ["max_micro_batch"] == 4);  // never above the global batch
+  // Too large a micro-batch for the card: the suggested one keeps the global batch, runs and fits (on several
+  // devices too, where the data-parallel ranks must divide it as well).
+  for (const std::string rest : {"--global-batch 32", "--count 8 --global-batch 128"}) {
+    auto report = json::parse(run_hwplan("fit " + work + " --format json --batch 16 " + rest).out);
+    bool suggested = false;
+    for (const auto& c : report["changes"]) {
+      const std::string flags = c["flags"];
+      if (flags.rfind("--batch ", 0) != 0) continue;
+      suggested = true;
+      CHECK(c["fits"] == true);
+      CHECK(flags.find("--grad-accum") == std::string::npos);
+      CHECK(fits(rest + " " + flags));
+    }
+    CHECK(suggested);
   }
-  CHECK(suggested);
 }
 
 TEST_CASE("recommend refuses a bad flag as bad input, not as hardware that cannot do the job") {
@@ -406,6 +448,10 @@ TEST_CASE("an expert-parallel degree is checked before the search, and every sea
     CHECK(plan["dp"].get<int>() % 8 == 0);
   }
   CHECK(run_hwplan("estimate --model mixtral-8x7b --device h100-sxm --count 8 --tp 1 --pp 2 --dp 4 --ep 8").exit_code == 2);
+  // Inference prices no expert parallelism: refused rather than searched away.
+  auto infer = run_hwplan("estimate --model mixtral-8x7b --device h100-sxm --count 8 --task infer --ep 4");
+  CHECK(infer.exit_code == 2);
+  CHECK(infer.err.find("'--ep'") != std::string::npos);
 }
 
 TEST_CASE("an encoder's inference is one forward pass: a batch latency, no KV cache, nothing to decode or serve") {

@@ -61,7 +61,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
     if (s.command == "estimate") {
       // A deadline asks for the smallest count that finishes the job in time, as estimate --deadline does.
       WorkloadSpec w = s.workload;
-      if (s.recommend.deadline) {
+      if (s.deadline_given && s.recommend.deadline) {
         auto seconds = parse_duration_seconds(*s.recommend.deadline);
         if (!seconds) throw InputError({}, "deadline", "'" + *s.recommend.deadline + "' is not a duration such as 14d, 36h, 90m");
         if (s.count_given) throw InputError({}, "count", "deadline searches the count; give one or the other");

@@ -46,9 +46,7 @@ void compute(CompareOptions& o, Comparison& c) {
       w.count = n;
       Query& q = c.queries.emplace_back(resolve_query(registry, w));
       Outcome& out = c.outcomes.emplace_back(run_query(q));
-      if (out.search && out.search->layouts_evaluated == 0)
-        throw InputError({}, "--counts", "no parallel layout of " + std::to_string(n) +
-                                           " devices matches the fixed --tp/--pp/--dp/--ep for " + q.model.id);
+      if (no_layout(out)) throw no_layout_error(q, "--counts");
     }
   for (std::size_t i = 0; i < c.queries.size(); ++i)
     c.items.push_back({&c.queries[i].input, &c.outcomes[i].estimate, c.outcomes[i].search ? &*c.outcomes[i].search : nullptr});

@@ -54,9 +54,7 @@ auto with_estimate(EstimateOptions& o, Answer answer) {
   resolve_deadline(o);
   Query q = resolve_query(registry_of(*o.global), o.workload);
   Outcome out = run_query(q);
-  if (out.search && out.search->layouts_evaluated == 0)
-    throw InputError({}, "count", "no parallel layout of " + std::to_string(q.input.system.count) +
-                                      " devices matches the fixed --tp/--pp/--dp/--ep for " + q.model.id);
+  if (no_layout(out)) throw no_layout_error(q, "--count");
   if (out.search && !out.search->found && out.estimate.params.total <= 0)
     throw Infeasible("no layout of " + std::to_string(q.input.system.count) + " x " + q.device->id + " can run " +
                      q.model.id + ": " + std::to_string(out.search->layouts_evaluated) + " layouts evaluated, none has a finite time");

@@ -91,6 +91,7 @@ void apply(YamlMap& m, Scenario& s) {
   if (auto v = m.number("budget_usd", false, 0, 1e15)) r.budget_usd = *v;
   if (auto v = m.integer("max_count", false, 1, 10'000'000)) r.max_count = *v, s.max_count_given = true;
   if (auto v = m.number("max_power_w", false, 0, 1e12)) r.max_power_w = *v;
+  if (m.has("deadline")) s.deadline_given = true;
   opt_text("deadline", r.deadline);
   bool buy = m.boolean("buy", false).value_or(false), rent = m.boolean("rent", false).value_or(false);
   if (buy && rent) m.fail("rent", "give buy or rent, not both");
@@ -123,6 +124,7 @@ std::vector<Scenario> parse_batch(const std::string& text, const std::string& fi
   for (const auto& node : list) {
     ++index;
     Scenario s = defaults;
+    s.device_given = s.count_given = s.max_count_given = s.deadline_given = false;  // the scenario's own keys only
     s.where = location_of(node, file);
     s.name = "scenario-" + std::to_string(index);
     // The name first, so that an error elsewhere in the scenario still reports which one it was.

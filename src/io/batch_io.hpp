@@ -16,9 +16,10 @@ struct Scenario {
   SourceLocation where;
   WorkloadSpec workload;
   RecommendSpec recommend;
-  // Keys given (here or under defaults), as the CLI asks whether a flag was given: recommend restricts to a device and
-  // fixes the count given; estimate's deadline searches the count, up to max_count when given.
-  bool device_given = false, count_given = false, max_count_given = false;
+  // Keys the scenario itself gives (not its defaults), as the CLI asks whether a flag was given: a recommend scenario's
+  // device and count restrict the candidates; an estimate scenario's deadline searches the count, up to its max_count.
+  // Under defaults they keep their other meanings (the workload's device and count, recommend's deadline).
+  bool device_given = false, count_given = false, max_count_given = false, deadline_given = false;
   std::optional<std::string> error;  // this scenario is malformed: the message names file:line:column and key
 };
 

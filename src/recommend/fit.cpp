@@ -32,6 +32,7 @@ Tried try_spec(const Target& target, const WorkloadSpec& w) {
   try {
     Query q = resolve_query(target.model, target.device, w, w.count);
     Outcome o = run_query(q);
+    if (no_layout(o)) return t;  // no layout of this variant: not a configuration
     t.ok = true;
     t.estimate = o.estimate;
     t.seconds = compared_seconds(t.estimate, w.generate);
@@ -188,39 +189,48 @@ void add_single_changes(const Target& target, const WorkloadSpec& base, const st
 // Smaller micro-batch with gradient accumulation keeps the global batch (training), smaller batch (inference).
 void add_batch_change(const Target& target, const WorkloadSpec& base, bool inference, FitReport& report) {
   const long long batch = base.batch.value_or(1);
-  // With a --global-batch the accumulation follows from it; a micro-batch that does not divide it is still a memory
-  // question, so the largest that fits is asked without it (memory does not depend on the accumulation).
-  const bool global = !inference && base.global_batch.has_value();
-  auto fits_with_batch = [&](long long b) {
+  if (!inference && base.global_batch) {
+    // With a --global-batch the accumulation follows from it: the micro-batches are its divisors (those the layout's
+    // data-parallel ranks also divide), and the largest that fits is the largest of them that runs and fits.
+    std::optional<Tried> best;
+    for (long long b = std::min<long long>(*base.global_batch, std::max<long long>(batch, 1) * 64); b >= 1; --b) {
+      if (*base.global_batch % b != 0) continue;
+      WorkloadSpec w = base;
+      w.batch = b;
+      w.grad_accum.reset();
+      Tried t = try_spec(target, w);
+      if (t.ok && t.estimate.fits) {
+        report.max_micro_batch = b;
+        best = std::move(t);
+        break;
+      }
+    }
+    if (!best || *report.max_micro_batch >= batch) return;
+    const long long b = *report.max_micro_batch;
+    report.changes.push_back({"micro-batch " + std::to_string(b) + " with gradient accumulation x" +
+                                  std::to_string(best->estimate.plan.grad_accum) + " (same global batch)",
+                              "--batch " + std::to_string(b), true, best->estimate.memory.total(), best->seconds,
+                              slowdown_of(best->seconds, report.baseline_seconds), false});
+    return;
+  }
+  auto with_batch = [&](long long b) {
     WorkloadSpec w = base;
     w.batch = b;
-    if (global) {
-      w.global_batch.reset();
-      w.grad_accum = 1;
-    } else if (!inference) {
-      w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / b);
-    }
-    Tried t = try_spec(target, w);
+    if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / b);
+    return w;
+  };
+  auto fits_with_batch = [&](long long b) {
+    Tried t = try_spec(target, with_batch(b));
     return t.ok && t.estimate.fits;
   };
   report.max_micro_batch = largest(std::max<long long>(batch, 1) * 64, fits_with_batch);
   if (!report.max_micro_batch || *report.max_micro_batch >= batch) return;
-  WorkloadSpec w = base;
-  Tried t;
-  // The suggestion keeps the global batch: the largest micro-batch that fits and divides it.
-  for (long long b = *report.max_micro_batch; b >= 1; --b) {
-    w.batch = b;
-    if (global) w.grad_accum.reset();
-    else if (!inference) w.grad_accum = std::max<long long>(1, base.grad_accum.value_or(1) * batch / b);
-    t = try_spec(target, w);
-    if (t.ok || !global) break;
-  }
-  if (!t.ok) return;
-  const long long accum = t.estimate.plan.grad_accum;
-  std::string words = inference ? "batch " + std::to_string(*w.batch) + " instead of " + std::to_string(batch)
-                                : "micro-batch " + std::to_string(*w.batch) + " with gradient accumulation x" +
-                                      std::to_string(accum) + " (same global batch)";
-  report.changes.push_back({words, "--batch " + std::to_string(*w.batch) + (inference || global ? "" : " --grad-accum " + std::to_string(accum)),
+  const WorkloadSpec w = with_batch(*report.max_micro_batch);
+  Tried t = try_spec(target, w);
+  std::string words = inference ? "batch " + std::to_string(*report.max_micro_batch) + " instead of " + std::to_string(batch)
+                                : "micro-batch " + std::to_string(*report.max_micro_batch) + " with gradient accumulation x" +
+                                      std::to_string(*w.grad_accum) + " (same global batch)";
+  report.changes.push_back({words, "--batch " + std::to_string(*w.batch) + (inference ? "" : " --grad-accum " + std::to_string(*w.grad_accum)),
                             t.estimate.fits, t.estimate.memory.total(), t.seconds,
                             slowdown_of(t.seconds, report.baseline_seconds), false});
 }
@@ -315,6 +325,7 @@ FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpe
     base.generate = q0.input.workload.generate;
   }
   Outcome o0 = run_query(q0);
+  if (no_layout(o0)) throw no_layout_error(q0, "--count");
   report.baseline = o0.estimate;
   const bool inference = base.task == "infer";
   report.baseline_seconds = compared_seconds(o0.estimate, base.generate);

@@ -9,8 +9,10 @@
 #include <cmath>
 
 #include "core/normal.hpp"
+#include "core/strings.hpp"
 #include "estimators/stack.hpp"
 #include "io/profile_io.hpp"
+#include "recommend/recommend.hpp"
 #include "recommend/serve_setup.hpp"
 
 namespace hwplan {
@@ -332,6 +334,10 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
                     std::to_string(q.model.attention_heads) + " attention heads of " + q.model.id);
 
   if (o.ep && *o.ep > 1) {
+    // Inference prices a MoE's experts with the tensor-parallel split of every layer; expert parallelism is a
+    // training layout here (carved out of the data-parallel ranks, which inference uses as independent replicas).
+    if (w.task == Task::kInfer)
+      bad("--ep", "expert parallelism is priced for training; inference splits a mixture-of-experts model with --tp / --pp");
     if (!q.model.moe) bad("--ep", "expert parallelism splits a mixture-of-experts model's experts; " + q.model.id + " has none");
     if (q.model.moe->experts % *o.ep != 0)
       bad("--ep", std::to_string(*o.ep) + "-way expert parallelism does not divide the " +
@@ -380,8 +386,16 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
       q.space.micro_batch = p.micro_batch;
       q.space.global_batch_fixed = false;
     }
-    // Default (nothing given): micro-batch 1, no accumulation, one sequence per device.
+    // Default (nothing given): micro-batch 1, no accumulation, one sequence per device; training over several devices
+    // takes the global batch recommend compares devices at (about a million tokens a step), rounded to a multiple of
+    // the count, so that estimate and recommend answer one question alike.
     q.space.global_batch = o.global_batch.value_or(p.micro_batch * p.grad_accum * count);
+    if (w.task != Task::kInfer && count > 1 && !o.global_batch && !o.batch && !o.grad_accum) {
+      long long g = default_global_batch(q.model, o.task, w.seq);
+      if (g % count != 0) g = std::max<long long>(count, std::llround(static_cast<double>(g) / count) * count);
+      q.space.global_batch = g;
+      q.global_batch_assumed = true;
+    }
     if (w.task != Task::kInfer && o.global_batch) check_batch_arithmetic(o, count, q.space);
   }
   if (o.global_batch && !q.search) {
@@ -459,9 +473,33 @@ Outcome run_query(Query& q) {
   SearchResult r = search_layouts(q.input, q.space);
   out.found = r.found;
   out.estimate = r.estimate;
+  if (q.global_batch_assumed)
+    out.estimate.warnings.push_back(fmt::format(
+        "global batch {} sequences assumed ({} tokens a step, the size recommend compares devices at): set --global-batch",
+        q.space.global_batch, human_count(static_cast<double>(q.space.global_batch) * q.input.workload.seq)));
   if (r.found || r.layouts_evaluated > 0) q.input.plan = r.best;
   out.search = std::move(r);
   return out;
+}
+
+bool no_layout(const Outcome& o) { return o.search && o.search->layouts_evaluated == 0; }
+
+InputError no_layout_error(const Query& q, const std::string& key) {
+  const SearchSpace& sp = q.space;
+  const Workload& w = q.input.workload;
+  std::string why;
+  auto add = [&](const std::string& s) { why += (why.empty() ? ": " : "; ") + s; };
+  if (sp.tp || sp.pp || sp.dp || sp.ep || sp.cp) add("the --tp/--pp/--dp/--ep/--cp given leave none");
+  if (w.task != Task::kInfer && sp.global_batch_fixed)
+    add("the global batch of " + std::to_string(sp.global_batch) + " sequences must split evenly over the data-parallel ranks" +
+        (sp.micro_batch ? " in micro-batches of " + std::to_string(*sp.micro_batch) : ""));
+  if (w.task != Task::kInfer && (!w.stack.tensor_parallel || !w.stack.pipeline_parallel))
+    add(w.stack.preset + " builds no " + (!w.stack.tensor_parallel && !w.stack.pipeline_parallel ? "tensor- or pipeline-parallel"
+                                          : !w.stack.tensor_parallel                            ? "tensor-parallel"
+                                                                                                 : "pipeline-parallel") +
+        " layouts (megatron and torchtitan do: --framework)");
+  return InputError({}, key, "no parallel layout of " + std::to_string(q.input.system.count) + " x " + q.device->id + " for " +
+                                 q.model.id + why);
 }
 
 }  // namespace hwplan

@@ -26,6 +26,9 @@ struct Query {
   EstimateInput input;
   SearchSpace space;
   bool search = false;  // some layout fields are free and count > 1 (or micro-batch free)
+  // Training searched with no --global-batch, --batch or --grad-accum: the global batch recommend compares devices at
+  // (default_global_batch), said in the estimate's warnings.
+  bool global_batch_assumed = false;
 };
 
 // The sequence length a workload gets when --seq is not given: the model's context, at most 2048 tokens
@@ -48,5 +51,9 @@ struct Outcome {
   bool found = true;
 };
 Outcome run_query(Query& q);
+// The search found no layout at all (none evaluated): an input error naming why (the degrees given, the global batch
+// over the data-parallel ranks, a training stack without tensor or pipeline parallelism), keyed on `key`.
+bool no_layout(const Outcome& o);
+InputError no_layout_error(const Query& q, const std::string& key);
 
 }  // namespace hwplan

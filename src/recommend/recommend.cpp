@@ -58,8 +58,8 @@ struct DeviceResult {
   std::optional<Rejection> miss;
   long long configurations = 0;
   long long layouts = 0;
-  // Every configuration of this device was refused as bad input (the last refusal kept): where every device's are the
-  // same refusal, the input is at fault, not the hardware (recommend exits 2 naming the flag).
+  // Every configuration of this device was refused as bad input (the first refusal kept): where every device's refusals
+  // name the same flag, the input is at fault, not the hardware (recommend exits 2 naming the flag).
   std::optional<InputError> input_error;
   bool only_input_errors = true;
 };
@@ -230,13 +230,19 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       query = resolve_query(q.model, d, w, count, w.device == d.id ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
     } catch (const InputError& e) {
       last_reason = e.detail();
-      out.input_error = e;
+      if (!out.input_error) out.input_error = e;  // the smallest count's: its words name no count the user did not give
       continue;
     }
     out.only_input_errors = false;
     query.space.cost_cache = cost_cache;
     Outcome o = run_query(query);
     if (o.search) out.layouts += o.search->layouts_evaluated;
+    if (no_layout(o)) {
+      // No layout of this count at all (the global batch does not split over it, or the stack cannot build one): not a
+      // miss to rank, a count that does not apply.
+      if (!std::isfinite(best_miss_ratio)) last_reason = no_layout_error(query, "--count").detail();
+      continue;
+    }
     const Estimate& e = o.estimate;
     if (!e.fits) {
       double ratio = e.memory.total() / std::max(1.0, e.usable_bytes);
@@ -461,15 +467,15 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   work(0, threads);
   for (auto& f : workers) f.get();
 
-  // No device gets past its input, all for one reason: a flag or key the user gave is wrong whatever the hardware.
+  // No device gets past its input, all for one flag: a flag or key the user gave is wrong whatever the hardware.
   {
     const InputError* common = nullptr;
     bool uniform = true;
     for (const auto& res : results) {
       if (!res.feasible.empty() || (res.configurations > 0 && !res.only_input_errors)) uniform = false;
       if (!res.input_error || !res.only_input_errors) continue;
-      if (common && (common->key() != res.input_error->key() || common->detail() != res.input_error->detail())) uniform = false;
-      common = &*res.input_error;
+      if (common && common->key() != res.input_error->key()) uniform = false;
+      if (!common) common = &*res.input_error;
     }
     if (uniform && common) throw *common;
   }

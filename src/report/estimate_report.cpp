@@ -279,11 +279,13 @@ std::string stack_summary(const EstimateInput& in) {
     if (fp32_gradients(w) && !st.autocast) out += ", fp32 gradients";
     if (w.precision == Precision::kFp8 && !st.fp8_head) out += ", vocabulary projection in 16 bits";
     if (st.desktop_host) out += ", desktop CPU";
-    // What the layout search left out (estimators/search.cpp): shown where several devices make it matter.
-    if (in.system.count > 1 && (!st.tensor_parallel || !st.pipeline_parallel))
-      out += !st.tensor_parallel && !st.pipeline_parallel ? ", layouts without tensor or pipeline parallelism"
-             : !st.tensor_parallel                          ? ", layouts without tensor parallelism"
-                                                            : ", layouts without pipeline parallelism";
+    // What the layout search leaves out (estimators/search.cpp): shown where several devices make it matter and the
+    // plan does without it (a degree given is priced as given).
+    const bool no_tp = !st.tensor_parallel && in.plan.tp == 1, no_pp = !st.pipeline_parallel && in.plan.pp == 1;
+    if (in.system.count > 1 && (no_tp || no_pp))
+      out += no_tp && no_pp ? ", layouts without tensor or pipeline parallelism"
+             : no_tp        ? ", layouts without tensor parallelism"
+                            : ", layouts without pipeline parallelism";
   }
   out += fmt::format(", memory as {}", to_string(st.memory_metric));
   for (const auto& o : st.overridden) out += "; " + o + " (set)";
