@@ -308,6 +308,24 @@ TEST_CASE("contradictory or ignored inputs are errors, not silent choices") {
                 .is_null());
 }
 
+TEST_CASE("inference-only inputs are refused for training, naming the flag") {
+  using hwplan::test::run_hwplan;
+  for (const std::string flag : {"--kv-cache fp8", "--prompt 4000", "--generate 5", "--custom-allreduce on", "--cuda-graphs on",
+                                 "--overlap-scheduling on", "--quantized-head on", "--embedding-on-host on"}) {
+    auto r = run_hwplan("estimate --model llama-2-7b --device h100-sxm --task lora " + flag);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("key '" + flag.substr(0, flag.find(' ')) + "'") != std::string::npos);
+  }
+  auto tps = run_hwplan("recommend --model llama-2-7b --task lora --min-decode-tps 5");
+  CHECK(tps.exit_code == 2);
+  CHECK(tps.err.find("'--min-decode-tps'") != std::string::npos);
+  auto target = run_hwplan("recommend --model llama-2-7b --task lora --ttft-p95 1");
+  CHECK(target.exit_code == 2);
+  CHECK(target.err.find("apply to --task serve, not --task lora") != std::string::npos);
+  // The same flags still shape inference.
+  CHECK(run_hwplan("estimate --model llama-2-7b --device h100-sxm --task infer --kv-cache fp8 --prompt 4000").exit_code == 0);
+}
+
 TEST_CASE("errors name the flag that gave the bad value, and a size says the shape it assumes") {
   using hwplan::test::run_hwplan;
   auto ex = run_hwplan("recommend --model 7b --exclude nonexistent-device");

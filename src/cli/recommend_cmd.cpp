@@ -40,7 +40,9 @@ Recommendation compute(RecommendOptions& o) {
   if (o.app->count("--device") > 0) o.spec.devices.insert(o.spec.devices.begin(), o.workload.device);
   if (o.app->count("--count") > 0) o.spec.count = o.workload.count;
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (serve_flags_given(o.serve)) throw InputError({}, "--rate", "traffic, latency targets and scheduler flags apply to --task serve");
+  if (serve_flags_given(o.serve))
+    throw InputError({}, "--task", "traffic, latency targets and scheduler flags (--rate, --concurrency, --ttft-p95, ...) apply "
+                                   "to --task serve, not --task " + o.workload.task);
   return recommend(registry, o.workload, o.spec, threads);
 }
 

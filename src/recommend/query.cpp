@@ -137,6 +137,15 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.embedding_on_host, s.embedding_on_host, "embedding-on-host");
   flag(o.custom_allreduce, s.custom_allreduce, "custom-allreduce");
   flag(o.gather_copy_out, s.gather_copy_out, "gather-copy-out");
+  // An inference engine's behaviour changes nothing in a training estimate: refused rather than listed as set.
+  if (task != Task::kInfer) {
+    const std::pair<const std::optional<bool>*, const char*> engine_parts[] = {
+        {&o.cuda_graphs, "--cuda-graphs"},       {&o.overlap_scheduling, "--overlap-scheduling"},
+        {&o.quantized_head, "--quantized-head"}, {&o.quantized_embedding, "--quantized-embedding"},
+        {&o.embedding_on_host, "--embedding-on-host"}, {&o.custom_allreduce, "--custom-allreduce"}};
+    for (const auto& [given, name] : engine_parts)
+      if (given->has_value()) bad(name, "is an inference engine's behaviour (--task infer); training does not use it");
+  }
   if (o.zero3_live_params) {
     if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
     s.zero3_live_parameters = *o.zero3_live_params;
@@ -249,6 +258,12 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   if (o.lora_targets != "all-linear" && o.lora_targets != "qv") bad("--lora-targets", "must be all-linear or qv");
   w.lora_targets = o.lora_targets;
   w.lm_head = o.lm_head.value_or(true);
+  // Inference lengths and cache formats change nothing in training: refused rather than ignored.
+  if (w.task != Task::kInfer) {
+    if (o.prompt_given) bad("--prompt", "applies to --task infer; training reads --seq");
+    if (o.generate_given) bad("--generate", "applies to --task infer; training reads --seq");
+    if (o.kv_cache) bad("--kv-cache", "applies to --task infer (training keeps no KV cache)");
+  }
   check_range("--prompt", o.prompt, 0, 100'000'000);
   check_range("--generate", o.generate, 0, 100'000'000);
   w.prompt = o.prompt;

@@ -411,6 +411,8 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   r.counts_samples = !model.is_transformer();
   const bool one_pass = w.task == "infer" && one_forward_pass(model, w.generate);
   r.counts_input_tokens = one_pass && model.is_transformer();
+  if (spec.min_decode_tokens_per_second && w.task != "infer")
+    throw InputError({}, "--min-decode-tps", "applies to --task infer (a decode speed); training ranks on job time");
   if (spec.min_decode_tokens_per_second && one_pass)
     throw InputError({}, "--min-decode-tps", model.id + (model.generates() ? " generates nothing with --generate 0"
                                                                              : " generates nothing (one forward pass)") +
