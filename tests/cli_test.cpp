@@ -308,6 +308,21 @@ TEST_CASE("contradictory or ignored inputs are errors, not silent choices") {
                 .is_null());
 }
 
+TEST_CASE("recommend ranks for training what the catalog says trains, as estimate prices it") {
+  using hwplan::test::run_hwplan;
+  using nlohmann::json;
+  // Apple's GPUs train (the catalog's training: true; MLX and PyTorch's MPS backend): ranked, at estimate's figures.
+  auto rec = json::parse(run_hwplan("recommend --model llama-2-7b --task lora --devices apple-m4-max-gpu,apple-m4-ane --format json").out);
+  REQUIRE(rec["candidates"].size() == 1);
+  CHECK(rec["candidates"][0]["device"] == "apple-m4-max-gpu");
+  auto est = json::parse(run_hwplan("estimate --model llama-2-7b --task lora --device apple-m4-max-gpu --format json").out);
+  CHECK(est["memory"]["fits"] == true);
+  // Its Neural Engine does not (training: false): rejected with the catalog's reason.
+  bool ane = false;
+  for (const auto& r : rec["rejected"]) ane = ane || r["device"] == "apple-m4-ane";
+  CHECK(ane);
+}
+
 TEST_CASE("inference-only inputs are refused for training, naming the flag") {
   using hwplan::test::run_hwplan;
   for (const std::string flag : {"--kv-cache fp8", "--prompt 4000", "--generate 5", "--custom-allreduce on", "--cuda-graphs on",

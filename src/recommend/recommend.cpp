@@ -83,8 +83,6 @@ std::optional<Rejection> device_precheck(const Device& d, const DeviceQuestion& 
     // PyTorch for Jetson and CANN on an inference SKU train small models.
     return Rejection{d.id, "inference-oriented part (catalog training: false; its notes say why), not ranked for training", ""};
   }
-  if (q.model.is_transformer() && d.device_class == DeviceClass::kEdge && !inference)
-    return Rejection{d.id, "edge device: inference only", ""};
   // One basis for the whole list (choose_cost_basis). Without a price on it the device is still ranked on time
   // and energy, unless a budget has to be checked.
   if (!unit_price && q.spec.budget_usd)
