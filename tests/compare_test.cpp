@@ -29,10 +29,32 @@ TEST_CASE("compare JSON is the list of the estimates of each device and count") 
     for (int count : {1, 2}) {
       auto e = run_hwplan(std::string("estimate --device ") + device + " --count " + std::to_string(count) + workload + " --format json");
       REQUIRE(e.exit_code == 0);
-      CHECK(without_clock(list[i]) == without_clock(json::parse(e.out)));
+      json item = list[i];
+      REQUIRE(item.contains("comparison"));
+      CHECK(item["comparison"]["energy_kwh"].is_null());  // no --tokens: no time to finish, as the table's empty cell
+      item.erase("comparison");
+      CHECK(without_clock(item) == without_clock(json::parse(e.out)));
       CHECK(list[i]["schema_version"] == 1);
       ++i;
     }
+}
+
+TEST_CASE("compare JSON carries the table's cost and energy") {
+  auto r = run_hwplan("compare --model llama-3-8b --devices h100-sxm,a100-80gb-sxm --count 8 --tokens 1e10 --format json");
+  REQUIRE(r.exit_code == 0);
+  json list = json::parse(r.out);
+  REQUIRE(list.size() == 2);
+  for (const auto& item : list) {
+    const json& c = item["comparison"];
+    CHECK(c["cost_basis"] == "rent");
+    // Rent: count x $/h x time to finish; energy: 80% of TDP over the same time.
+    CHECK(c["cost_usd"].get<double>() > 0);
+    CHECK(c["energy_kwh"].get<double>() ==
+          ::hwplan::test::approx(8 * item["time"]["total_seconds"].get<double>() / 3600 * 0.8 *
+                          json::parse(run_hwplan("catalog show " + item["device"]["id"].get<std::string>() + " --format json").out)
+                              ["device"]["tdp_w"].get<double>() / 1000)
+              .epsilon(1e-6));
+  }
 }
 
 TEST_CASE("compare table marks the best of each row among configurations that fit") {

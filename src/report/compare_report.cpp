@@ -148,7 +148,17 @@ Table compare_table(const std::vector<Compared>& items) {
 
 nlohmann::json compare_json(const std::vector<Compared>& items) {
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& c : items) j.push_back(estimate_json(*c.input, *c.estimate, c.search));
+  for (const auto& c : items) {
+    nlohmann::json e = estimate_json(*c.input, *c.estimate, c.search);
+    // The cost and energy rows the table compares, with the same rules (null where the table shows none).
+    std::string basis;
+    const std::optional<double> cost = cost_usd(c, &basis);
+    const std::optional<double> energy = energy_kwh(c);
+    e["comparison"] = {{"cost_usd", cost ? nlohmann::json(*cost) : nlohmann::json(nullptr)},
+                       {"cost_basis", cost ? nlohmann::json(basis) : nlohmann::json(nullptr)},
+                       {"energy_kwh", energy ? nlohmann::json(*energy) : nlohmann::json(nullptr)}};
+    j.push_back(std::move(e));
+  }
   return j;
 }
 
