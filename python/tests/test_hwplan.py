@@ -89,7 +89,10 @@ def test_compare_matches_cli_and_estimate():
     assert [(g["device"]["id"], g["device"]["count"]) for g in got] == [
         ("rtx-4090", 1), ("rtx-4090", 2), ("a100-80gb-sxm", 1), ("a100-80gb-sxm", 2)]
     one = hwplan.estimate(model="llama-2-7b", device="a100-80gb-sxm", count=2, task="lora", batch=4, seq=1024)
-    assert without_clock(got[3]) == without_clock(one)
+    # Each configuration is the estimate plus the table's cost and energy rows (comparison).
+    last = dict(got[3])
+    assert last.pop("comparison")["cost_basis"] in ("rent", "buy")
+    assert without_clock(last) == without_clock(one)
 
 
 def test_catalog_and_models_match_cli():
