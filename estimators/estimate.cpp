@@ -1,12 +1,15 @@
 #include "estimators/estimate.hpp"
 #include "core/assumptions.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "core/error.hpp"
 #include "core/strings.hpp"
+#include "core/units.hpp"
 #include "estimators/inference.hpp"
 #include "estimators/training.hpp"
 
@@ -120,6 +123,20 @@ Estimate estimate(const EstimateInput& in) {
   e.memory.page_out(e.usable_bytes);
   e.fits = e.memory.total() <= e.usable_bytes;
 
+  // Offloaded state lives in the host's memory, shared by the devices of a node: checked against the memory a host
+  // of this class typically has (a desktop or workstation board holds 128-192 GiB; a DGX-class server 1-2 TiB for 8
+  // GPUs), as a warning: the host is not in the catalog.
+  if (e.memory.host_bytes > 0) {
+    const double devices_on_host = std::min(in.system.count, std::max(1, in.system.devices_per_node));
+    const double need = e.memory.host_bytes * devices_on_host;
+    const bool desktop = d.device_class == DeviceClass::kConsumer || d.device_class == DeviceClass::kWorkstation;
+    const double typical = desktop ? 128.0 * kGiB : 2048.0 * kGiB;
+    if (need > typical)
+      e.warnings.push_back(fmt::format("the host needs {} of memory for what is offloaded ({} per device x {}): more than a "
+                                       "typical {} has ({})", human_bytes(need), human_bytes(e.memory.host_bytes),
+                                       devices_on_host, desktop ? "desktop or workstation" : "8-GPU server",
+                                       desktop ? "128-192 GiB" : "1-2 TiB"));
+  }
   if (!assumptions_note().empty()) e.warnings.push_back(assumptions_note());
   // Across nodes, the network decides the data-parallel and pipeline traffic: say which one was assumed.
   if (in.system.count > in.system.devices_per_node && !in.system.network_assumed.empty())

@@ -323,6 +323,22 @@ TEST_CASE("recommend ranks for training what the catalog says trains, as estimat
   CHECK(ane);
 }
 
+TEST_CASE("offloaded state is checked against the memory a host of the class typically has") {
+  using hwplan::test::run_hwplan;
+  const std::string work = "estimate --framework deepspeed --task finetune --recompute full --format json ";
+  auto warned = [&](const std::string& args) {
+    auto r = run_hwplan(work + args);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    for (const auto& w : j["warnings"])
+      if (w.get<std::string>().find("the host needs") != std::string::npos) return true;
+    return false;
+  };
+  CHECK(warned("--model llama-2-13b --device rtx-4090 --offload params"));     // about 218 GiB on a desktop
+  CHECK_FALSE(warned("--model llama-2-7b --device rtx-4090 --offload optimizer"));  // about 100 GiB
+  CHECK_FALSE(warned("--model llama-2-13b --device h100-sxm --offload params"));    // a server holds it
+}
+
 TEST_CASE("inference-only inputs are refused for training, naming the flag") {
   using hwplan::test::run_hwplan;
   for (const std::string flag : {"--kv-cache fp8", "--prompt 4000", "--generate 5", "--custom-allreduce on", "--cuda-graphs on",
