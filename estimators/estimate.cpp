@@ -126,11 +126,17 @@ Estimate estimate(const EstimateInput& in) {
   // Offloaded state lives in the host's memory, shared by the devices of a node: checked against the memory a host
   // of this class typically has (a desktop or workstation board holds 128-192 GiB; a DGX-class server 1-2 TiB for 8
   // GPUs), as a warning: the host is not in the catalog.
-  if (e.memory.host_bytes > 0) {
+  if (e.memory.host_bytes > 0 && d.host_link.type == "soc") {
+    // One memory for CPU and GPU (Apple silicon, Jetson): what is offloaded stays in it.
+    e.fits = e.memory.total() + e.memory.host_bytes <= e.usable_bytes;
+    e.warnings.push_back(fmt::format("{} shares one memory with its CPU: the {} offloaded stay in the same {} (offload "
+                                     "saves nothing here){}", d.name, human_bytes(e.memory.host_bytes),
+                                     human_bytes(e.capacity_bytes), e.fits ? "" : ": it does not fit"));
+  } else if (e.memory.host_bytes > 0) {
     const double devices_on_host = std::min(in.system.count, std::max(1, in.system.devices_per_node));
     const double need = e.memory.host_bytes * devices_on_host;
     const bool desktop = d.device_class == DeviceClass::kConsumer || d.device_class == DeviceClass::kWorkstation;
-    const double typical = desktop ? 128.0 * kGiB : 2048.0 * kGiB;
+    const double typical = desktop ? 192.0 * kGiB : 2048.0 * kGiB;  // the top of each range
     if (need > typical)
       e.warnings.push_back(fmt::format("the host needs {} of memory for what is offloaded ({} per device x {}): more than a "
                                        "typical {} has ({})", human_bytes(need), human_bytes(e.memory.host_bytes),

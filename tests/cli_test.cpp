@@ -337,15 +337,28 @@ TEST_CASE("offloaded state is checked against the memory a host of the class typ
   CHECK(warned("--model llama-2-13b --device rtx-4090 --offload params"));     // about 218 GiB on a desktop
   CHECK_FALSE(warned("--model llama-2-7b --device rtx-4090 --offload optimizer"));  // about 100 GiB
   CHECK_FALSE(warned("--model llama-2-13b --device h100-sxm --offload params"));    // a server holds it
+  // One memory for CPU and GPU: the offloaded state counts against it.
+  auto apple = nlohmann::json::parse(
+      run_hwplan("estimate --model llama-2-13b --device apple-m2-max-gpu --task finetune --offload optimizer --format json").out);
+  CHECK(apple["memory"]["fits"] == false);
 }
 
-TEST_CASE("inference-only inputs are refused for training, naming the flag") {
+TEST_CASE("inference-only inputs given to training are said to be ignored, and change nothing") {
   using hwplan::test::run_hwplan;
+  using nlohmann::json;
+  const std::string work = "estimate --model llama-2-7b --device h100-sxm --task lora --format json";
+  const json plain = json::parse(run_hwplan(work).out);
   for (const std::string flag : {"--kv-cache fp8", "--prompt 4000", "--generate 5", "--custom-allreduce on", "--cuda-graphs on",
                                  "--overlap-scheduling on", "--quantized-head on", "--embedding-on-host on"}) {
-    auto r = run_hwplan("estimate --model llama-2-7b --device h100-sxm --task lora " + flag);
-    CHECK(r.exit_code == 2);
-    CHECK(r.err.find("key '" + flag.substr(0, flag.find(' ')) + "'") != std::string::npos);
+    auto r = run_hwplan(work + " " + flag);
+    REQUIRE(r.exit_code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j["time"]["step_seconds"] == plain["time"]["step_seconds"]);
+    CHECK(j["memory"]["per_device_bytes"] == plain["memory"]["per_device_bytes"]);
+    bool said = false;
+    for (const auto& w : j["warnings"])
+      said = said || w.get<std::string>().find("ignored for --task lora: " + flag.substr(0, flag.find(' '))) != std::string::npos;
+    CHECK(said);
   }
   auto tps = run_hwplan("recommend --model llama-2-7b --task lora --min-decode-tps 5");
   CHECK(tps.exit_code == 2);
@@ -353,8 +366,6 @@ TEST_CASE("inference-only inputs are refused for training, naming the flag") {
   auto target = run_hwplan("recommend --model llama-2-7b --task lora --ttft-p95 1");
   CHECK(target.exit_code == 2);
   CHECK(target.err.find("apply to --task serve, not --task lora") != std::string::npos);
-  // The same flags still shape inference.
-  CHECK(run_hwplan("estimate --model llama-2-7b --device h100-sxm --task infer --kv-cache fp8 --prompt 4000").exit_code == 0);
 }
 
 TEST_CASE("errors name the flag that gave the bad value, and a size says the shape it assumes") {
@@ -418,6 +429,9 @@ TEST_CASE("estimate and recommend answer one training question alike, and a coun
   bool said = false;
   for (const auto& w : e["warnings"]) said = said || w.get<std::string>().find("global batch 128 sequences assumed") != std::string::npos;
   CHECK(said);
+  // Three devices: 128 does not split over them; one sequence per device as before, nothing assumed.
+  const json three = json::parse(run_hwplan("estimate --device h100-sxm --count 3 --format json " + job).out);
+  CHECK(three["plan"]["global_batch"] == 3);
   // A count the global batch cannot split over under a data-parallel-only stack: an error naming both, in estimate
   // and fit; recommend ranks the counts that have a layout and shows no empty "needs 0 MiB" miss.
   for (const std::string cmd : {"estimate", "fit"}) {

@@ -129,7 +129,8 @@ def compare(model, devices, counts=None, task="train", **workload):
     """The same workload on several devices side by side: ``hwplan compare --format json``.
 
     devices: a list of device ids; counts: device counts to try on each (default: ``count``, 1).
-    Returns a list of estimates, each shaped as :func:`estimate`'s result, devices outer, counts inner.
+    Returns a list of estimates, each shaped as :func:`estimate`'s result plus a ``comparison`` dict (the table's
+    ``cost_usd``, ``cost_basis`` and ``energy_kwh``), devices outer, counts inner.
     """
     return run("compare", model=model, devices=list(devices), counts=None if counts is None else list(counts),
                task=task, **workload)

@@ -137,14 +137,17 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.embedding_on_host, s.embedding_on_host, "embedding-on-host");
   flag(o.custom_allreduce, s.custom_allreduce, "custom-allreduce");
   flag(o.gather_copy_out, s.gather_copy_out, "gather-copy-out");
-  // An inference engine's behaviour changes nothing in a training estimate: refused rather than listed as set.
+  // An inference engine's behaviour changes nothing in a training estimate: not listed as set (the query says it
+  // was ignored, inference_inputs_ignored).
   if (task != Task::kInfer) {
-    const std::pair<const std::optional<bool>*, const char*> engine_parts[] = {
-        {&o.cuda_graphs, "--cuda-graphs"},       {&o.overlap_scheduling, "--overlap-scheduling"},
-        {&o.quantized_head, "--quantized-head"}, {&o.quantized_embedding, "--quantized-embedding"},
-        {&o.embedding_on_host, "--embedding-on-host"}, {&o.custom_allreduce, "--custom-allreduce"}};
-    for (const auto& [given, name] : engine_parts)
-      if (given->has_value()) bad(name, "is an inference engine's behaviour (--task infer); training does not use it");
+    auto& set = s.overridden;
+    set.erase(std::remove_if(set.begin(), set.end(), [](const std::string& x) {
+                for (const char* part : {"cuda-graphs", "overlap-scheduling", "quantized-head", "quantized-embedding",
+                                         "embedding-on-host", "custom-allreduce"})
+                  if (x.rfind(std::string(part) + " ", 0) == 0) return true;
+                return false;
+              }),
+              set.end());
   }
   if (o.zero3_live_params) {
     if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
@@ -258,11 +261,25 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   if (o.lora_targets != "all-linear" && o.lora_targets != "qv") bad("--lora-targets", "must be all-linear or qv");
   w.lora_targets = o.lora_targets;
   w.lm_head = o.lm_head.value_or(true);
-  // Inference lengths and cache formats change nothing in training: refused rather than ignored.
+  // Inference lengths, cache formats and engine behaviour change nothing in training: said, not silently dropped
+  // (a warning rather than an error: a batch file's defaults may give them to training and inference scenarios alike).
   if (w.task != Task::kInfer) {
-    if (o.prompt_given) bad("--prompt", "applies to --task infer; training reads --seq");
-    if (o.generate_given) bad("--generate", "applies to --task infer; training reads --seq");
-    if (o.kv_cache) bad("--kv-cache", "applies to --task infer (training keeps no KV cache)");
+    std::string ignored;
+    auto add = [&](bool given, const char* flag) {
+      if (given) ignored += (ignored.empty() ? "" : ", ") + std::string(flag);
+    };
+    add(o.prompt_given, "--prompt");
+    add(o.generate_given, "--generate");
+    add(o.kv_cache.has_value(), "--kv-cache");
+    add(o.cuda_graphs.has_value(), "--cuda-graphs");
+    add(o.overlap_scheduling.has_value(), "--overlap-scheduling");
+    add(o.quantized_head.has_value(), "--quantized-head");
+    add(o.quantized_embedding.has_value(), "--quantized-embedding");
+    add(o.embedding_on_host.has_value(), "--embedding-on-host");
+    add(o.custom_allreduce.has_value(), "--custom-allreduce");
+    if (!ignored.empty())
+      q.ignored_inputs.push_back("ignored for --task " + o.task + ": " + ignored +
+                                 " (inference inputs; training reads --seq and --framework)");
   }
   check_range("--prompt", o.prompt, 0, 100'000'000);
   check_range("--generate", o.generate, 0, 100'000'000);
@@ -406,10 +423,13 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
     // the count, so that estimate and recommend answer one question alike.
     q.space.global_batch = o.global_batch.value_or(p.micro_batch * p.grad_accum * count);
     if (w.task != Task::kInfer && count > 1 && !o.global_batch && !o.batch && !o.grad_accum) {
-      long long g = default_global_batch(q.model, o.task, w.seq);
-      if (g % count != 0) g = std::max<long long>(count, std::llround(static_cast<double>(g) / count) * count);
-      q.space.global_batch = g;
-      q.global_batch_assumed = true;
+      // Where that batch does not split over the count (3, 6, 12 devices), one sequence per device as before: a
+      // rounded batch would leave no power-of-two micro-batch and price an accumulation no one runs.
+      const long long g = default_global_batch(q.model, o.task, w.seq);
+      if (g % count == 0) {
+        q.space.global_batch = g;
+        q.global_batch_assumed = true;
+      }
     }
     if (w.task != Task::kInfer && o.global_batch) check_batch_arithmetic(o, count, q.space);
   }
@@ -483,15 +503,21 @@ Outcome run_query(Query& q) {
   q.input.profile = q.profile.get();
   if (!q.search) {
     out.estimate = estimate(q.input);
+    for (const auto& note : q.ignored_inputs) out.estimate.warnings.push_back(note);
     return out;
   }
   SearchResult r = search_layouts(q.input, q.space);
   out.found = r.found;
   out.estimate = r.estimate;
   if (q.global_batch_assumed)
-    out.estimate.warnings.push_back(fmt::format(
-        "global batch {} sequences assumed ({} tokens a step, the size recommend compares devices at): set --global-batch",
-        q.space.global_batch, human_count(static_cast<double>(q.space.global_batch) * q.input.workload.seq)));
+    out.estimate.warnings.push_back(
+        q.model.is_transformer()
+            ? fmt::format("global batch {} sequences assumed ({} tokens a step, the size recommend compares devices at): "
+                          "set --global-batch",
+                          q.space.global_batch, human_count(static_cast<double>(q.space.global_batch) * q.input.workload.seq))
+            : fmt::format("global batch {} samples assumed (the size recommend compares devices at): set --global-batch",
+                          q.space.global_batch));
+  for (const auto& note : q.ignored_inputs) out.estimate.warnings.push_back(note);
   if (r.found || r.layouts_evaluated > 0) q.input.plan = r.best;
   out.search = std::move(r);
   return out;

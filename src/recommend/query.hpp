@@ -5,6 +5,8 @@
 #include <memory>
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/device.hpp"
 #include "core/error.hpp"
@@ -29,6 +31,8 @@ struct Query {
   // Training searched with no --global-batch, --batch or --grad-accum: the global batch recommend compares devices at
   // (default_global_batch), said in the estimate's warnings.
   bool global_batch_assumed = false;
+  // Inputs the task does not use (inference flags given to training): said in the estimate's warnings.
+  std::vector<std::string> ignored_inputs;
 };
 
 // The sequence length a workload gets when --seq is not given: the model's context, at most 2048 tokens
