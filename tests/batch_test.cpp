@@ -153,3 +153,19 @@ TEST_CASE("defaults keep their meaning: a device or deadline under defaults does
         8);  // the count given, not a deadline's search
   fs::remove(file);
 }
+
+TEST_CASE("batch booleans take on / off as the command line does, and a sample-length file that cannot be read names the flag") {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("hwplan_batch_onoff_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "scenarios:\n"
+                         "  - {name: on, model: llama-2-7b, device: h100-sxm, task: lora, fused_kernels: on}\n"
+                         "  - {name: true, model: llama-2-7b, device: h100-sxm, task: lora, fused_kernels: true}\n";
+  auto b = run_hwplan("batch " + file.string() + " --format json");
+  REQUIRE(b.exit_code == 0);
+  const json s = json::parse(b.out)["scenarios"];
+  CHECK(s[0]["result"]["time"]["step_seconds"] == s[1]["result"]["time"]["step_seconds"]);
+  fs::remove(file);
+  auto missing = run_hwplan("estimate --model llama-2-7b --device h100-sxm --task lora --sample-tokens file:/nonexistent/lengths.txt");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("key '--sample-tokens'") != std::string::npos);
+}

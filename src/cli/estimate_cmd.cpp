@@ -42,7 +42,7 @@ void resolve_deadline(EstimateOptions& o) {
                      human_count(*o.workload.tokens) + " tokens within " + *o.deadline);
   o.workload = answer->workload;
   o.deadline_count = answer->count;
-  o.preface = std::to_string(answer->count) + " x " + device.id + " is the smallest count (of 1, 2, 4, 8, 16, ...) that finishes " +
+  o.preface = std::to_string(answer->count) + " x " + device.id + " is the smallest count (of 1, 2, 4, then multiples of 8 to 64, then powers of two) that finishes " +
               human_count(*o.workload.tokens) + " tokens within " + *o.deadline + " (global batch " +
               std::to_string(*o.workload.global_batch) + " sequences)\n\n";
 }

@@ -407,9 +407,10 @@ std::optional<bool> YamlMap::boolean(const std::string& key, bool required) {
   YAML::Node v = value(key, required);
   if (!v.IsDefined() || v.IsNull()) return std::nullopt;
   const std::string s = v.IsScalar() ? v.Scalar() : "";
-  if (s == "true" || s == "True" || s == "yes") return true;
-  if (s == "false" || s == "False" || s == "no") return false;
-  throw InputError(location_of(v, file_), prefix_ + key, "expected true or false, found " + describe(v));
+  // on / off as the command line's flags say them (and YAML 1.1's booleans).
+  if (s == "true" || s == "True" || s == "yes" || s == "on") return true;
+  if (s == "false" || s == "False" || s == "no" || s == "off") return false;
+  throw InputError(location_of(v, file_), prefix_ + key, "expected true or false (or on / off), found " + describe(v));
 }
 
 std::optional<std::vector<std::string>> YamlMap::string_list(const std::string& key, bool required) {

@@ -120,7 +120,14 @@ serve::LengthDist read_length_dist(const std::string& flag, const std::optional<
   }
   if (spec->rfind("file:", 0) == 0) {
     d.kind = serve::LengthKind::kEmpirical;
-    d.values = io::load_lengths(spec->substr(5));
+    const std::string path = spec->substr(5);
+    try {
+      d.values = io::load_lengths(path);
+    } catch (const InputError& e) {
+      // A file that cannot be read at all: name the flag that gave it (errors inside the file name its line).
+      if (e.key() == "file") throw InputError({}, flag, "'" + path + "': " + e.detail());
+      throw;
+    }
     return d;
   }
   return serve::parse_length_dist(flag, *spec);
