@@ -138,7 +138,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.custom_allreduce, s.custom_allreduce, "custom-allreduce");
   flag(o.gather_copy_out, s.gather_copy_out, "gather-copy-out");
   // An inference engine's behaviour changes nothing in a training estimate: not listed as set (the query says it
-  // was ignored, inference_inputs_ignored).
+  // was ignored: Query::ignored_inputs).
   if (task != Task::kInfer) {
     auto& set = s.overridden;
     set.erase(std::remove_if(set.begin(), set.end(), [](const std::string& x) {
