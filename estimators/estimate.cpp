@@ -1,8 +1,6 @@
 #include "estimators/estimate.hpp"
 #include "core/assumptions.hpp"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -129,19 +127,19 @@ Estimate estimate(const EstimateInput& in) {
   if (e.memory.host_bytes > 0 && d.host_link.type == "soc") {
     // One memory for CPU and GPU (Apple silicon, Jetson): what is offloaded stays in it.
     e.fits = e.memory.total() + e.memory.host_bytes <= e.usable_bytes;
-    e.warnings.push_back(fmt::format("{} shares one memory with its CPU: the {} offloaded stay in the same {} (offload "
-                                     "saves nothing here){}", d.name, human_bytes(e.memory.host_bytes),
-                                     human_bytes(e.capacity_bytes), e.fits ? "" : ": it does not fit"));
+    e.warnings.push_back(d.name + " shares one memory with its CPU: the " + human_bytes(e.memory.host_bytes) +
+                         " offloaded stay in the same " + human_bytes(e.capacity_bytes) + " (offload saves nothing here)" +
+                         (e.fits ? "" : ": it does not fit"));
   } else if (e.memory.host_bytes > 0) {
-    const double devices_on_host = std::min(in.system.count, std::max(1, in.system.devices_per_node));
+    const int devices_on_host = std::min(in.system.count, std::max(1, in.system.devices_per_node));
     const double need = e.memory.host_bytes * devices_on_host;
     const bool desktop = d.device_class == DeviceClass::kConsumer || d.device_class == DeviceClass::kWorkstation;
     const double typical = desktop ? 192.0 * kGiB : 2048.0 * kGiB;  // the top of each range
     if (need > typical)
-      e.warnings.push_back(fmt::format("the host needs {} of memory for what is offloaded ({} per device x {}): more than a "
-                                       "typical {} has ({})", human_bytes(need), human_bytes(e.memory.host_bytes),
-                                       devices_on_host, desktop ? "desktop or workstation" : "8-GPU server",
-                                       desktop ? "128-192 GiB" : "1-2 TiB"));
+      e.warnings.push_back("the host needs " + human_bytes(need) + " of memory for what is offloaded (" +
+                           human_bytes(e.memory.host_bytes) + " per device x " + std::to_string(devices_on_host) +
+                           "): more than a typical " + (desktop ? "desktop or workstation" : "8-GPU server") + " has (" +
+                           (desktop ? "128-192 GiB" : "1-2 TiB") + ")");
   }
   if (!assumptions_note().empty()) e.warnings.push_back(assumptions_note());
   // Across nodes, the network decides the data-parallel and pipeline traffic: say which one was assumed.
