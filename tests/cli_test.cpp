@@ -360,6 +360,12 @@ TEST_CASE("inference-only inputs given to training are said to be ignored, and c
       said = said || w.get<std::string>().find("ignored for --task lora: " + flag.substr(0, flag.find(' '))) != std::string::npos;
     CHECK(said);
   }
+  // A small model whose step is bound by the host's kernel launches: CUDA graphs (an engine's) must not drop them.
+  const std::string small = "estimate --model gpt2 --device h100-sxm --task train --batch 1 --seq 32 --format json";
+  const json eager = json::parse(run_hwplan(small).out);
+  const json graphs = json::parse(run_hwplan(small + " --cuda-graphs on").out);
+  CHECK(graphs["time"]["step_seconds"] == eager["time"]["step_seconds"]);
+  CHECK(eager["time"]["step_seconds"].get<double>() > 0.01);
   auto tps = run_hwplan("recommend --model llama-2-7b --task lora --min-decode-tps 5");
   CHECK(tps.exit_code == 2);
   CHECK(tps.err.find("'--min-decode-tps'") != std::string::npos);

@@ -117,7 +117,6 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
     s.overridden.push_back(std::string(name) + (*v ? " on" : " off"));
   };
   flag(o.fused_kernels, s.fused_kernels, "fused-kernels");
-  flag(o.cuda_graphs, s.cuda_graphs, "cuda-graphs");
   flag(o.chunked_loss, s.chunked_loss, "chunked-loss");
   flag(o.optimizer_in_backward, s.optimizer_in_backward, "optimizer-in-backward");
   flag(o.activation_offload, s.activation_offload, "activation-offload");
@@ -130,24 +129,18 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.clip_grad_norm, s.clip_grad_norm, "clip-grad-norm");
   flag(o.fp8_head, s.fp8_head, "fp8-head");
   flag(o.fp32_grads, s.fp32_grads, "fp32-grads");
-  flag(o.overlap_scheduling, s.overlap_scheduling, "overlap-scheduling");
   flag(o.overlap_p2p, s.overlap_p2p, "overlap-p2p");
-  flag(o.quantized_head, s.quantized_head, "quantized-head");
-  flag(o.quantized_embedding, s.quantized_embedding, "quantized-embedding");
-  flag(o.embedding_on_host, s.embedding_on_host, "embedding-on-host");
-  flag(o.custom_allreduce, s.custom_allreduce, "custom-allreduce");
   flag(o.gather_copy_out, s.gather_copy_out, "gather-copy-out");
-  // An inference engine's behaviour changes nothing in a training estimate: not listed as set (the query says it
-  // was ignored: Query::ignored_inputs).
-  if (task != Task::kInfer) {
-    auto& set = s.overridden;
-    set.erase(std::remove_if(set.begin(), set.end(), [](const std::string& x) {
-                for (const char* part : {"cuda-graphs", "overlap-scheduling", "quantized-head", "quantized-embedding",
-                                         "embedding-on-host", "custom-allreduce"})
-                  if (x.rfind(std::string(part) + " ", 0) == 0) return true;
-                return false;
-              }),
-              set.end());
+  // An inference engine's behaviour: read for inference only. Given to training it changes nothing (CUDA graphs
+  // would otherwise drop the training step's host time) and is neither applied nor listed as set; the query warns
+  // that it was ignored (Query::ignored_inputs).
+  if (task == Task::kInfer) {
+    flag(o.cuda_graphs, s.cuda_graphs, "cuda-graphs");
+    flag(o.overlap_scheduling, s.overlap_scheduling, "overlap-scheduling");
+    flag(o.quantized_head, s.quantized_head, "quantized-head");
+    flag(o.quantized_embedding, s.quantized_embedding, "quantized-embedding");
+    flag(o.embedding_on_host, s.embedding_on_host, "embedding-on-host");
+    flag(o.custom_allreduce, s.custom_allreduce, "custom-allreduce");
   }
   if (o.zero3_live_params) {
     if (!(*o.zero3_live_params >= 0) || *o.zero3_live_params > 1e13) bad("--zero3-live-params", "must be between 0 and 1e13 (parameters)");
