@@ -61,7 +61,15 @@ GroupLink group_link(const Device& device, const System& system, int size, int s
                              (span <= ic.domain_size && node % ic.domain_size == 0 &&
                               !some_group_straddles(size, stride, ic.domain_size, count));
   if (ic.pools_memory() && within_domain) {
-    link.bytes_per_s = ic.bidirectional_bytes_per_s / 2 * assumptions().fabric_efficiency;
+    double bidirectional = ic.bidirectional_bytes_per_s;
+    // Several devices per package (MI250X GCDs): a group inside one package talks over the in-package link; a group
+    // over several packages forms a ring through package-to-package links, whose slowest hop sets its pace.
+    if (const long long package = std::max(1, device.devices_per_package); package > 1 && size > 1) {
+      const bool one_package = span <= package && !some_group_straddles(size, stride, package, count);
+      const double part = one_package ? ic.in_package_bidirectional_bytes_per_s : ic.between_packages_bidirectional_bytes_per_s;
+      if (part > 0) bidirectional = part;
+    }
+    link.bytes_per_s = bidirectional / 2 * assumptions().fabric_efficiency;
     link.latency_s = 3e-6;
     link.medium = "scale-up fabric";
     return link;

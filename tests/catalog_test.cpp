@@ -166,6 +166,17 @@ TEST_CASE("the loader: family required with a clear message, clocks checked agai
   CHECK(*measured.sustained_clock_mhz == 1755.0);
   // Without a boost clock there is nothing to compare with: accepted.
   CHECK_NOTHROW(io::parse_device(replaced(ok, boost, ""), "user.yaml"));
+  // Package links belong to devices that share a package, and are part of the device's links.
+  const std::string link = "domain_size: 8}";
+  CHECK(message(replaced(h100, link, "domain_size: 8, in_package_bidirectional_gb_per_s: 400}"))
+            .find("key 'interconnect.in_package_bidirectional_gb_per_s': applies only to a device with devices_per_package above 1") !=
+        std::string::npos);
+  const std::string two = replaced(h100, "boost_clock_mhz: 1980\n", "boost_clock_mhz: 1980\ndevices_per_package: 2\n");
+  const std::string sourced_two = replaced(two, sourced, "  devices_per_package: \"a document\"\n" + sourced);
+  CHECK(message(replaced(sourced_two, link, "domain_size: 8, between_packages_bidirectional_gb_per_s: 1000}"))
+            .find("cannot exceed bandwidth_bidirectional_gb_per_s") != std::string::npos);
+  Device pkg = io::parse_device(replaced(sourced_two, link, "domain_size: 8, between_packages_bidirectional_gb_per_s: 100}"), "user.yaml");
+  CHECK(pkg.interconnect.between_packages_bidirectional_bytes_per_s == 100 * kGB);
 }
 
 TEST_CASE("new catalog devices: dense peaks, per-GPU memory, Apple GPUs beside the ANE entries") {
@@ -249,6 +260,8 @@ void check_same_device(const Device& a, const Device& b) {
   CHECK(a.interconnect.type == b.interconnect.type);
   CHECK(near(a.interconnect.bidirectional_bytes_per_s, b.interconnect.bidirectional_bytes_per_s));
   CHECK(a.interconnect.domain_size == b.interconnect.domain_size);
+  CHECK(near(a.interconnect.in_package_bidirectional_bytes_per_s, b.interconnect.in_package_bidirectional_bytes_per_s));
+  CHECK(near(a.interconnect.between_packages_bidirectional_bytes_per_s, b.interconnect.between_packages_bidirectional_bytes_per_s));
   CHECK(a.software == b.software);
   CHECK(a.training == b.training);
   const auto qa = quotes_of(a.price), qb = quotes_of(b.price);

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/assumptions.hpp"
 #include "estimators/comm.hpp"
@@ -31,6 +33,27 @@ TEST_CASE("collectives: ring all-reduce, all-gather, point-to-point and their la
   CHECK(alltoall_seconds(bytes, 1, link) == 0);
   // More ranks never make a ring all-reduce of the same buffer faster.
   CHECK(allreduce_seconds(bytes, 64, link) > allreduce_seconds(bytes, 8, link));
+}
+
+TEST_CASE("devices that share a package: a group inside one package uses its link, a group over packages the slowest hop") {
+  // MI250X GCDs (catalog: 400 GB/s bidirectional between the two GCDs of an OAM, 100 GB/s per link between OAMs,
+  // ROCm 'AMD Instinct MI250 microarchitecture' and the Frontier User Guide).
+  const Device& gcd = test::registry().device("mi250x");
+  System node;
+  node.count = 8;
+  node.devices_per_node = 8;
+  const double eff = assumptions().fabric_efficiency;
+  CHECK(group_link(gcd, node, 2, 1).bytes_per_s == ::hwplan::test::approx(200e9 * eff));  // siblings
+  CHECK(group_link(gcd, node, 4, 1).bytes_per_s == ::hwplan::test::approx(50e9 * eff));   // two OAMs
+  CHECK(group_link(gcd, node, 8, 1).bytes_per_s == ::hwplan::test::approx(50e9 * eff));
+  CHECK(group_link(gcd, node, 2, 2).bytes_per_s == ::hwplan::test::approx(50e9 * eff));   // ranks 0 and 2: two OAMs
+  // Tensor parallelism over OAMs costs more than on siblings: the step grows with it.
+  auto step = [](int tp) {
+    return test::run_hwplan("estimate --model llama-2-13b --device mi250x --count 8 --tp " + std::to_string(tp) +
+                            " --task train --seq 4096 --global-batch 64 --format json");
+  };
+  const auto tp2 = nlohmann::json::parse(step(2).out), tp8 = nlohmann::json::parse(step(8).out);
+  CHECK(tp8["time"]["communication_seconds"].get<double>() > 4 * tp2["time"]["communication_seconds"].get<double>());
 }
 
 TEST_CASE("collectives run on the link the group's placement implies") {

@@ -19,6 +19,11 @@ struct Interconnect {
   std::string type = "none";            // nvlink4, nvlink-bridge, hccs, infinity-fabric, ici, roce, neuronlink, none
   double bidirectional_bytes_per_s = 0;  // per device, all links, both directions added
   int domain_size = 1;                  // devices that share the scale-up fabric
+  // Devices that share a package (MI250/MI250X GCDs, Device::devices_per_package > 1): the link between the devices
+  // of one package, and one link between devices of different packages (both directions added; 0: not given, the
+  // whole figure above serves every group). A ring over several packages runs at its slowest hop.
+  double in_package_bidirectional_bytes_per_s = 0;
+  double between_packages_bidirectional_bytes_per_s = 0;
   bool pools_memory() const { return type != "none" && bidirectional_bytes_per_s > 0; }
 };
 

@@ -253,6 +253,15 @@ Device parse_device(const std::string& text, const std::string& file) {
   d.interconnect.domain_size = static_cast<int>(link.integer("domain_size", !none, 1, 1000000).value_or(1));
   if (none && d.interconnect.bidirectional_bytes_per_s > 0)
     link.fail("bandwidth_bidirectional_gb_per_s", "must be 0 for interconnect type none");
+  for (auto [key, into] : {std::pair{"in_package_bidirectional_gb_per_s", &d.interconnect.in_package_bidirectional_bytes_per_s},
+                           std::pair{"between_packages_bidirectional_gb_per_s", &d.interconnect.between_packages_bidirectional_bytes_per_s}}) {
+    auto v = link.number(key, false, 0, 1e6, /*min_exclusive=*/true);
+    if (!v) continue;
+    if (d.devices_per_package <= 1) link.fail(key, "applies only to a device with devices_per_package above 1");
+    if (*v * kGB > d.interconnect.bidirectional_bytes_per_s)
+      link.fail(key, "cannot exceed bandwidth_bidirectional_gb_per_s (the device's links all together)");
+    *into = *v * kGB;
+  }
   link.finish();
 
   d.software = *m.string_list("software", true);
@@ -405,7 +414,12 @@ std::string device_to_yaml(const Device& d) {
   o << "}\n";
   o << "interconnect: {type: " << d.interconnect.type
     << ", bandwidth_bidirectional_gb_per_s: " << figure(d.interconnect.bidirectional_bytes_per_s / kGB)
-    << ", domain_size: " << d.interconnect.domain_size << "}\n";
+    << ", domain_size: " << d.interconnect.domain_size;
+  if (d.interconnect.in_package_bidirectional_bytes_per_s > 0)
+    o << ", in_package_bidirectional_gb_per_s: " << figure(d.interconnect.in_package_bidirectional_bytes_per_s / kGB);
+  if (d.interconnect.between_packages_bidirectional_bytes_per_s > 0)
+    o << ", between_packages_bidirectional_gb_per_s: " << figure(d.interconnect.between_packages_bidirectional_bytes_per_s / kGB);
+  o << "}\n";
   o << "software: [";
   for (std::size_t i = 0; i < d.software.size(); ++i) o << (i ? ", " : "") << d.software[i];
   o << "]\ntraining: " << (d.training ? "true" : "false") << "\n";

@@ -44,7 +44,14 @@ json device_json(const Device& d) {
             {"interconnect",
              {{"type", d.interconnect.type},
               {"bandwidth_bidirectional_gb_per_s", d.interconnect.bidirectional_bytes_per_s / kGB},
-              {"domain_size", d.interconnect.domain_size}}},
+              {"domain_size", d.interconnect.domain_size},
+              {"in_package_bidirectional_gb_per_s", d.interconnect.in_package_bidirectional_bytes_per_s > 0
+                                                        ? nlohmann::json(d.interconnect.in_package_bidirectional_bytes_per_s / kGB)
+                                                        : nlohmann::json()},
+              {"between_packages_bidirectional_gb_per_s",
+               d.interconnect.between_packages_bidirectional_bytes_per_s > 0
+                   ? nlohmann::json(d.interconnect.between_packages_bidirectional_bytes_per_s / kGB)
+                   : nlohmann::json()}}},
             {"software", d.software},
             {"training", d.training},
             {"price", price},
