@@ -1107,3 +1107,50 @@ TEST_CASE("the engines' own all-reduce: a fixed latency inside NVIDIA's and AMD'
   CHECK(json::parse(run_hwplan("estimate --task infer --model 8b --device gaudi2 --engine vllm --format json").out)["stack"]
                    ["custom_allreduce"] == false);
 }
+
+TEST_CASE("serve: bad layout and workload inputs name their flag, in serve, recommend --task serve and plot serve") {
+  for (const std::string cmd : {"serve --device h100-sxm", "recommend --task serve --devices h100-sxm,l40s"}) {
+    CAPTURE(cmd);
+    auto tp0 = run_hwplan(cmd + " --model llama-3-8b --rate 5 --ttft-p95 1 --tp 0");
+    CHECK(tp0.exit_code == 2);
+    CHECK(tp0.err.find("'--tp'") != std::string::npos);
+    auto weights = run_hwplan(cmd + " --model llama-3-8b --rate 5 --ttft-p95 1 --weights int3");
+    CHECK(weights.exit_code == 2);
+    CHECK(weights.err.find("'--weights'") != std::string::npos);
+    auto kv = run_hwplan(cmd + " --model llama-3-8b --rate 5 --kv-cache int3");
+    CHECK(kv.exit_code == 2);
+    CHECK(kv.err.find("'--kv-cache'") != std::string::npos);
+  }
+  auto plot = run_hwplan("plot serve --model llama-3-8b --device h100-sxm --rate 5 --ttft-p95 1 --tp 0 -o /dev/null");
+  CHECK(plot.exit_code == 2);
+  auto node = run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 5 --devices-per-node 0");
+  CHECK(node.exit_code == 2);
+  CHECK(node.err.find("'--devices-per-node'") != std::string::npos);
+}
+
+TEST_CASE("serve: a closed loop's capacity stops at the clients a replica batches, or at the requests simulated") {
+  // Only a TPOT target: clients beyond the batch wait before their first token, which nothing limits.
+  auto j = nlohmann::json::parse(run_hwplan("serve --model llama-3-8b --device apple-m2-ultra-gpu --concurrency 1 --prompt 500 "
+                                            "--generate 200 --tpot-p95 0.1 --format json").out);
+  const double cap = j["serve"]["max_concurrency_per_replica"].get<double>();
+  CHECK(cap == 4);  // llama-server's 4 slots
+  CHECK(j["serve"]["binding_constraint"].get<std::string>().find("more only wait for a place in the batch") != std::string::npos);
+  // More clients than requests: the simulation says nothing beyond them.
+  auto k = nlohmann::json::parse(run_hwplan("serve --model llama-3-8b --device h100-sxm --concurrency 5000 --requests 100 --prompt 500 "
+                                            "--generate 200 --ttft-p95 100 --format json").out);
+  CHECK(k["serve"]["max_concurrency_per_replica"].get<double>() <= 100);
+  CHECK(k["serve"]["binding_constraint"].get<std::string>().find("give --requests above it") != std::string::npos);
+}
+
+TEST_CASE("serve: clients that do not split evenly over the replicas are priced as given, not rounded up") {
+  auto tput = [](int clients) {
+    auto j = nlohmann::json::parse(run_hwplan("serve --model llama-3-8b --device h100-sxm --count 3 --prompt 2000 --generate 300 "
+                                              "--format json --concurrency " + std::to_string(clients)).out);
+    return j["throughput"]["requests_per_second"].get<double>();
+  };
+  const double nine = tput(9), ten = tput(10), twelve = tput(12), two = tput(2), three = tput(3);
+  CHECK(nine < ten);
+  CHECK(ten < twelve);
+  // Two clients on three replicas: one replica idle, two thirds of three clients' throughput.
+  CHECK(two == ::hwplan::test::approx(three * 2 / 3).epsilon(1e-9));
+}

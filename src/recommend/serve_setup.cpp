@@ -137,6 +137,8 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   ServeSetup out;
   WorkloadSpec& w = o.workload;
   if (w.task != "infer") bad("--task", "serve is inference: leave --task out (or give infer)");
+  if (w.devices_per_node < 1 || w.devices_per_node > 1'000'000) bad("--devices-per-node", "must be 1 to 1,000,000");
+  if (w.tp && (*w.tp < 1 || *w.tp > 1024)) bad("--tp", "must be 1 to 1024 tensor-parallel ranks");
   if (w.pp && (*w.pp < 1 || *w.pp > 64)) bad("--pp", "must be 1 to 64 pipeline stages");
   if (w.dp) bad("--dp", "serve finds the replicas itself; give --tp for the layout of one replica");
   if (w.batch) bad("--batch", "serve batches continuously; use --max-sequences to cap the batch");
@@ -263,6 +265,7 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   // Layouts: one query per tensor-parallel size (each validated the way estimate validates it).
   std::deque<Query>& queries = out.queries;
   std::vector<const EstimateInput*>& layouts = out.layouts;
+  std::vector<InputError> refusals;
   for (auto [tp, pp] : layout_candidates(o, model, device, search, engine_preset(engine).layer_split)) {
     WorkloadSpec s = w;
     s.task = "infer";
@@ -278,9 +281,10 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     s.generate = std::max(1LL, w.generate);
     try {
       queries.push_back(resolve_query(model, device, s, s.count, scope));
-    } catch (const InputError&) {
+    } catch (const InputError& e) {
       if (w.tp && w.pp) throw;  // the layout the user asked for is invalid: say why
       if (w.tp && !w.pp && pp == 1) throw;
+      refusals.push_back(e);
       continue;
     }
     Query& qq = queries.back();
@@ -288,7 +292,15 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     qq.input.profile = qq.profile.get();
     layouts.push_back(&qq.input);
   }
-  if (layouts.empty()) bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));
+  if (layouts.empty()) {
+    // Every layout refused for the same input (--weights int3, --kv-cache int3, an --ep serving does not price): that
+    // input is the error, not the device count.
+    const bool same = !refusals.empty() && std::all_of(refusals.begin(), refusals.end(), [&](const InputError& e) {
+      return !e.key().empty() && e.key() == refusals.front().key();
+    });
+    if (same) throw refusals.front();
+    bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));
+  }
   if (q.overhead_seconds < 0) q.overhead_seconds = layouts.front()->workload.stack.decode_step_overhead_seconds;
   q.engine.overlap_scheduling = layouts.front()->workload.stack.overlap_scheduling;
   return out;

@@ -80,9 +80,18 @@ std::string binding_words(const ServeReport& r) {
   const serve::CapacityResult& c = o->capacity;
   std::string first = c.missed != Metric::kNone ? fmt::format("the {} target is the first missed above {:.3g} {}; ", metric_name(c.missed),
                                                               c.max_load.value_or(0), load_unit(r))
+                      : c.clients_capped_by_requests
+                          ? fmt::format("every load up to the {:.0f} requests simulated meets the targets (give --requests above "
+                                        "it to search further); ",
+                                        c.max_load.value_or(0))
+                      : c.saturated && r.question->load.closed_loop
+                          ? fmt::format("the replica batches {:.3g} {} at once; more only wait for a place in the batch, "
+                                        "which no TTFT or end-to-end target limits; ",
+                                        c.max_load.value_or(0), load_unit(r))
                       : c.saturated ? fmt::format("the replica saturates above {:.3g} {} (the queue grows without bound); ",
                                                   c.max_load.value_or(0), load_unit(r))
                                     : "";
+  if (c.clients_capped_by_requests) return first.substr(0, first.size() - 2);
   switch (c.binding) {
     case Binding::kNone: return "none searched (no latency target given): the figures describe the given load";
     case Binding::kKvCapacity:

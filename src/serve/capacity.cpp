@@ -147,14 +147,20 @@ Binding saturation_binding(const Replica& rep, const SimResult& r) {
   return Binding::kMaxSequences;
 }
 
-SimResult saturation_run(const Replica& rep, const Traffic& traffic) {
-  // Each pipeline stage's virtual engine batches up to the engine's cap.
+// The clients a replica batches at once: each pipeline stage's virtual engine up to the engine's cap or what its
+// share of the KV cache holds of the mean request.
+double batch_clients(const Replica& rep) {
   const double pp = static_cast<double>(std::max(1, rep.input->plan.pp));
+  if (rep.unlimited_kv) return static_cast<double>(rep.engine.max_sequences) * pp;
+  if (pp == 1)
+    return std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences), static_cast<double>(rep.kv.max_sequences)));
   const double by_kv = static_cast<double>(rep.kv.tokens) / pp / std::max(1.0, rep.kv.mean_request_tokens);
-  double clients = pp * std::max(1.0, std::floor(std::min(static_cast<double>(rep.engine.max_sequences), by_kv)));
-  if (pp == 1) clients = std::max<double>(1, std::min<double>(static_cast<double>(rep.engine.max_sequences),
-                                                               static_cast<double>(rep.kv.max_sequences)));
-  if (rep.unlimited_kv) clients = static_cast<double>(rep.engine.max_sequences) * pp;
+  return pp * std::max(1.0, std::floor(std::min(static_cast<double>(rep.engine.max_sequences), by_kv)));
+}
+
+SimResult saturation_run(const Replica& rep, const Traffic& traffic) {
+  const double pp = static_cast<double>(std::max(1, rep.input->plan.pp));
+  const double clients = batch_clients(rep);
   // The steady state of a full batch whatever run the user asked for: four rounds of the clients at least, the
   // first of them (every client's prompt at once) left out.
   Traffic t = traffic;
@@ -172,6 +178,21 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
   // saturated throughput comes from a closed loop that keeps the batch full.
   double saturated = INFINITY;
   SimResult saturation;
+  // A closed loop beyond the clients the replica batches adds no throughput, only a queue before the first token:
+  // with no TTFT or end-to-end target to bound that queue, the batch is the capacity (the time per output token
+  // stays within its target however many clients wait). Nor can a simulation of N requests say anything about more
+  // than N clients: the search stops there.
+  double client_cap = closed ? static_cast<double>(std::max<long long>(1, traffic.requests)) : INFINITY;
+  if (closed && !targets.ttft_p95 && !targets.ttft_p99 && !targets.e2e_p95 && !targets.e2e_p99) {
+    saturation = saturation_run(rep, traffic);
+    ++out.simulations;
+    if (saturation.unservable) {
+      out.max_load = 0;
+      out.binding = Binding::kRequestTooLong;
+      return out;
+    }
+    client_cap = std::min(client_cap, batch_clients(rep));
+  }
   if (!closed) {
     saturation = saturation_run(rep, traffic);
     ++out.simulations;
@@ -183,7 +204,13 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
     saturated = saturation.requests_per_second;
   }
   bool over_saturation = false;
+  SimResult cap_failure;  // the closed loop at client_cap, when that misses a target
+  bool cap_failed = false;
   auto pass = [&](double x, SimResult* failed) {
+    if (cap_failed && x >= client_cap) {
+      *failed = cap_failure;
+      return false;
+    }
     if (x > saturated) {
       *failed = saturation;
       over_saturation = true;
@@ -196,6 +223,19 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
     over_saturation = false;
     return false;
   };
+  if (closed && std::isfinite(client_cap)) {
+    // The cap first: where it meets the targets it is the answer, set by the batch (or by the simulated requests,
+    // which the report says to raise); where it does not, the search below stays under it.
+    client_cap = std::floor(client_cap);
+    if (pass(client_cap, &cap_failure)) {
+      out.max_load = client_cap;
+      out.saturated = true;
+      out.clients_capped_by_requests = client_cap >= static_cast<double>(traffic.requests);
+      out.binding = out.clients_capped_by_requests ? Binding::kQueueing : saturation_binding(rep, saturation);
+      return out;
+    }
+    cap_failed = true;
+  }
   // Seed: one request at a time (open loop: the rate at which one request is in flight on average).
   const StepRates rates = step_rates(*rep.input);
   StepModel model(rates, step_overhead(rep, rates));

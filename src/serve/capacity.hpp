@@ -63,7 +63,9 @@ struct CapacityResult {
   std::optional<double> max_load;  // per replica; absent without targets
   Binding binding = Binding::kNone;
   Metric missed = Metric::kNone;   // the target that fails first above max_load
-  bool saturated = false;          // above max_load the replica cannot keep up at all (open loop)
+  bool saturated = false;          // above max_load the replica cannot keep up at all (open loop), or (closed loop)
+                                   // further clients only queue for a place in the batch
+  bool clients_capped_by_requests = false;  // closed loop: the search stopped at the simulated requests (--requests)
   int simulations = 0;
 };
 CapacityResult search_capacity(const Replica& r, const Traffic& traffic, const Targets& targets, bool closed_loop);

@@ -133,6 +133,21 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
   a.load_per_replica = {q.load.closed_loop, q.load.value / static_cast<double>(o.replicas)};
   if (q.load.closed_loop) a.load_per_replica.value = std::ceil(a.load_per_replica.value - 1e-9);
   a.at_load = simulate_replica(r, q.traffic, a.load_per_replica);
+  // Clients that do not split evenly: some replicas hold one client fewer. The latencies are the busier replicas';
+  // the throughput is the replicas' mean (times the replicas below, the whole load's).
+  if (q.load.closed_loop && o.replicas > 1 && !a.at_load.unservable) {
+    const long long clients = std::llround(q.load.value), per = static_cast<long long>(a.load_per_replica.value);
+    const long long busier = clients - (per - 1) * o.replicas;  // replicas with `per` clients
+    if (busier < o.replicas) {
+      // One client fewer; none at all leaves a replica idle.
+      const SimResult fewer = per > 1 ? simulate_replica(r, q.traffic, {true, static_cast<double>(per - 1)}) : SimResult{};
+      const double share = static_cast<double>(busier) / static_cast<double>(o.replicas);
+      auto mix = [&](double busy, double rest) { return busy * share + rest * (1 - share); };
+      a.at_load.requests_per_second = mix(a.at_load.requests_per_second, fewer.requests_per_second);
+      a.at_load.output_tokens_per_second = mix(a.at_load.output_tokens_per_second, fewer.output_tokens_per_second);
+      a.at_load.total_tokens_per_second = mix(a.at_load.total_tokens_per_second, fewer.total_tokens_per_second);
+    }
+  }
   a.missed = a.at_load.unservable ? Metric::kNone : missed_target(a.at_load, q.targets);
   a.meets_targets = !a.at_load.unservable && a.missed == Metric::kNone;
   // An open loop the replicas cannot keep up with: the queue grows without bound, and a finite simulation's
