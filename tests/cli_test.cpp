@@ -366,6 +366,17 @@ TEST_CASE("inference-only inputs given to training are said to be ignored, and c
   const json graphs = json::parse(run_hwplan(small + " --cuda-graphs on").out);
   CHECK(graphs["time"]["step_seconds"] == eager["time"]["step_seconds"]);
   CHECK(eager["time"]["step_seconds"].get<double>() > 0.01);
+  // And the other way: training inputs given to inference, LoRA inputs given to full training.
+  const std::string infer = "estimate --model bert-large --device t4 --task infer --batch 8 --format json";
+  const json served = json::parse(run_hwplan(infer).out);
+  const json with = json::parse(run_hwplan(infer + " --seq 128 --optimizer sgd --tokens 1e9 --lora-rank 64").out);
+  CHECK(with["memory"]["per_device_bytes"] == served["memory"]["per_device_bytes"]);
+  bool said_infer = false;
+  for (const auto& w : with["warnings"])
+    said_infer = said_infer || w.get<std::string>().find("ignored for --task infer: --seq, --tokens, --optimizer, --lora-rank") != std::string::npos;
+  CHECK(said_infer);
+  CHECK(run_hwplan("estimate --model llama-2-7b --device h100-sxm --task train --lora-rank 64").out.find(
+            "ignored for --task train: --lora-rank") != std::string::npos);
   auto tps = run_hwplan("recommend --model llama-2-7b --task lora --min-decode-tps 5");
   CHECK(tps.exit_code == 2);
   CHECK(tps.err.find("'--min-decode-tps'") != std::string::npos);

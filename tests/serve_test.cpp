@@ -829,6 +829,20 @@ TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and th
   CHECK(svg.find("inf") == std::string::npos);
   std::filesystem::remove(path);
   CHECK(run_hwplan("plot serve --model llama-3-8b --rate 5 -o /tmp/x.svg").exit_code == 2);  // no device
+  // p99 targets: the panels plot the p99 the knee answers to, and draw those targets; --device adds to --devices.
+  auto p99 = run_hwplan("plot serve --model llama-3-8b --device h100-sxm --devices l40s --prompt 1000 --generate 200 --rate 10 "
+                        "--ttft-p99 1 --tpot-p99 0.05 --requests 300 -o " + path.string());
+  REQUIRE(p99.exit_code == 0);
+  std::ifstream again(path);
+  std::stringstream text;
+  text << again.rdbuf();
+  const std::string tail = text.str();
+  CHECK(tail.find("p99 TTFT (s)") != std::string::npos);
+  CHECK(tail.find("p99 TPOT (ms)") != std::string::npos);
+  CHECK(tail.find("class=\"target\"") != std::string::npos);
+  CHECK(tail.find("h100-sxm") != std::string::npos);
+  CHECK(tail.find("l40s") != std::string::npos);
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("recommend --task serve ranks the devices that meet the targets by cost per million output tokens") {
@@ -1153,4 +1167,44 @@ TEST_CASE("serve: clients that do not split evenly over the replicas are priced 
   CHECK(ten < twelve);
   // Two clients on three replicas: one replica idle, two thirds of three clients' throughput.
   CHECK(two == ::hwplan::test::approx(three * 2 / 3).epsilon(1e-9));
+}
+
+TEST_CASE("serve: inputs it would ignore are errors or warnings, never silently dropped") {
+  const std::string base = "serve --model llama-3-8b --device h100-sxm --rate 2 ";
+  auto both = run_hwplan(base + "--prompt-dist uniform:10:20 --prompt 3000");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("'--prompt'") != std::string::npos);
+  auto gamma = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " + std::string(HWPLAN_SOURCE_DIR) +
+                          "/data/examples/trace.csv --burstiness 8");
+  CHECK(gamma.exit_code == 2);
+  CHECK(gamma.err.find("'--burstiness'") != std::string::npos);
+  auto profile = run_hwplan(base + "--engine sglang --kv-profile device-used");
+  CHECK(profile.exit_code == 2);
+  CHECK(profile.err.find("'--kv-profile'") != std::string::npos);
+  CHECK(run_hwplan(base + "--burstiness 0.05").exit_code == 0);  // the bound its message states
+  auto seq = run_hwplan(base + "--seq 4096 --tokens 1e9");
+  CHECK(seq.exit_code == 0);
+  CHECK(seq.out.find("ignored for --task infer: --seq, --tokens") != std::string::npos);
+  // The longest lengths of a distribution are checked against the model's context, as a fixed --prompt is.
+  auto longest = run_hwplan(base + "--prompt-dist uniform:9000:10000");
+  CHECK(longest.out.find("beyond llama-3-8b's trained context of 8192") != std::string::npos);
+  for (const char* flag : {"--budget-usd 100", "--deadline 1d", "--min-decode-tps 100", "--top 0", "--max-count 0"}) {
+    CAPTURE(flag);
+    auto r = run_hwplan(std::string("recommend --task serve --model llama-3-8b --rate 5 --ttft-p95 1 --devices h100-sxm,l40s ") + flag);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(std::string("'") + std::string(flag).substr(0, std::string(flag).find(' ')) + "'") != std::string::npos);
+  }
+  // recommend lists what serve would say on each device: the engine it assumed.
+  auto ranked = run_hwplan("recommend --task serve --model llama-3-8b --rate 5 --ttft-p95 1 --devices h100-sxm,l40s");
+  CHECK(ranked.out.find("no --engine given: vLLM's scheduler defaults assumed") != std::string::npos);
+  // --tp checked on a device that takes it, whatever the order of the candidates.
+  CHECK(run_hwplan("recommend --task serve --model llama-3-8b --rate 5 --tp 2 --ttft-p95 1 --devices apple-m2-ultra-gpu,h100-sxm").exit_code == 0);
+}
+
+TEST_CASE("traces: a JSON array mixing rows with and without arrival times is refused, a byte-order mark is skipped") {
+  CHECK_THROWS_WITH_AS(io::parse_trace(R"([{"timestamp": 0, "prompt_tokens": 5, "output_tokens": 3}, {"prompt_tokens": 5, "output_tokens": 3}])", "t.json"),
+                       doctest::Contains("t.json [row 2]"), InputError);
+  const auto rows = io::parse_trace("\xEF\xBB\xBFTIMESTAMP,ContextTokens,GeneratedTokens\n0,10,5\n1.5,20,6\n", "bom.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1].arrival_seconds == 1.5);
 }

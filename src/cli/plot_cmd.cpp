@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <thread>
 
@@ -82,8 +83,13 @@ int run_memory(const PlotOptions& o) {
 int run_serve_plot(PlotOptions& o) {
   io::Registry registry = make_registry(*o.global);
   std::vector<std::string> ids = o.devices;
-  if (ids.empty() && !o.serve_options.workload.device.empty()) ids.push_back(o.serve_options.workload.device);
+  // --device with --devices: one more device to draw (as recommend takes them), not one left out.
+  const std::string& one = o.serve_options.workload.device;
+  if (!one.empty() && std::find(ids.begin(), ids.end(), one) == ids.end()) ids.insert(ids.begin(), one);
   if (ids.empty()) throw InputError({}, "--device", "give --device or --devices");
+  const serve::Targets& targets = o.serve_options.targets;
+  if (targets.e2e_p95 || targets.e2e_p99)
+    std::fprintf(stderr, "warning: the end-to-end target is not drawn (the panels are TTFT and TPOT); the knee counts it\n");
   std::vector<report::LatencySeries> series;
   std::string model_id;
   std::optional<serve::ServeQuestion> first;

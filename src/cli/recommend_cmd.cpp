@@ -48,6 +48,14 @@ Recommendation compute(RecommendOptions& o) {
 
 // --task serve: the spec as serving reads it, and the worker threads.
 int serve_spec(RecommendOptions& o) {
+  if (o.spec.top < 1) throw InputError({}, "--top", "must be at least 1");
+  if (o.spec.max_count < 1) throw InputError({}, "--max-count", "must be at least 1");
+  // Serving is sized by traffic and latency targets: a job's budget, deadline or one stream's decode speed are other
+  // questions (--tpot-p95 bounds the time per output token).
+  for (const char* flag : {"--budget-usd", "--deadline", "--min-decode-tps", "--porting-cost-usd"})
+    if (o.app->count(flag) > 0)
+      throw InputError({}, flag, std::string("applies to the training and inference tasks, not --task serve") +
+                                     (std::string(flag) == "--min-decode-tps" ? " (--tpot-p95 bounds the time per output token)" : ""));
   if (o.buy + o.rent + o.own_years.has_value() > 1) throw InputError({}, "--buy", "give one of --buy, --rent, --own-years");
   // Serving ranks on cost per million tokens: rented, or owned over a horizon (--buy: the default 3 years).
   o.spec.cost_basis = o.buy ? "buy" : o.rent ? "rent" : o.own_years ? "own" : "auto";

@@ -61,7 +61,10 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
       return c;
     }
     c.layout = a.layouts[*a.chosen];
-    c.warnings = estimate(*setup.layouts[*a.chosen]).warnings;
+    // What serve would say on this device (the engine assumed, inputs serving ignores), then its estimate's notes.
+    c.warnings = setup.warnings;
+    for (auto& w : estimate(*setup.layouts[*a.chosen]).warnings)
+      if (std::find(c.warnings.begin(), c.warnings.end(), w) == c.warnings.end()) c.warnings.push_back(std::move(w));
     c.at_load = a.at_load;
     c.rent_usd = a.usd_per_million_output_tokens;
     c.own_usd = a.own_usd_per_million_output_tokens;
@@ -119,7 +122,18 @@ void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOpt
   std::vector<const Device*> devices =
       select_devices(registry.devices(), spec, [&](const std::string& name) { return &registry.device(name); });
   // Flags are checked once, on the first device, so that a bad flag is an error rather than a skipped device.
-  if (!devices.empty()) out.first.emplace(prepare_serve(registry, s, devices.front()));
+  // A --tp or --pp above 1 is checked on the first device that takes several per replica (a standalone device
+  // refuses it and is left out of the ranking, whichever the order).
+  if (!devices.empty()) {
+    const Device* check = devices.front();
+    if (s.workload.tp.value_or(1) > 1 || s.workload.pp.value_or(1) > 1)
+      for (const Device* d : devices)
+        if (!d->host_link.standalone()) {
+          check = d;
+          break;
+        }
+    out.first.emplace(prepare_serve(registry, s, check));
+  }
   // One cost basis for the list: per million tokens, buying means owning over the horizon (hwplan tco).
   out.basis = choose_cost_basis(devices, spec.cost_basis);
   out.own_years = spec.own_years;

@@ -187,7 +187,9 @@ serve::TraceRow json_row(const nlohmann::json& j, const SourceLocation& where) {
 
 }  // namespace
 
-std::vector<serve::TraceRow> parse_trace(const std::string& text, const std::string& file) {
+std::vector<serve::TraceRow> parse_trace(const std::string& raw, const std::string& file) {
+  // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first column's name.
+  const std::string text = raw.rfind("\xEF\xBB\xBF", 0) == 0 ? raw.substr(3) : raw;
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) throw InputError({file, 0, 0}, "", "the trace is empty");
   std::vector<serve::TraceRow> rows;
@@ -200,8 +202,12 @@ std::vector<serve::TraceRow> parse_trace(const std::string& text, const std::str
   if (!doc.is_discarded() && (doc.is_array() || (doc.is_object() && doc.contains("input_lens")))) {
     if (doc.is_array()) {
       if (doc.size() > kMaxRows) throw InputError({file, 0, 0}, "", "more than 10,000,000 requests");
-      for (size_t i = 0; i < doc.size(); ++i)
-        rows.push_back(json_row(doc[i], {file + " [row " + std::to_string(i + 1) + "]", 0, 0}));
+      for (size_t i = 0; i < doc.size(); ++i) {
+        const SourceLocation where{file + " [row " + std::to_string(i + 1) + "]", 0, 0};
+        rows.push_back(json_row(doc[i], where));
+        if (rows.back().has_arrival != rows.front().has_arrival)
+          throw InputError(where, "timestamp", "some rows have an arrival time and some do not");
+      }
     } else {
       const auto& in = doc["input_lens"];
       const auto* out = doc.contains("output_lens") ? &doc["output_lens"] : nullptr;

@@ -256,11 +256,28 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   w.lm_head = o.lm_head.value_or(true);
   // Inference lengths, cache formats and engine behaviour change nothing in training: said, not silently dropped
   // (a warning rather than an error: a batch file's defaults may give them to training and inference scenarios alike).
+  std::string ignored;
+  auto add = [&](bool given, const char* flag) {
+    if (given) ignored += (ignored.empty() ? "" : ", ") + std::string(flag);
+  };
+  const WorkloadSpec defaults;
+  if (w.task == Task::kInfer) {
+    // And the other way: training lengths, budgets and optimizer state change nothing in an inference estimate.
+    add(o.seq.has_value(), "--seq");
+    add(o.tokens.has_value(), "--tokens");
+    add(o.global_batch.has_value(), "--global-batch");
+    add(o.optimizer != defaults.optimizer, "--optimizer");
+    add(o.master_weights.has_value(), "--master-weights");
+    add(o.lora_rank != defaults.lora_rank, "--lora-rank");
+    add(o.lora_targets != defaults.lora_targets, "--lora-targets");
+    if (!ignored.empty())
+      q.ignored_inputs.push_back("ignored for --task infer: " + ignored +
+                                 " (training inputs; inference reads --batch, --prompt, --generate and --engine)");
+  } else if (w.task != Task::kLora && w.task != Task::kQlora) {
+    add(o.lora_rank != defaults.lora_rank, "--lora-rank");
+    add(o.lora_targets != defaults.lora_targets, "--lora-targets");
+  }
   if (w.task != Task::kInfer) {
-    std::string ignored;
-    auto add = [&](bool given, const char* flag) {
-      if (given) ignored += (ignored.empty() ? "" : ", ") + std::string(flag);
-    };
     add(o.prompt_given, "--prompt");
     add(o.generate_given, "--generate");
     add(o.kv_cache.has_value(), "--kv-cache");
@@ -272,7 +289,9 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     add(o.custom_allreduce.has_value(), "--custom-allreduce");
     if (!ignored.empty())
       q.ignored_inputs.push_back("ignored for --task " + o.task + ": " + ignored +
-                                 " (inference inputs; training reads --seq and --framework)");
+                                 (w.task == Task::kLora || w.task == Task::kQlora
+                                      ? " (inference inputs; training reads --seq and --framework)"
+                                      : " (inference and LoRA inputs; training reads --seq and --framework)"));
   }
   check_range("--prompt", o.prompt, 0, 100'000'000);
   check_range("--generate", o.generate, 0, 100'000'000);

@@ -66,9 +66,14 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
   if (o.chunked_prefill) e.chunked_prefill = pick<bool>("--chunked-prefill", *o.chunked_prefill, {{"on", true}, {"off", false}});
   if (o.separate_prefill) e.separate_prefill = pick<bool>("--separate-prefill", *o.separate_prefill, {{"on", true}, {"off", false}});
   if (o.preempted_kv) e.keep_preempted_kv = pick<bool>("--preempted-kv", *o.preempted_kv, {{"cached", true}, {"freed", false}});
-  if (o.kv_profile)
+  if (o.kv_profile) {
     e.kv_profile = pick<KvProfile>("--kv-profile", *o.kv_profile,
                                    {{"allocated-peak", KvProfile::kAllocatedPeak}, {"device-used", KvProfile::kDeviceUsed}});
+    // Only a cache sized as a share of the whole device (vLLM's) depends on how its profiling pass counts memory.
+    if (e.kv_budget != serve::KvBudget::kShareOfDevice)
+      bad("--kv-profile", "applies to vLLM's cache sizing (a share of the whole device); " + e.preset +
+                              " sizes its cache from " + serve::to_string(e.kv_budget) + " memory");
+  }
   if (o.kv_admission)
     e.kv_admission = pick<KvAdmission>("--kv-admission", *o.kv_admission,
                                        {{"on-demand", KvAdmission::kOnDemand}, {"estimate", KvAdmission::kEstimate},
@@ -163,12 +168,17 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   positive("--rate", o.rate, 1e7);
   if (o.concurrency && (*o.concurrency < 1 || *o.concurrency > 1'000'000)) bad("--concurrency", "must be 1 to 1,000,000");
   if (o.arrival != "poisson" && o.arrival != "gamma") bad("--arrival", "'" + o.arrival + "' is not one of: poisson, gamma");
-  if (o.burstiness && (!std::isfinite(*o.burstiness) || *o.burstiness <= 0.05 || *o.burstiness > 20))
+  if (o.burstiness && (!std::isfinite(*o.burstiness) || *o.burstiness < 0.05 || *o.burstiness > 20))
     bad("--burstiness", "must be a coefficient of variation between 0.05 and 20");
   if (!std::isfinite(o.prefix_cache_hit) || o.prefix_cache_hit < 0 || o.prefix_cache_hit > 1) bad("--prefix-cache-hit", "must be in [0, 1]");
   if (o.seed < 0) bad("--seed", "must be a non-negative integer");
   t.prefix_cache_hit = o.prefix_cache_hit;
   t.seed = static_cast<std::uint64_t>(o.seed);
+  // A distribution gives the lengths: a --prompt or --generate beside it would be ignored.
+  if (o.prompt_dist && (w.prompt_given || w.prompt != WorkloadSpec{}.prompt))
+    bad("--prompt", "--prompt-dist gives the prompt lengths: leave --prompt out");
+  if (o.generate_dist && (w.generate_given || w.generate != WorkloadSpec{}.generate))
+    bad("--generate", "--generate-dist gives the output lengths: leave --generate out");
   t.prompt = read_length_dist("--prompt-dist", o.prompt_dist, w.prompt);
   t.output = read_length_dist("--generate-dist", o.generate_dist, w.generate);
   if (o.trace) {
@@ -193,6 +203,27 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     t.burstiness_cv = o.burstiness.value_or(1);
   }
   if (o.concurrency && (o.burstiness || o.arrival == "gamma")) bad("--burstiness", "applies to open-loop --rate traffic");
+  if (o.trace && (o.burstiness || o.arrival != "poisson"))
+    bad(o.burstiness ? "--burstiness" : "--arrival", "the --trace gives the arrivals (or --rate / --concurrency replays its lengths)");
+  // Lengths from a distribution or a trace: the longest beyond the model's trained context is said, as estimate says
+  // it of a fixed --prompt and --generate (a lognormal's 99th percentile stands for its longest).
+  if (o.prompt_dist || o.generate_dist || o.trace) {
+    auto longest = [](const serve::LengthDist& d) -> double {
+      switch (d.kind) {
+        case serve::LengthKind::kFixed: return static_cast<double>(d.fixed);
+        case serve::LengthKind::kUniform: return static_cast<double>(d.max);
+        case serve::LengthKind::kLognormal: return d.mean * std::exp(2.326 * d.sigma - d.sigma * d.sigma / 2);
+        case serve::LengthKind::kEmpirical:
+          return d.values.empty() ? 0.0 : static_cast<double>(*std::max_element(d.values.begin(), d.values.end()));
+      }
+      return 0.0;
+    };
+    const double context = longest(t.prompt) + longest(t.output);
+    if (context > static_cast<double>(named_model.max_sequence_length))
+      out.warnings.push_back(fmt::format("the longest prompt and output together reach {:.0f} tokens, beyond {}'s trained context "
+                                         "of {} (quality degrades, or the engine refuses them)",
+                                         context, named_model.id, named_model.max_sequence_length));
+  }
   // A trace's rows, up to 20,000 (a week of Azure traffic has millions: give --requests to simulate more).
   long long requests = o.requests.value_or(o.trace ? std::min<long long>(static_cast<long long>(t.trace.size()), kMaxDefaultTraceRequests)
                                                    : kDefaultRequests);
@@ -301,6 +332,8 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     if (same) throw refusals.front();
     bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));
   }
+  // Inputs serving does not read (--seq, --tokens, an optimizer), said once, as estimate says them.
+  for (const auto& note : queries.front().ignored_inputs) out.warnings.push_back(note);
   if (q.overhead_seconds < 0) q.overhead_seconds = layouts.front()->workload.stack.decode_step_overhead_seconds;
   q.engine.overlap_scheduling = layouts.front()->workload.stack.overlap_scheduling;
   return out;

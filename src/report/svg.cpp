@@ -842,8 +842,8 @@ std::string render_latency_svg(const LatencyChart& chart) {
     for (const auto& p : s.points) {
       if (!positive(p.load)) continue;
       max_load = std::max(max_load, p.load);
-      if (positive(p.ttft_p95_seconds)) ttft_lo = std::min(ttft_lo, p.ttft_p95_seconds), ttft_hi = std::max(ttft_hi, p.ttft_p95_seconds);
-      if (positive(p.tpot_p95_seconds)) tpot_lo = std::min(tpot_lo, p.tpot_p95_seconds), tpot_hi = std::max(tpot_hi, p.tpot_p95_seconds);
+      if (positive(p.ttft_seconds)) ttft_lo = std::min(ttft_lo, p.ttft_seconds), ttft_hi = std::max(ttft_hi, p.ttft_seconds);
+      if (positive(p.tpot_seconds)) tpot_lo = std::min(tpot_lo, p.tpot_seconds), tpot_hi = std::max(tpot_hi, p.tpot_seconds);
     }
   if (!positive(max_load) || !positive(ttft_hi) || !positive(tpot_hi)) return no_data_svg(chart.title);
   if (positive(chart.ttft_target_seconds)) ttft_lo = std::min(ttft_lo, chart.ttft_target_seconds), ttft_hi = std::max(ttft_hi, chart.ttft_target_seconds);
@@ -864,8 +864,10 @@ std::string render_latency_svg(const LatencyChart& chart) {
     const char* title;
     double lo, hi, target, scale;  // scale: seconds -> axis unit
   };
-  const Panel panels[2] = {{"ttft", "p95 TTFT (s)", ttft_lo, ttft_hi, chart.ttft_target_seconds, 1},
-                           {"tpot", "p95 TPOT (ms)", tpot_lo * 1000, tpot_hi * 1000, chart.tpot_target_seconds, 1000}};
+  const std::string ttft_title = fmt::format("p{} TTFT (s)", chart.ttft_percentile),
+                    tpot_title = fmt::format("p{} TPOT (ms)", chart.tpot_percentile);
+  const Panel panels[2] = {{"ttft", ttft_title.c_str(), ttft_lo, ttft_hi, chart.ttft_target_seconds, 1},
+                           {"tpot", tpot_title.c_str(), tpot_lo * 1000, tpot_hi * 1000, chart.tpot_target_seconds, 1000}};
   for (int k = 0; k < 2; ++k) {
     const Panel& pn = panels[k];
     const double ptop = top + k * (panel_h + gap), pbottom = ptop + panel_h;
@@ -892,7 +894,7 @@ std::string render_latency_svg(const LatencyChart& chart) {
       std::string_view colour = kPalette[i % kPalette.size()];
       std::string points;
       for (const auto& p : s.points) {
-        double v = (k == 0 ? p.ttft_p95_seconds : p.tpot_p95_seconds) * pn.scale;
+        double v = (k == 0 ? p.ttft_seconds : p.tpot_seconds) * pn.scale;
         if (!positive(p.load) || !positive(v)) continue;
         v = std::clamp(v, y.lo(), y.hi());
         points += fmt::format("{},{} ", px(x_of(p.load)), px(y(v)));

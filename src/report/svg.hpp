@@ -59,8 +59,8 @@ std::string render_memory_svg(const MemoryChart& chart);
 // (data-metric), class="knee" (the highest load within the targets, data-label).
 struct LatencyPoint {
   double load;           // requests/s (or clients)
-  double ttft_p95_seconds;
-  double tpot_p95_seconds;
+  double ttft_seconds;  // at the chart's percentile (LatencyChart::ttft_percentile)
+  double tpot_seconds;
 };
 
 struct LatencySeries {
@@ -75,6 +75,8 @@ struct LatencyChart {
   std::vector<LatencySeries> series;
   double ttft_target_seconds = 0;  // 0 = none
   double tpot_target_seconds = 0;
+  // The percentile each panel plots: 99 where the target given is a p99 one, else 95.
+  int ttft_percentile = 95, tpot_percentile = 95;
 };
 
 std::string render_latency_svg(const LatencyChart& chart);

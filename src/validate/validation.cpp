@@ -202,7 +202,8 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
     o.workload.engine = c.engine;
     o.workload.count = c.count;
     o.workload.tp = c.tp;
-    o.workload.prompt = c.prompt;
+    // A case's prompt_dist gives its lengths (its prompt stays as the source's mean, for the reader).
+    if (!c.prompt_dist) o.workload.prompt = c.prompt;
     if (c.generate) o.workload.generate = *c.generate;
     o.generate_dist = c.generate_dist;
     o.prompt_dist = c.prompt_dist;
