@@ -616,3 +616,15 @@ TEST_CASE("fp8 inference keeps 16-bit weights where the device has no fp8, and a
   // vLLM needs compute capability 7.0: a P100 gets llama.cpp with no --engine.
   CHECK(run_hwplan("estimate --model llama-3.2-1b --device p100-16gb-pcie --task infer").out.find("llamacpp (assumed") != std::string::npos);
 }
+
+TEST_CASE("an integer-only accelerator stores and reads the weights in the integer format it computes in") {
+  using hwplan::test::run_hwplan;
+  const std::string work = "estimate --model llama-3.2-3b --device snapdragon-8-gen3-npu --task infer --batch 1 --format json";
+  const auto plain = nlohmann::json::parse(run_hwplan(work).out);
+  const auto int8 = nlohmann::json::parse(run_hwplan(work + " --weights int8").out);
+  CHECK(plain["memory"]["per_device_bytes"] == int8["memory"]["per_device_bytes"]);
+  CHECK(plain["inference"]["time_per_output_token_seconds"] == int8["inference"]["time_per_output_token_seconds"]);
+  bool said = false;
+  for (const auto& w : plain["warnings"]) said = said || w.get<std::string>().find("weights assumed int8") != std::string::npos;
+  CHECK(said);
+}

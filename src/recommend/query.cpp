@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "estimators/efficiency.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/params.hpp"
 
@@ -227,6 +228,16 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     w.weights = WeightFormat::kFp8;
     q.model.ingest_notes.push_back("weights assumed fp8 (--precision fp8: the engine quantizes the 16-bit weights to fp8 "
                                    "as it loads them, W8A8); --weights overrides");
+  }
+  // An integer-only accelerator (an Edge TPU, a phone NPU) runs only a model quantised to its integer format: the
+  // weights it stores and reads are that format, as its compute is.
+  if (!o.weights && w.task == Task::kInfer && !w.weights && q.model.checkpoint_weight_bytes <= 0) {
+    const Precision runs = effective_precision(*q.device, w.precision).effective;
+    if (runs == Precision::kInt8 || runs == Precision::kInt4) {
+      w.weights = runs == Precision::kInt8 ? WeightFormat::kInt8 : WeightFormat::kInt4;
+      q.model.ingest_notes.push_back(std::string("weights assumed ") + to_string(*w.weights) + " (" + q.device->id +
+                                     " computes only in integers: the model is quantised to run on it); --weights overrides");
+    }
   }
   if (!o.weights && w.task == Task::kInfer && q.model.checkpoint_weight_bytes > 0) {
     double params = count_parameters(q.model).total;
