@@ -286,8 +286,10 @@ Estimate estimate(const EstimateInput& in) {
     e.notes.push_back("the paged optimizer's states do not all fit: " + human_bytes(mem.paged_out_bytes) +
                       " live in host memory and cross the host link in and out every step (" +
                       human_seconds(e.train.paging_seconds) + ")");
+  // On one memory (Apple silicon, Jetson) what is offloaded stays in it: counted in the figures below as in the fit.
+  const double needed = mem.total() + (d.host_link.type == "soc" ? mem.host_bytes : 0.0);
   if (e.fits) {
-    e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - mem.total()) + " free of " +
+    e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - needed) + " free of " +
                       human_bytes(e.capacity_bytes) + " (plans keep at least " + pct(in.system.memory_headroom_fraction) +
                       " free: --headroom)");
   } else {
@@ -305,13 +307,15 @@ Estimate estimate(const EstimateInput& in) {
       hint = mem.kv_cache > mem.weights ? "a smaller batch or context, or an 8-bit KV cache"
                                         : "quantised weights (int8 / int4) or more devices with tensor parallelism";
     }
-    const bool only_headroom = mem.total() <= e.capacity_bytes;
-    e.notes.push_back("does not fit: needs " + human_bytes(mem.total()) + ", device has " + human_bytes(e.capacity_bytes) +
+    const bool only_headroom = needed <= e.capacity_bytes;
+    e.notes.push_back("does not fit: needs " + human_bytes(needed) +
+                      (needed > mem.total() ? " (" + human_bytes(mem.host_bytes) + " of it offloaded into the same memory)" : std::string()) +
+                      ", device has " + human_bytes(e.capacity_bytes) +
                       (in.system.memory_headroom_fraction > 0
                            ? " of which " + human_bytes(e.usable_bytes) + " are usable (" + pct(in.system.memory_headroom_fraction) +
                                  " kept free: --headroom)"
                            : std::string()) +
-                      (only_headroom ? "; it would fill the device to " + pct(mem.total() / e.capacity_bytes) +
+                      (only_headroom ? "; it would fill the device to " + pct(needed / e.capacity_bytes) +
                                            ", where allocator variance makes runs fail"
                                      : std::string()) +
                       "; try " + hint);

@@ -15,7 +15,11 @@ namespace {
 // assumptions().collective_sms.
 
 // Host <-> device copies (offload, paged optimizer states): the link's rate at its achieved efficiency.
-double host_link_rate(const Device& d) { return std::max(1e9, d.host_link.bytes_per_s() * assumptions().host_link_efficiency); }
+// One memory for CPU and GPU (Apple silicon, Jetson): nothing crosses a link; a copy reads and writes that memory.
+double host_link_rate(const Device& d) {
+  if (d.host_link.type == "soc") return d.memory_bandwidth_bytes_per_s * assumptions().bandwidth_efficiency / 2;
+  return std::max(1e9, d.host_link.bytes_per_s() * assumptions().host_link_efficiency);
+}
 
 int lora_target_count(const Workload& w, const Model& m) {
   if (w.task != Task::kLora && w.task != Task::kQlora) return 0;

@@ -341,6 +341,15 @@ TEST_CASE("offloaded state is checked against the memory a host of the class typ
   auto apple = nlohmann::json::parse(
       run_hwplan("estimate --model llama-2-13b --device apple-m2-max-gpu --task finetune --offload optimizer --format json").out);
   CHECK(apple["memory"]["fits"] == false);
+  // Nothing crosses a link there: the offloaded state's copies run at the memory's own rate, not at a 1 GB/s floor.
+  const std::string small = "estimate --model llama-3.2-1b --device apple-m2-ultra-gpu --task finetune --batch 1 --seq 1024 --format json";
+  const auto kept = nlohmann::json::parse(run_hwplan(small).out);
+  const auto moved = nlohmann::json::parse(run_hwplan(small + " --offload optimizer").out);
+  CHECK(moved["time"]["step_seconds"].get<double>() < 3 * kept["time"]["step_seconds"].get<double>());
+  // The note of a miss counts what is offloaded into the same memory, as the verdict does.
+  auto jetson = run_hwplan("estimate --model llama-2-7b --device jetson-agx-orin-64gb --task finetune --offload optimizer");
+  CHECK(jetson.out.find("offloaded into the same memory") != std::string::npos);
+  CHECK(jetson.out.find("allocator variance") == std::string::npos);
 }
 
 TEST_CASE("inference-only inputs given to training are said to be ignored, and change nothing") {
