@@ -41,9 +41,17 @@ bool some_group_straddles(long long size, long long stride, long long block, lon
 }
 }  // namespace
 
+long long scale_up_span(const Device& device, const System& system) {
+  const long long node = std::max(1, system.devices_per_node);
+  const Interconnect& ic = device.interconnect;
+  // A fabric of more devices than one 8-device board spans hosts by construction (TPU ICI pods, NeuronLink); an
+  // 8-device one (NVLink, Infinity Fabric) stays inside its host, whatever node size the user gives.
+  return ic.pools_memory() && ic.domain_size > 8 ? std::max<long long>(node, ic.domain_size) : node;
+}
+
 GroupLink group_link(const Device& device, const System& system, int size, int stride) {
   GroupLink link;
-  const long long node = std::max(1, system.devices_per_node);
+  const long long node = scale_up_span(device, system);
   const long long span = static_cast<long long>(size - 1) * stride + 1;
   // The slowest group sets the pace: a group whose ranks sit on two nodes talks over the network even when it
   // is small enough for one node (tp 7 on 8-GPU nodes: the second group spans ranks 7-13).

@@ -15,6 +15,10 @@ struct GroupLink {
   const char* medium = "";  // "nvlink4", "pcie", "network"
 };
 
+// Devices one group can span before it needs the network: the node, or a scale-up fabric of more than 8 devices,
+// which spans hosts (a TPU pod's ICI, Trainium2's NeuronLink), whichever is larger.
+long long scale_up_span(const Device& device, const System& system);
+
 // The link a group of `size` devices, `stride` apart in the global rank order, communicates over.
 GroupLink group_link(const Device& device, const System& system, int size, int stride);
 

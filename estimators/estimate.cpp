@@ -9,6 +9,7 @@
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "estimators/inference.hpp"
+#include "estimators/comm.hpp"
 #include "estimators/training.hpp"
 
 namespace hwplan {
@@ -143,10 +144,11 @@ Estimate estimate(const EstimateInput& in) {
   }
   if (!assumptions_note().empty()) e.warnings.push_back(assumptions_note());
   // Across nodes, the network decides the data-parallel and pipeline traffic: say which one was assumed.
-  if (in.system.count > in.system.devices_per_node && !in.system.network_assumed.empty())
+  if (const long long span = scale_up_span(d, in.system); in.system.count > span && !in.system.network_assumed.empty())
     e.warnings.push_back("network assumed: " + in.system.network_assumed + " across " +
-                         std::to_string((in.system.count + in.system.devices_per_node - 1) / in.system.devices_per_node) +
-                         " nodes; --network-gbps to give yours");
+                         std::to_string((in.system.count + span - 1) / span) +
+                         (span > in.system.devices_per_node ? " " + d.interconnect.type + " domains" : std::string(" nodes")) +
+                         "; --network-gbps to give yours");
   // Assumptions made reading a foreign model format (config.json, GGUF, safetensors) travel with every estimate.
   for (const auto& note : m.ingest_notes) e.warnings.push_back(m.id + ": " + note);
   if (!m.is_transformer() && m.forward_kernels <= 0)

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "estimators/efficiency.hpp"
+#include "estimators/comm.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/training.hpp"
 
@@ -110,7 +111,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
     CostCache& cache = space.cost_cache ? *space.cost_cache : local_cache;
     Candidate best, nearest;
     const bool transformer = m.is_transformer();
-    const int node = std::max(1, base.system.devices_per_node);
+    const int node = static_cast<int>(std::min<long long>(1 << 20, scale_up_span(*base.device, base.system)));
     // Micro-batches to try: the one the user fixed, else powers of two up to the global batch.
     std::vector<std::int64_t> micro_batches;
     if (space.micro_batch) micro_batches.push_back(*space.micro_batch);

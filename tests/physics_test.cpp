@@ -35,6 +35,24 @@ TEST_CASE("collectives: ring all-reduce, all-gather, point-to-point and their la
   CHECK(allreduce_seconds(bytes, 64, link) > allreduce_seconds(bytes, 8, link));
 }
 
+TEST_CASE("a scale-up fabric beyond one board spans hosts: TPU ICI and NeuronLink groups do not take the network") {
+  for (const auto& [device, span] : {std::pair{"tpu-v5p", 64}, std::pair{"trainium2", 16}}) {
+    CAPTURE(device);
+    const std::string work = std::string("estimate --model llama-3-70b --device ") + device +
+                             " --count 16 --seq 4096 --global-batch 64 --format json";
+    const auto plain = nlohmann::json::parse(test::run_hwplan(work).out);
+    const auto given = nlohmann::json::parse(test::run_hwplan(work + " --devices-per-node " + std::to_string(span)).out);
+    CHECK(plain["time"]["step_seconds"] == given["time"]["step_seconds"]);
+    for (const auto& w : plain["warnings"]) CHECK(w.get<std::string>().find("network assumed") == std::string::npos);
+  }
+  // An 8-device board's fabric stays in its host: nodes of 4 H100s put a group of 8 on the network.
+  System four;
+  four.count = 8;
+  four.devices_per_node = 4;
+  CHECK(group_link(test::registry().device("h100-sxm"), four, 8, 1).crosses_nodes);
+  CHECK_FALSE(group_link(test::registry().device("tpu-v5p"), four, 8, 1).crosses_nodes);
+}
+
 TEST_CASE("devices that share a package: a group inside one package uses its link, a group over packages the slowest hop") {
   // MI250X GCDs (catalog: 400 GB/s bidirectional between the two GCDs of an OAM, 100 GB/s per link between OAMs,
   // ROCm 'AMD Instinct MI250 microarchitecture' and the Frontier User Guide).
