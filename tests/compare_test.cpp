@@ -86,3 +86,12 @@ TEST_CASE("compare input errors name the flag") {
   r = run_hwplan("compare --model llama-2-7b --devices h100-sxm --counts 0");
   CHECK(r.exit_code == 2);
 }
+
+TEST_CASE("compare brackets the figures of a configuration that does not fit, as estimate qualifies them") {
+  auto r = hwplan::test::run_hwplan("compare --model llama-2-7b --devices rtx-4090,h100-sxm --task lora --batch 4 --seq 1024 --tokens 1e8");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("(brackets) = would be, if it fit: it does not") != std::string::npos);
+  CHECK(r.out.find("(10.0 h)") != std::string::npos);
+  auto e = hwplan::test::run_hwplan("estimate --model llama-2-70b --device rtx-4090 --task infer");
+  CHECK(e.out.find("decode tokens/s        6.1 (batch 1; would be, if it fit: it does not)") != std::string::npos);
+}

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -139,7 +141,10 @@ Table compare_table(const std::vector<Compared>& items) {
         continue;
       }
       bool win = row.marked && items.size() > 1 && winners < static_cast<int>(items.size()) && best && items[i].estimate->fits && *values[i] == *best;
-      cells.push_back(row.text(items[i], *values[i]) + (win ? " *" : ""));
+      // A configuration that does not fit runs nowhere: its figures (memory aside) are what it would do, in brackets.
+      const bool would = !items[i].estimate->fits && row.name != std::string("memory / device");
+      const std::string text = row.text(items[i], *values[i]);
+      cells.push_back(would ? "(" + text + ")" : text + (win ? " *" : ""));
     }
     t.rows.push_back(cells);
   }
@@ -167,8 +172,10 @@ std::string compare_text(const std::vector<Compared>& items, Format format) {
   std::string out;
   if (format == Format::kTable && !items.empty()) {
     const EstimateInput& in = *items.front().input;
-    out += fmt::format("{} {} {} on {} configurations (* = best of the row among those that fit)\n\n", in.model->id,
-                       to_string(in.workload.task), to_string(in.workload.precision), items.size());
+    const bool misses = std::any_of(items.begin(), items.end(), [](const Compared& c) { return !c.estimate->fits; });
+    out += fmt::format("{} {} {} on {} configurations (* = best of the row among those that fit{})\n\n", in.model->id,
+                       to_string(in.workload.task), to_string(in.workload.precision), items.size(),
+                       misses ? "; (brackets) = would be, if it fit: it does not" : "");
   }
   out += render(compare_table(items), format);
   if (format == Format::kTable) {

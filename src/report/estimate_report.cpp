@@ -411,17 +411,21 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                                   : " (it does not fit with --headroom kept free, but the engine fills memory to its own "
                                                     "fraction and runs it" + server + ")"));
     if (in.workload.generate > 0) {
-      row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{})",
+      // A plan that does not fit runs nowhere: its decode figures are what it would do (the engine-fraction case, which
+      // runs, is the prefill row's to explain).
+      const char* if_fit = e.fits ? "" : "; would be, if it fit: it does not";
+      row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{}{})",
                                                human_seconds(e.infer.time_per_output_token_seconds),
                                                100 * band(Regime::kDecode).p80_relative_error,
-                                               e.infer.decode_host_bound ? "; host-bound: the engine issues kernels slower than the GPU runs them" : ""));
+                                               e.infer.decode_host_bound ? "; host-bound: the engine issues kernels slower than the GPU runs them" : "",
+                                               if_fit));
       if (e.infer.replicas > 1)
-        row("decode tokens/s", fmt::format("{:.1f} total ({:.1f} per replica x {} replicas, batch {} each)",
+        row("decode tokens/s", fmt::format("{:.1f} total ({:.1f} per replica x {} replicas, batch {} each{})",
                                            e.infer.total_decode_tokens_per_second(), e.infer.decode_tokens_per_second,
-                                           e.infer.replicas, p.micro_batch));
+                                           e.infer.replicas, p.micro_batch, if_fit));
       else
-        row("decode tokens/s", fmt::format("{:.1f} (batch {})", e.infer.decode_tokens_per_second, p.micro_batch));
-      row("total", human_seconds(e.infer.total_seconds));
+        row("decode tokens/s", fmt::format("{:.1f} (batch {}{})", e.infer.decode_tokens_per_second, p.micro_batch, if_fit));
+      row("total", human_seconds(e.infer.total_seconds) + (e.fits ? "" : " (would be, if it fit: it does not)"));
     }
   }
   return t;
