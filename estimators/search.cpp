@@ -180,6 +180,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                   // Pipeline interleaving depths: the user's; else, with a stack that interleaves, every vp
                   // dividing the stage's layers, when the micro-batches fill whole rounds of pp (Megatron's rule).
                   vps.assign(1, space.vp.value_or(base.plan.vp));
+                  if (transformer && !interleaving_fits(m, pp, vps.front())) continue;  // a --vp this pipeline cannot hold
                   if (!space.vp && transformer && pp > 1 && base.workload.stack.interleaved_pipeline && accum % pp == 0) {
                     // A stage of ceil(layers / pp) layers (uneven stages shed a layer at the ends, as Llama 3's did),
                     // each chunk at least one layer (interleaving_fits, as validate_plan checks).

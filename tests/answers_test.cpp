@@ -326,6 +326,17 @@ TEST_CASE("layouts and tasks that cannot exist are errors") {
   auto vp = test::run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --count 8 --pp 8 --vp 64 --tp 1 --dp 1");
   CHECK(vp.exit_code == 2);
   CHECK(vp.err.find("512 chunks for 32 layers") != std::string::npos);
+  // The same with the search's layout: a given --vp is checked against the pipeline it is given with.
+  auto searched = test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 2 --pp 2 --vp 1000 --global-batch 8");
+  CHECK(searched.exit_code == 2);
+  CHECK(searched.err.find("'--vp'") != std::string::npos);
+  // Cache formats are the ones engines offer.
+  for (const char* kv : {"int4", "fp4", "tf32", "fp64"}) {
+    CAPTURE(kv);
+    auto r = test::run_hwplan(std::string("estimate --model llama-2-7b --device h100-sxm --task infer --kv-cache ") + kv);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("'--kv-cache'") != std::string::npos);
+  }
   for (const char* cmd : {"estimate --model resnet-50 --device rtx-4090 --task lora", "recommend --model resnet-50 --task lora"}) {
     auto r = test::run_hwplan(cmd);
     CAPTURE(cmd);

@@ -246,6 +246,10 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   w.kv_cache = w.precision == Precision::kFp32 ? Precision::kFp32 : Precision::kBf16;
   if (o.kv_cache) {
     w.kv_cache = parse_choice<Precision>("--kv-cache", *o.kv_cache, parse_precision, "fp32, fp16, bf16, fp8, int8");
+    // The cache formats engines offer (vLLM's kv_cache_dtype, llama.cpp's cache types, TensorRT-LLM's fp8/int8 KV).
+    if (w.kv_cache != Precision::kFp32 && w.kv_cache != Precision::kFp16 && w.kv_cache != Precision::kBf16 &&
+        w.kv_cache != Precision::kFp8 && w.kv_cache != Precision::kInt8)
+      bad("--kv-cache", "'" + *o.kv_cache + "' is not one of: fp32, fp16, bf16, fp8, int8");
     w.kv_cache_set = true;
   }
   if (o.seq) check_range("--seq", *o.seq, 1, 100'000'000);
@@ -363,6 +367,10 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   if (o.shard_group) check_range("--shard-group", *o.shard_group, 1, 1'000'000);
   if (o.shard_group && o.zero && *o.zero < 1) bad("--shard-group", "shards the ZeRO state: it needs --zero 1, 2 or 3");
   if (o.vp) check_range("--vp", *o.vp, 1, 1024);
+  // Each of a device's vp chunks holds at least one layer (the search keeps a --vp only on pipelines it fits).
+  if (o.vp && *o.vp > 1 && o.pp && q.model.is_transformer() && !interleaving_fits(q.model, static_cast<int>(*o.pp), static_cast<int>(*o.vp)))
+    bad("--vp", fmt::format("{} stages x {} chunks = {} chunks for {} layers: each chunk needs at least one layer", *o.pp,
+                            *o.vp, *o.pp * *o.vp, q.model.total_layers()));
   p.vp = static_cast<int>(o.vp.value_or(1));
   p.micro_batch = o.batch.value_or(1);
   p.grad_accum = o.grad_accum.value_or(1);
