@@ -143,6 +143,12 @@ Estimate estimate(const EstimateInput& in) {
                            (desktop ? "128-192 GiB" : "1-2 TiB") + ")");
   }
   if (!assumptions_note().empty()) e.warnings.push_back(assumptions_note());
+  // A power figure the vendor does not publish (the catalog's derived entry says ESTIMATE): whatever rests on it is
+  // as rough as it is.
+  if (auto it = d.derived.find("tdp_w"); it != d.derived.end() && it->second.rfind("ESTIMATE", 0) == 0)
+    e.warnings.push_back(d.id + "'s power (" + std::to_string(static_cast<int>(d.tdp_w + 0.5)) +
+                         " W) is an estimate, not a vendor figure: energy, power limits and the clock the power budget "
+                         "holds rest on it");
   // Across nodes, the network decides the data-parallel and pipeline traffic: say which one was assumed.
   if (const long long span = scale_up_span(d, in.system); in.system.count > span && !in.system.network_assumed.empty())
     e.warnings.push_back("network assumed: " + in.system.network_assumed + " across " +

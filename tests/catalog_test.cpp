@@ -411,3 +411,14 @@ TEST_CASE("unified memory: the GPU's default share of a Mac's memory is what pla
     CHECK(std::string(e.what()).find("gpu_memory_limit_gib") != std::string::npos);
   }
 }
+
+TEST_CASE("a power figure the vendor does not publish is said to be an estimate wherever it is used") {
+  auto r = test::run_hwplan("estimate --model llama-2-7b --device tpu-v5p --task infer --format json");
+  REQUIRE(r.exit_code == 0);
+  bool said = false;
+  for (const auto& w : nlohmann::json::parse(r.out)["warnings"])
+    said = said || w.get<std::string>().find("tpu-v5p's power (192 W) is an estimate") != std::string::npos;
+  CHECK(said);
+  CHECK(test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --task infer").out.find("is an estimate, not a vendor figure") ==
+        std::string::npos);
+}
