@@ -416,7 +416,8 @@ TEST_CASE("a power figure the vendor does not publish is said to be an estimate 
   auto r = test::run_hwplan("estimate --model llama-2-7b --device tpu-v5p --task infer --format json");
   REQUIRE(r.exit_code == 0);
   bool said = false;
-  for (const auto& w : nlohmann::json::parse(r.out)["warnings"])
+  const auto doc = nlohmann::json::parse(r.out);
+  for (const auto& w : doc["warnings"])
     said = said || w.get<std::string>().find("tpu-v5p's power (192 W) is an estimate") != std::string::npos;
   CHECK(said);
   CHECK(test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --task infer").out.find("is an estimate, not a vendor figure") ==
