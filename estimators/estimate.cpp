@@ -383,6 +383,21 @@ Estimate estimate(const EstimateInput& in) {
       e.notes.push_back(w.stack.preset + " splits the model by layers over " + std::to_string(in.plan.pp) +
                         " devices, which take turns on each token: no faster than one device with all the memory "
                         "(--tp N asks for tensor parallelism, where the engine has it)");
+    else if (in.plan.pp > 1)
+      e.notes.push_back(std::to_string(in.plan.pp) + " pipeline stages take turns on each token of one batch: they add "
+                        "memory, not speed, to a single stream (tensor parallelism divides the step" +
+                        (m.is_transformer() && m.attention_heads % (in.plan.tp * in.plan.pp) != 0
+                             ? "; " + std::to_string(in.plan.tp * in.plan.pp) + "-way does not divide the " +
+                                   std::to_string(m.attention_heads) + " heads"
+                             : std::string()) +
+                        ")");
+    // All-reduces (and sends) that take half the step or more: the link, not the memory, sets the pace.
+    if (e.infer.decode_gpu_seconds > 0 && e.infer.decode_comm_seconds >= 0.5 * e.infer.decode_gpu_seconds)
+      e.notes.push_back("decode is communication-bound: " + human_seconds(e.infer.decode_comm_seconds) + " of each " +
+                        human_seconds(e.infer.decode_gpu_seconds) + " step are " +
+                        (in.plan.tp > 1 ? "tensor-parallel all-reduces" : "pipeline sends") + " over " +
+                        e.infer.decode_comm_medium + " (fewer devices, or one node's fabric, run it faster)");
+    else
     e.notes.push_back(std::string("decode is ") + (e.infer.decode_memory_bound ? "memory-bound" : "compute-bound") +
                       ": each token reads " + human_bytes(e.infer.decode_weight_bytes) + " of weights and " +
                       human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device" +

@@ -261,10 +261,13 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     // Pipeline stages work on different micro-batches in steady state only when there are several;
     // a single stream walks through all stages.
     double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w, batch) * decode.kernel_overhead_seconds;
+    out.decode_comm_seconds = layers * tp_comm + pp_comm;
+    out.decode_comm_medium = plan.tp > 1 ? tp_link.medium : pp_link.medium;
     const Stack& st = w.stack;
     // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
     // (the concatenation's kernels are already among the eager step's).
     if (st.kv_cache_concat) gpu += layers * memory_seconds(decode, 2 * kv_read);
+    out.decode_gpu_seconds = gpu;
     // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
     // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
     double host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w, batch) + 8) * st.host_seconds_per_kernel;

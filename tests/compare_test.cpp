@@ -95,3 +95,16 @@ TEST_CASE("compare brackets the figures of a configuration that does not fit, as
   auto e = hwplan::test::run_hwplan("estimate --model llama-2-70b --device rtx-4090 --task infer");
   CHECK(e.out.find("decode tokens/s        6.1 (batch 1; would be, if it fit: it does not)") != std::string::npos);
 }
+
+TEST_CASE("inference says why more devices are not faster: pipeline stages take turns, all-reduces over the network") {
+  auto pp = hwplan::test::run_hwplan("estimate --model llama-2-70b --device a100-80gb-sxm --count 3 --task infer --batch 8");
+  REQUIRE(pp.exit_code == 0);
+  CHECK(pp.out.find("3 pipeline stages take turns on each token") != std::string::npos);
+  CHECK(pp.out.find("3-way does not divide the 64 heads") != std::string::npos);
+  auto net = hwplan::test::run_hwplan("estimate --model llama-2-70b --device h100-sxm --count 16 --tp 16 --task infer --batch 8");
+  REQUIRE(net.exit_code == 0);
+  CHECK(net.out.find("decode is communication-bound") != std::string::npos);
+  CHECK(net.out.find("over network") != std::string::npos);
+  auto node = hwplan::test::run_hwplan("estimate --model llama-2-70b --device h100-sxm --count 8 --tp 8 --task infer --batch 8");
+  CHECK(node.out.find("communication-bound") == std::string::npos);
+}
