@@ -396,6 +396,9 @@ TEST_CASE("inference-only inputs given to training are said to be ignored, and c
 
 TEST_CASE("errors name the flag that gave the bad value, and a size says the shape it assumes") {
   using hwplan::test::run_hwplan;
+  auto huge = run_hwplan("estimate --model llama-2-7b --device h100-sxm --tokens 1e308");
+  CHECK(huge.exit_code == 2);
+  CHECK(huge.err.find("'--tokens'") != std::string::npos);
   auto ex = run_hwplan("recommend --model 7b --exclude nonexistent-device");
   CHECK(ex.exit_code == 2);
   CHECK(ex.err.find("'--exclude'") != std::string::npos);

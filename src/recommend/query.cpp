@@ -259,7 +259,8 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     if (!q.model.is_transformer()) bad("--sample-tokens", "applies to language models (" + q.model.id + " takes fixed-size samples)");
     w.sample_tokens = sample_quantiles(*o.sample_tokens, w.seq);
   }
-  if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0)) bad("--tokens", "must be a positive number");
+  // 1e16 tokens: hundreds of times the largest published training runs (a few times 1e13).
+  if (o.tokens && (!std::isfinite(*o.tokens) || *o.tokens <= 0 || *o.tokens > 1e16)) bad("--tokens", "must be a positive number up to 1e16");
   w.tokens = o.tokens;
   w.stack = resolve_stack(o, w.task, q.model, *q.device);
   w.attention = parse_choice<Attention>("--attention", o.attention, parse_attention, "eager, flash");
