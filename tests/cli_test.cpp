@@ -640,3 +640,10 @@ TEST_CASE("an integer-only accelerator stores and reads the weights in the integ
   for (const auto& w : plain["warnings"]) said = said || w.get<std::string>().find("weights assumed int8") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("a deadline search says which smaller counts it passed over for want of a layout") {
+  auto r = hwplan::test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --tokens 1e11 --deadline 7d");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("32 x h100-sxm is the smallest count") != std::string::npos);
+  CHECK(r.out.find("24 passed over: no layout splits that batch over them") != std::string::npos);
+}

@@ -1,5 +1,8 @@
 // hwplan estimate: memory and time of one workload on one device type (x count), with the layout searched
 // when it is not given; with --deadline, the smallest count that finishes the job in time.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -44,7 +47,11 @@ void resolve_deadline(EstimateOptions& o) {
   o.deadline_count = answer->count;
   o.preface = std::to_string(answer->count) + " x " + device.id + " is the smallest count (of 1, 2, 4, then multiples of 8 to 64, then powers of two) that finishes " +
               human_count(*o.workload.tokens) + " tokens within " + *o.deadline + " (global batch " +
-              std::to_string(*o.workload.global_batch) + " sequences)\n\n";
+              std::to_string(*o.workload.global_batch) + " sequences" +
+              (answer->no_layout.empty() ? std::string()
+                                         : fmt::format("; {} passed over: no layout splits that batch over them, --global-batch changes it",
+                                                       fmt::join(answer->no_layout, ", "))) +
+              ")\n\n";
 }
 
 // Resolves and runs the workload, then hands the query and its outcome to `answer` (the query owns the model

@@ -330,9 +330,11 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, co
                                                           const WorkloadSpec& workload, double deadline_seconds,
                                                           long long max_count) {
   if (!workload.tokens) throw InputError({}, "--deadline", "needs --tokens (the job the deadline is for)");
+  std::vector<int> passed;
   for (int count : candidate_counts(max_count)) {
     DeadlineAnswer a;
     a.count = count;
+    a.no_layout = passed;
     a.workload = workload;
     a.workload.count = count;
     a.workload.device = device.id;
@@ -343,9 +345,14 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, co
     try {
       q = resolve_query(model, device, a.workload, count);
     } catch (const InputError&) {
-      continue;  // no layout of this count for this workload (heads, layers or batch do not divide)
+      passed.push_back(count);  // no layout of this count for this workload (heads, layers or batch do not divide)
+      continue;
     }
     Outcome o = run_query(q);
+    if (no_layout(o)) {
+      passed.push_back(count);
+      continue;
+    }
     if (o.search && !o.search->found) continue;
     if (o.estimate.fits && o.estimate.total_seconds >= 0 && o.estimate.total_seconds <= deadline_seconds) return a;
   }

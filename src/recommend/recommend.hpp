@@ -101,6 +101,7 @@ long long default_global_batch(const Model& model, const std::string& task, long
 struct DeadlineAnswer {
   int count = 0;
   WorkloadSpec workload;  // the workload with count and global batch set, ready for resolve_query
+  std::vector<int> no_layout;  // smaller counts passed over: no layout of them runs the workload at that global batch
 };
 std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, const Device& device, const WorkloadSpec& w,
                                                           double deadline_seconds, long long max_count);
