@@ -647,3 +647,9 @@ TEST_CASE("a deadline search says which smaller counts it passed over for want o
   CHECK(r.out.find("32 x h100-sxm is the smallest count") != std::string::npos);
   CHECK(r.out.find("24 passed over: no layout splits that batch over them") != std::string::npos);
 }
+
+TEST_CASE("a count with no layout names the --shard-group or --ep that may leave none") {
+  auto r = hwplan::test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 16 --shard-group 3 --zero 3 --global-batch 64");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--shard-group 3 must divide the data-parallel ranks") != std::string::npos);
+}

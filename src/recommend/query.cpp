@@ -563,6 +563,8 @@ InputError no_layout_error(const Query& q, const std::string& key) {
   std::string why;
   auto add = [&](const std::string& s) { why += (why.empty() ? ": " : "; ") + s; };
   if (sp.tp || sp.pp || sp.dp || sp.ep || sp.cp) add("the --tp/--pp/--dp/--ep/--cp given leave none");
+  if (sp.ep && *sp.ep > 1) add("--ep " + std::to_string(*sp.ep) + " must divide the data-parallel ranks");
+  if (sp.shard_group) add("--shard-group " + std::to_string(*sp.shard_group) + " must divide the data-parallel ranks");
   if (w.task != Task::kInfer && sp.global_batch_fixed)
     add("the global batch of " + std::to_string(sp.global_batch) + " sequences must split evenly over the data-parallel ranks" +
         (sp.micro_batch ? " in micro-batches of " + std::to_string(*sp.micro_batch) : ""));
