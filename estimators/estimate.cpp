@@ -136,7 +136,8 @@ Estimate estimate(const EstimateInput& in) {
     const double need = e.memory.host_bytes * devices_on_host;
     const bool desktop = d.device_class == DeviceClass::kConsumer || d.device_class == DeviceClass::kWorkstation;
     const double typical = desktop ? 192.0 * kGiB : 2048.0 * kGiB;  // the top of each range
-    if (need > typical)
+    e.host_memory_short = need > typical;
+    if (e.host_memory_short)
       e.warnings.push_back("the host needs " + human_bytes(need) + " of memory for what is offloaded (" +
                            human_bytes(e.memory.host_bytes) + " per device x " + std::to_string(devices_on_host) +
                            "): more than a typical " + (desktop ? "desktop or workstation" : "8-GPU server") + " has (" +

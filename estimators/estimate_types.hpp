@@ -87,6 +87,9 @@ struct Estimate {
   double capacity_bytes = 0;
   double usable_bytes = 0;    // capacity less the headroom a plan must leave free (System::memory_headroom_fraction)
   bool fits = false;
+  // Offloaded state beyond the memory a host of the device's class typically has (a warning: the host is not in the
+  // catalog); fit does not suggest such a change.
+  bool host_memory_short = false;
   bool training = true;
   TrainingTime train;
   InferenceTime infer;

@@ -653,3 +653,15 @@ TEST_CASE("a count with no layout names the --shard-group or --ep that may leave
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--shard-group 3 must divide the data-parallel ranks") != std::string::npos);
 }
+
+TEST_CASE("fit does not suggest offloading more than a host of the class holds") {
+  auto r = hwplan::test::run_hwplan("fit --model llama-2-70b --device rtx-4090 --task finetune");
+  REQUIRE(r.exit_code == 0);
+  // Offloading a 70B model's parameters and Adam states needs about a terabyte of host memory: not a desktop's.
+  CHECK(r.out.find("(more host memory than a typical host has)") != std::string::npos);
+  CHECK(r.out.find("the fastest combination that does: full activation recomputation (gradient checkpointing) + offload") ==
+        std::string::npos);
+  // A 7B model's fits in a desktop's: still offered.
+  auto small = hwplan::test::run_hwplan("fit --model llama-2-7b --device rtx-4090 --task finetune");
+  CHECK(small.out.find("offload parameters and optimizer to host      --offload params      yes") != std::string::npos);
+}

@@ -180,7 +180,10 @@ void add_single_changes(const Target& target, const WorkloadSpec& base, const st
     if (t.estimate.memory.total() > 0.99 * report.baseline.memory.total() && t.seconds >= report.baseline_seconds * 0.999 &&
         t.estimate.fits == report.baseline.fits)
       continue;
-    FitChange fc{c.words, c.flags, t.estimate.fits, t.estimate.memory.total(), t.seconds,
+    // Offloading more than a host of the class holds is no way to fit (estimate warns of it).
+    const bool host_short = t.estimate.fits && t.estimate.host_memory_short;
+    FitChange fc{c.words + (host_short ? " (more host memory than a typical host has)" : ""), c.flags,
+                 t.estimate.fits && !host_short, t.estimate.memory.total(), t.seconds,
                  slowdown_of(t.seconds, report.baseline_seconds), c.quality};
     report.changes.push_back(fc);
   }
@@ -286,7 +289,7 @@ void add_combinations(const Target& target, const WorkloadSpec& base, const std:
       words += (words.empty() ? "" : " + ") + changes[i].words;
     }
     Tried t = try_spec(target, w);
-    if (!t.ok || !t.estimate.fits) return;
+    if (!t.ok || !t.estimate.fits || t.estimate.host_memory_short) return;
     FitChange c{words, flags, true, t.estimate.memory.total(), t.seconds, slowdown_of(t.seconds, report.baseline_seconds),
                 quality};
     report.combinations.push_back(c);
