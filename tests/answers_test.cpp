@@ -330,6 +330,13 @@ TEST_CASE("layouts and tasks that cannot exist are errors") {
   auto searched = test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 2 --pp 2 --vp 1000 --global-batch 8");
   CHECK(searched.exit_code == 2);
   CHECK(searched.err.find("'--vp'") != std::string::npos);
+  // One stage cannot interleave: said as such, not as a layer count.
+  auto flat = test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 2 --tp 2 --pp 1 --dp 1 --vp 2");
+  CHECK(flat.exit_code == 2);
+  CHECK(flat.err.find("need --pp of at least 2") != std::string::npos);
+  auto none = test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 8 --vp 1000 --global-batch 64 --framework megatron");
+  CHECK(none.exit_code == 2);
+  CHECK(none.err.find("--vp 1000 needs pipelines") != std::string::npos);
   // Cache formats are the ones engines offer.
   for (const char* kv : {"int4", "fp4", "tf32", "fp64"}) {
     CAPTURE(kv);

@@ -108,3 +108,17 @@ TEST_CASE("inference says why more devices are not faster: pipeline stages take 
   auto node = hwplan::test::run_hwplan("estimate --model llama-2-70b --device h100-sxm --count 8 --tp 8 --task infer --batch 8");
   CHECK(node.out.find("communication-bound") == std::string::npos);
 }
+
+TEST_CASE("a plan over the headroom that the engine still runs is not called one that does not run") {
+  auto r = hwplan::test::run_hwplan("estimate --model llama-3-8b --device rtx-4090 --task infer --batch 24 --prompt 1000 --generate 200");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("it does not fit with --headroom kept free") != std::string::npos);
+  CHECK(r.out.find("would be, if it fit") == std::string::npos);
+  // Training state given to inference is ignored, not listed as set.
+  auto mw = hwplan::test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --task infer --master-weights fp32");
+  CHECK(mw.out.find("master-weights fp32") == std::string::npos);
+  CHECK(mw.out.find("ignored for --task infer: --master-weights") != std::string::npos);
+  // recommend --task serve reads --count as a cap: serve's note that targets leave it unused is not repeated there.
+  auto rec = hwplan::test::run_hwplan("recommend --task serve --model llama-3-8b --rate 30 --ttft-p95 1 --devices h100-sxm,l40s --count 2");
+  CHECK(rec.out.find("--count is not used") == std::string::npos);
+}

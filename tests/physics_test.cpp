@@ -53,6 +53,23 @@ TEST_CASE("a scale-up fabric beyond one board spans hosts: TPU ICI and NeuronLin
   CHECK_FALSE(group_link(test::registry().device("tpu-v5p"), four, 8, 1).crosses_nodes);
 }
 
+TEST_CASE("a pipeline's sends run at its slowest stage-to-stage hop") {
+  // tp 4, pp 4 on nodes of 8: stages 0-1 share a node, but stage 1 (ranks 4-7) sends to stage 2 (ranks 8-11) over
+  // the network. The pair view (ranks 0 and 4) missed it; the chain of stages as one group does not.
+  const Device& h100 = test::registry().device("h100-sxm");
+  System sys;
+  sys.count = 16;
+  sys.devices_per_node = 8;
+  CHECK_FALSE(group_link(h100, sys, 2, 4).crosses_nodes);
+  CHECK(group_link(h100, sys, 4, 4).crosses_nodes);
+  auto step = [](const std::string& extra) {
+    return nlohmann::json::parse(test::run_hwplan("estimate --model llama-2-13b --device h100-sxm --count 16 --tp 4 --pp 4 --dp 1 "
+                                                  "--framework megatron --global-batch 64 --format json" + extra).out);
+  };
+  // Nodes of 16 keep every hop on NVLink-class links: the sends cost less than across two nodes of 8.
+  CHECK(step("")["time"]["step_seconds"].get<double>() > step(" --devices-per-node 16")["time"]["step_seconds"].get<double>());
+}
+
 TEST_CASE("devices that share a package: a group inside one package uses its link, a group over packages the slowest hop") {
   // MI250X GCDs (catalog: 400 GB/s bidirectional between the two GCDs of an OAM, 100 GB/s per link between OAMs,
   // ROCm 'AMD Instinct MI250 microarchitecture' and the Frontier User Guide).

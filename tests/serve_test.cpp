@@ -1184,7 +1184,7 @@ TEST_CASE("serve: inputs it would ignore are errors or warnings, never silently 
   CHECK(run_hwplan(base + "--burstiness 0.05").exit_code == 0);  // the bound its message states
   auto seq = run_hwplan(base + "--seq 4096 --tokens 1e9");
   CHECK(seq.exit_code == 0);
-  CHECK(seq.out.find("ignored for --task infer: --seq, --tokens") != std::string::npos);
+  CHECK(seq.out.find("ignored for --task infer: --seq (training inputs") != std::string::npos);
   // The longest lengths of a distribution are checked against the model's context, as a fixed --prompt is.
   auto longest = run_hwplan(base + "--prompt-dist uniform:9000:10000");
   CHECK(longest.out.find("beyond llama-3-8b's trained context of 8192") != std::string::npos);

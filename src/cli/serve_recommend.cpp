@@ -62,7 +62,10 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
     }
     c.layout = a.layouts[*a.chosen];
     // What serve would say on this device (the engine assumed, inputs serving ignores), then its estimate's notes.
-    c.warnings = setup.warnings;
+    // (recommend reads --count as the most devices a candidate may take: serve's note that targets leave it unused
+    // is not recommend's.)
+    for (const auto& w : setup.warnings)
+      if (w.rfind("--count is not used", 0) != 0) c.warnings.push_back(w);
     for (auto& w : estimate(*setup.layouts[*a.chosen]).warnings)
       if (std::find(c.warnings.begin(), c.warnings.end(), w) == c.warnings.end()) c.warnings.push_back(std::move(w));
     c.at_load = a.at_load;

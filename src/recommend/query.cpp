@@ -102,8 +102,11 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   }
   if (o.master_weights) {
     if (*o.master_weights != "fp32" && *o.master_weights != "none") bad("--master-weights", "'" + *o.master_weights + "' is not one of: fp32, none");
-    s.master_weights_fp32 = *o.master_weights == "fp32";
-    s.overridden.push_back("master-weights " + *o.master_weights);
+    // Training state: for inference neither applied nor listed as set (Query::ignored_inputs says it was ignored).
+    if (task != Task::kInfer) {
+      s.master_weights_fp32 = *o.master_weights == "fp32";
+      s.overridden.push_back("master-weights " + *o.master_weights);
+    }
   }
   // The presets' host times are a GPU server's; the machine the device sits in may be faster (host_time_ratio). A
   // time the user gives (--host-kernel-us, below) replaces the host's, and the per-step host work scales with it.
@@ -279,16 +282,16 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   const WorkloadSpec defaults;
   if (w.task == Task::kInfer) {
     // And the other way: training lengths, budgets and optimizer state change nothing in an inference estimate.
+    // (--tokens and --global-batch are read: recommend sizes an inference job by --tokens; the global batch splits
+    // into replicas' batches.)
     add(o.seq.has_value(), "--seq");
-    add(o.tokens.has_value(), "--tokens");
-    add(o.global_batch.has_value(), "--global-batch");
     add(o.optimizer != defaults.optimizer, "--optimizer");
     add(o.master_weights.has_value(), "--master-weights");
     add(o.lora_rank != defaults.lora_rank, "--lora-rank");
     add(o.lora_targets != defaults.lora_targets, "--lora-targets");
     if (!ignored.empty())
       q.ignored_inputs.push_back("ignored for --task infer: " + ignored +
-                                 " (training inputs; inference reads --batch, --prompt, --generate and --engine)");
+                                 " (training inputs; inference reads --prompt, --generate and --engine)");
   } else if (w.task != Task::kLora && w.task != Task::kQlora) {
     add(o.lora_rank != defaults.lora_rank, "--lora-rank");
     add(o.lora_targets != defaults.lora_targets, "--lora-targets");
@@ -369,7 +372,7 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   if (o.shard_group && o.zero && *o.zero < 1) bad("--shard-group", "shards the ZeRO state: it needs --zero 1, 2 or 3");
   if (o.vp) check_range("--vp", *o.vp, 1, 1024);
   // Each of a device's vp chunks holds at least one layer (the search keeps a --vp only on pipelines it fits).
-  if (o.vp && *o.vp > 1 && o.pp && q.model.is_transformer() && !interleaving_fits(q.model, static_cast<int>(*o.pp), static_cast<int>(*o.vp)))
+  if (o.vp && *o.vp > 1 && o.pp && *o.pp >= 2 && q.model.is_transformer() && !interleaving_fits(q.model, static_cast<int>(*o.pp), static_cast<int>(*o.vp)))
     bad("--vp", fmt::format("{} stages x {} chunks = {} chunks for {} layers: each chunk needs at least one layer", *o.pp,
                             *o.vp, *o.pp * *o.vp, q.model.total_layers()));
   p.vp = static_cast<int>(o.vp.value_or(1));
@@ -565,6 +568,8 @@ InputError no_layout_error(const Query& q, const std::string& key) {
   if (sp.tp || sp.pp || sp.dp || sp.ep || sp.cp) add("the --tp/--pp/--dp/--ep/--cp given leave none");
   if (sp.ep && *sp.ep > 1) add("--ep " + std::to_string(*sp.ep) + " must divide the data-parallel ranks");
   if (sp.shard_group) add("--shard-group " + std::to_string(*sp.shard_group) + " must divide the data-parallel ranks");
+  if (sp.vp && *sp.vp > 1)
+    add("--vp " + std::to_string(*sp.vp) + " needs pipelines of at least 2 stages with a layer for each of its chunks");
   if (w.task != Task::kInfer && sp.global_batch_fixed)
     add("the global batch of " + std::to_string(sp.global_batch) + " sequences must split evenly over the data-parallel ranks" +
         (sp.micro_batch ? " in micro-batches of " + std::to_string(*sp.micro_batch) : ""));

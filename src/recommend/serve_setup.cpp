@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "estimators/comm.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/stack.hpp"
 #include "io/trace_io.hpp"
@@ -95,7 +96,10 @@ std::vector<std::pair<int, int>> layout_candidates(const ServeSpec& o, const Mod
   } else if (layer_split) {
     tps.push_back(1);
   } else {
-    for (int tp = 1; tp <= std::min<long long>(o.workload.devices_per_node, 64); tp *= 2) {
+    // Within a node, or within a scale-up fabric that spans hosts (a TPU pod's ICI), as the training search places it.
+    System span_of;
+    span_of.devices_per_node = static_cast<int>(o.workload.devices_per_node);
+    for (int tp = 1; tp <= std::min<long long>(scale_up_span(d, span_of), 64); tp *= 2) {
       if (m.is_transformer() && m.attention_heads % tp != 0) break;
       if (!search && o.workload.count % tp != 0) continue;
       tps.push_back(tp);

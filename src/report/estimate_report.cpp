@@ -413,7 +413,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     if (in.workload.generate > 0) {
       // A plan that does not fit runs nowhere: its decode figures are what it would do (the engine-fraction case, which
       // runs, is the prefill row's to explain).
-      const char* if_fit = e.fits ? "" : "; would be, if it fit: it does not";
+      const char* if_fit = e.fits || !server.empty() ? "" : "; would be, if it fit: it does not";
       row("time per output token", fmt::format("{} (typically within +/-{:.0f}%{}{})",
                                                human_seconds(e.infer.time_per_output_token_seconds),
                                                100 * band(Regime::kDecode).p80_relative_error,
@@ -425,7 +425,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                            e.infer.replicas, p.micro_batch, if_fit));
       else
         row("decode tokens/s", fmt::format("{:.1f} (batch {}{})", e.infer.decode_tokens_per_second, p.micro_batch, if_fit));
-      row("total", human_seconds(e.infer.total_seconds) + (e.fits ? "" : " (would be, if it fit: it does not)"));
+      row("total", human_seconds(e.infer.total_seconds) + (e.fits || !server.empty() ? "" : " (would be, if it fit: it does not)"));
     }
   }
   return t;
