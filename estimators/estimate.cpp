@@ -125,9 +125,10 @@ Estimate estimate(const EstimateInput& in) {
   // Offloaded state lives in the host's memory, shared by the devices of a node: checked against the memory a host
   // of this class typically has (a desktop or workstation board holds 128-192 GiB; a DGX-class server 1-2 TiB for 8
   // GPUs), as a warning: the host is not in the catalog.
+  // On one memory (Apple silicon, Jetson) what is offloaded stays in it: counted in the fit and in its notes below.
+  const double needed = e.memory.total() + (d.host_link.type == "soc" ? e.memory.host_bytes : 0.0);
   if (e.memory.host_bytes > 0 && d.host_link.type == "soc") {
-    // One memory for CPU and GPU (Apple silicon, Jetson): what is offloaded stays in it.
-    e.fits = e.memory.total() + e.memory.host_bytes <= e.usable_bytes;
+    e.fits = needed <= e.usable_bytes;
     e.warnings.push_back(d.name + " shares one memory with its CPU: the " + human_bytes(e.memory.host_bytes) +
                          " offloaded stay in the same " + human_bytes(e.capacity_bytes) + " (offload saves nothing here)" +
                          (e.fits ? "" : ": it does not fit"));
@@ -295,8 +296,6 @@ Estimate estimate(const EstimateInput& in) {
     e.notes.push_back("the paged optimizer's states do not all fit: " + human_bytes(mem.paged_out_bytes) +
                       " live in host memory and cross the host link in and out every step (" +
                       human_seconds(e.train.paging_seconds) + ")");
-  // On one memory (Apple silicon, Jetson) what is offloaded stays in it: counted in the figures below as in the fit.
-  const double needed = mem.total() + (d.host_link.type == "soc" ? mem.host_bytes : 0.0);
   if (e.fits) {
     e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - needed) + " free of " +
                       human_bytes(e.capacity_bytes) + " (plans keep at least " + pct(in.system.memory_headroom_fraction) +

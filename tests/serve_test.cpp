@@ -813,10 +813,13 @@ TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and th
   auto r = run_hwplan("plot serve --model llama-3-8b --devices h100-sxm,l40s --prompt 1000 --generate 200 --rate 10 "
                       "--ttft-p95 1 --tpot-p95 0.05 --requests 300 -o " + path.string());
   REQUIRE(r.exit_code == 0);
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string svg = ss.str();
+  auto contents = [&] {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string svg = contents();
   auto count = [&](const std::string& needle) {
     size_t n = 0;
     for (size_t p = svg.find(needle); p != std::string::npos; p = svg.find(needle, p + 1)) ++n;
@@ -833,10 +836,7 @@ TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and th
   auto p99 = run_hwplan("plot serve --model llama-3-8b --device h100-sxm --devices l40s --prompt 1000 --generate 200 --rate 10 "
                         "--ttft-p99 1 --tpot-p99 0.05 --requests 300 -o " + path.string());
   REQUIRE(p99.exit_code == 0);
-  std::ifstream again(path);
-  std::stringstream text;
-  text << again.rdbuf();
-  const std::string tail = text.str();
+  const std::string tail = contents();
   CHECK(tail.find("p99 TTFT (s)") != std::string::npos);
   CHECK(tail.find("p99 TPOT (ms)") != std::string::npos);
   CHECK(tail.find("class=\"target\"") != std::string::npos);

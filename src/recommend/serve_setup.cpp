@@ -212,17 +212,7 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   // Lengths from a distribution or a trace: the longest beyond the model's trained context is said, as estimate says
   // it of a fixed --prompt and --generate (a lognormal's 99th percentile stands for its longest).
   if (o.prompt_dist || o.generate_dist || o.trace) {
-    auto longest = [](const serve::LengthDist& d) -> double {
-      switch (d.kind) {
-        case serve::LengthKind::kFixed: return static_cast<double>(d.fixed);
-        case serve::LengthKind::kUniform: return static_cast<double>(d.max);
-        case serve::LengthKind::kLognormal: return d.mean * std::exp(2.326 * d.sigma - d.sigma * d.sigma / 2);
-        case serve::LengthKind::kEmpirical:
-          return d.values.empty() ? 0.0 : static_cast<double>(*std::max_element(d.values.begin(), d.values.end()));
-      }
-      return 0.0;
-    };
-    const double context = longest(t.prompt) + longest(t.output);
+    const double context = t.prompt.longest() + t.output.longest();
     if (context > static_cast<double>(named_model.max_sequence_length))
       out.warnings.push_back(fmt::format("the longest prompt and output together reach {:.0f} tokens, beyond {}'s trained context "
                                          "of {} (quality degrades, or the engine refuses them)",

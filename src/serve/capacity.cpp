@@ -183,7 +183,8 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
   // stays within its target however many clients wait). Nor can a simulation of N requests say anything about more
   // than N clients: the search stops there.
   double client_cap = closed ? static_cast<double>(std::max<long long>(1, traffic.requests)) : INFINITY;
-  if (closed && !targets.ttft_p95 && !targets.ttft_p99 && !targets.e2e_p95 && !targets.e2e_p99) {
+  const bool batch_caps = closed && !targets.ttft_p95 && !targets.ttft_p99 && !targets.e2e_p95 && !targets.e2e_p99;
+  if (!closed || batch_caps) {
     saturation = saturation_run(rep, traffic);
     ++out.simulations;
     if (saturation.unservable) {
@@ -191,17 +192,8 @@ CapacityResult search_capacity(const Replica& rep, const Traffic& traffic, const
       out.binding = Binding::kRequestTooLong;
       return out;
     }
-    client_cap = std::min(client_cap, batch_clients(rep));
-  }
-  if (!closed) {
-    saturation = saturation_run(rep, traffic);
-    ++out.simulations;
-    if (saturation.unservable) {
-      out.max_load = 0;
-      out.binding = Binding::kRequestTooLong;
-      return out;
-    }
-    saturated = saturation.requests_per_second;
+    if (closed) client_cap = std::min(client_cap, batch_clients(rep));
+    else saturated = saturation.requests_per_second;
   }
   bool over_saturation = false;
   SimResult cap_failure;  // the closed loop at client_cap, when that misses a target

@@ -79,6 +79,16 @@ double LengthDist::average() const {
   return 0;
 }
 
+double LengthDist::longest() const {
+  switch (kind) {
+    case LengthKind::kFixed: return static_cast<double>(fixed);
+    case LengthKind::kUniform: return static_cast<double>(max);
+    case LengthKind::kLognormal: return mean * std::exp(2.326 * sigma - sigma * sigma / 2);  // the 99th percentile
+    case LengthKind::kEmpirical: return values.empty() ? 0.0 : static_cast<double>(*std::max_element(values.begin(), values.end()));
+  }
+  return 0;
+}
+
 double Traffic::trace_rate() const {
   if (trace.size() < 2 || !trace.front().has_arrival) return 0;
   double span = trace.back().arrival_seconds - trace.front().arrival_seconds;

@@ -25,6 +25,8 @@ struct LengthDist {
   double mean = 1, sigma = 0;     // lognormal: mean of the lengths (tokens), sigma of the underlying normal
   std::vector<long long> values;  // empirical: drawn uniformly
   double average() const;
+  // The longest length drawn (a lognormal's, which has none, its 99th percentile).
+  double longest() const;
 };
 
 enum class ArrivalKind { kPoisson, kGamma, kClosedLoop, kTrace };
