@@ -668,3 +668,18 @@ TEST_CASE("fit does not suggest offloading more than a host of the class holds")
   for (const auto& c : small["changes"]) offered = offered || (c["flags"] == "--offload params" && c["fits"] == true);
   CHECK(offered);
 }
+
+TEST_CASE("tco buys the hosts the estimate placed the devices on: --devices-per-node is the host size") {
+  using hwplan::test::run_hwplan;
+  auto four = nlohmann::json::parse(
+      run_hwplan("tco --model llama-2-7b --device h100-sxm --count 16 --devices-per-node 4 --task infer --batch 8 --format json").out);
+  auto eight = nlohmann::json::parse(run_hwplan("tco --model llama-2-7b --device h100-sxm --count 16 --task infer --batch 8 --format json").out);
+  CHECK(four["inputs"]["devices_per_host"] == 4);
+  CHECK(eight["inputs"]["devices_per_host"] == 8);
+  const double four_hosts = four["tco"]["own"]["hosts_usd"].get<double>();
+  CHECK(four_hosts == hwplan::test::approx(2 * eight["tco"]["own"]["hosts_usd"].get<double>()));
+  // --devices-per-host still wins where both are given.
+  auto both = nlohmann::json::parse(run_hwplan("tco --model llama-2-7b --device h100-sxm --count 16 --devices-per-node 4 "
+                                               "--devices-per-host 8 --task infer --batch 8 --format json").out);
+  CHECK(both["inputs"]["devices_per_host"] == 8);
+}

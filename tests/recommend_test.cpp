@@ -338,3 +338,108 @@ TEST_CASE("an old price is said wherever a cost rests on it: recommend and serve
   CHECK(ranked["candidates"][0]["price_notes"].dump().find(note) != std::string::npos);
   CHECK(fresh["candidates"][0]["price_notes"].empty());
 }
+
+TEST_CASE("inference replicas that change nothing per token do not win on rounding: the fewest devices are listed") {
+  // Replicas of an encoder's forward pass: the same cost per token and energy per token at every count. The score is
+  // equal to rounding, and the tie goes to the fewer devices.
+  WorkloadSpec w;
+  w.model = "bert-large";
+  w.task = "infer";
+  w.batch = 64;
+  RecommendSpec s = spec_on("rent", 64);
+  s.devices = {"b200", "h100-sxm"};
+  Recommendation r = recommend(test::registry(), w, s, 2);
+  REQUIRE(r.candidates.size() == 2);
+  for (const Candidate& c : r.candidates) CHECK(c.count == 1);
+}
+
+TEST_CASE("a decoder asked for no tokens is timed by its forward pass, so --optimize time still ranks") {
+  WorkloadSpec w;
+  w.model = "llama-3-8b";
+  w.task = "infer";
+  w.batch = 8;
+  w.generate = 0;
+  RecommendSpec s = spec_on("rent", 1);
+  s.optimize = "time";
+  s.devices = {"a10", "a100-80gb-sxm", "h100-sxm"};
+  Recommendation r = recommend(test::registry(), w, s, 2);
+  REQUIRE(r.candidates.size() == 3);
+  for (const Candidate& c : r.candidates) CHECK(c.step_seconds == ::hwplan::test::approx(c.estimate.infer.prefill_seconds));
+  // Ranked by the job's time, the fastest first; the scores differ (not all 1).
+  for (std::size_t i = 1; i < r.candidates.size(); ++i) CHECK(r.candidates[i - 1].total_seconds <= r.candidates[i].total_seconds);
+  CHECK(r.candidates.back().score < 0.99);
+}
+
+TEST_CASE("owning over a horizon shorter than the job costs the job's whole length, and says so") {
+  WorkloadSpec w = lora_7b();
+  w.tokens = 1e10;
+  RecommendSpec s = spec_on("own", 1);
+  s.own_years = 0.01;
+  s.devices = {"rtx-4090"};
+  Recommendation r = recommend(test::registry(), w, s, 1);
+  REQUIRE(r.candidates.size() == 1);
+  const Candidate& c = r.candidates[0];
+  // At least the electricity the job draws (TDP x training power fraction x hours, at the desktop's $0.15/kWh).
+  CHECK(c.cost_usd > c.energy_kwh * 0.15);
+  CHECK(std::any_of(c.reasons.begin(), c.reasons.end(),
+                    [](const std::string& x) { return x.find("outlasts --own-years") != std::string::npos; }));
+}
+
+TEST_CASE("recommend refuses numbers it cannot compare against and filters that leave nothing, naming the flag") {
+  auto key_of = [](const WorkloadSpec& w, const RecommendSpec& s) -> std::string {
+    try {
+      recommend(test::registry(), w, s, 1);
+    } catch (const InputError& e) {
+      return e.key();
+    }
+    return "";
+  };
+  WorkloadSpec w = lora_7b();
+  {
+    RecommendSpec s = spec_on("rent", 1);
+    s.porting_cost_usd = -100000;
+    CHECK(key_of(w, s) == "--porting-cost-usd");
+    s.porting_cost_usd = std::nan("");
+    CHECK(key_of(w, s) == "--porting-cost-usd");
+  }
+  {
+    RecommendSpec s = spec_on("rent", 1);
+    s.max_power_w = 0;
+    CHECK(key_of(w, s) == "--max-power-w");
+  }
+  {
+    WorkloadSpec infer = w;
+    infer.task = "infer";
+    RecommendSpec s = spec_on("rent", 1);
+    s.min_decode_tokens_per_second = -5;
+    CHECK(key_of(infer, s) == "--min-decode-tps");
+  }
+  {
+    RecommendSpec s = spec_on("rent", 1);
+    s.deadline = "1h";  // no --tokens: no job to hold to it
+    CHECK(key_of(w, s) == "--deadline");
+  }
+  {
+    RecommendSpec s = spec_on("rent", 1);
+    s.devices = {"h100-sxm"};
+    s.exclude = {"h100-sxm"};
+    CHECK(key_of(w, s) == "--exclude");
+    s.exclude.clear();
+    s.classes = {"consumer"};
+    CHECK(key_of(w, s) == "--class");
+  }
+}
+
+TEST_CASE("a limit that stops the count search keeps the reason the smaller counts failed") {
+  WorkloadSpec w;
+  w.model = "llama-3-8b";
+  w.task = "train";
+  w.tokens = 2e10;
+  RecommendSpec s = spec_on("rent", 8);
+  s.devices = {"apple-m3-max-gpu"};
+  Recommendation r = recommend(test::registry(), w, s, 1);
+  REQUIRE(r.candidates.empty());
+  REQUIRE(r.rejected.size() == 1);
+  CHECK(r.rejected[0].reason.find("does not fit") != std::string::npos);
+  CHECK(r.rejected[0].reason.find("standalone") != std::string::npos);
+}

@@ -105,6 +105,11 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
   if (o.devices_per_host) {
     if (*o.devices_per_host < 1) throw InputError({}, "--devices-per-host", "must be at least 1");
     in.devices_per_host = *o.devices_per_host;
+  } else {
+    // The nodes the estimate placed the devices on (--devices-per-node) are the hosts that are bought.
+    const CLI::App* parsed = o.app && o.app->parsed() ? o.app : o.plot;
+    if (parsed && parsed->count("--devices-per-node") > 0 && o.workload.devices_per_node >= 1)
+      in.devices_per_host = static_cast<int>(std::min<long long>(o.workload.devices_per_node, 1 << 20));
   }
   if (o.resale) {
     if (!(*o.resale >= 0 && *o.resale <= 1)) throw InputError({}, "--resale", "must be a fraction in [0, 1]");

@@ -40,9 +40,11 @@ const char* basis_price_noun(const std::string& basis) {
 // Owning `count` devices for `years` (hwplan tco's model and class defaults), busy for the job's hours.
 double own_cost_usd(const Device& d, int count, double job_hours, double years, double power_fraction) {
   tco::Inputs in = tco::default_inputs(d, count, /*used=*/false, "on-demand");
-  in.years = years;
+  // A job longer than the horizon keeps the devices for the job's length (explain says so): never less electricity
+  // and running cost than the job draws.
+  in.years = std::max(years, job_hours / 8760);
   in.device_power_fraction = power_fraction;  // as the candidate's energy counts it
-  in.utilization = std::clamp(job_hours / (years * 8760), 1e-9, 1.0);
+  in.utilization = std::clamp(job_hours / (in.years * 8760), 1e-9, 1.0);
   return tco::own_cost(d, in).total_usd;
 }
 
@@ -104,7 +106,9 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
   c.power_w = count * d.tdp_w;
   if (inference) {
     double replicas = std::max(1, query.input.plan.dp);
-    c.step_seconds = e.infer.time_per_output_token_seconds;
+    // The per-stream time: a token's, or where nothing is generated (an encoder, --generate 0) the forward pass's.
+    c.step_seconds = one_forward_pass(q.model, query.input.workload.generate) ? e.infer.prefill_seconds
+                                                                              : e.infer.time_per_output_token_seconds;
     // The job is batches of whole requests, prefill and decode, as hwplan tco and estimate --tokens count it: output
     // tokens over the batch's time (prompt tokens over the prefill's when nothing is generated).
     const double batch = static_cast<double>(query.input.plan.micro_batch) * replicas;
@@ -172,6 +176,9 @@ void explain(Candidate& c, const Device& d, const RecommendSpec& spec, bool infe
     c.reasons.push_back(p.shard_replicas() > 1 ? fmt::format("uses ZeRO-{} sharding in groups of {} ranks, replicated {} times",
                                                              p.zero, p.zero_ranks(), p.shard_replicas())
                                               : fmt::format("uses ZeRO-{} sharding", p.zero));
+  if (spec.cost_basis == "own" && c.total_seconds / 3600 > spec.own_years * 8760)
+    c.reasons.push_back(fmt::format("the job ({}) outlasts --own-years {:g}: owned for the job's length instead",
+                                    human_seconds(c.total_seconds), spec.own_years));
   if (needs_port(d))
     c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],
                                     spec.porting_cost_usd));
@@ -209,16 +216,22 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
   for (int count : q.counts) {
     // Phones, laptops, USB sticks: no link to split a model over or to train across; several serve only as
     // independent inference replicas (resolve_query gives them dp = count).
+    // A limit that stops the search keeps the reason the smaller counts failed (the memory they lacked), and says why
+    // no larger count was tried.
+    auto stop = [&](const std::string& why) {
+      last_reason = std::isfinite(best_miss_ratio) ? last_reason + "; " + why : why;
+    };
     if (count > 1 && standalone && !inference) {
-      last_reason = d.name + " is a standalone device: several of them do not train together";
+      stop(d.name + " is a standalone device: several of them do not train together");
       break;
     }
     if (count > 1 && spec.require_interconnect && !d.interconnect.pools_memory()) {
-      last_reason = "no scale-up interconnect (" + d.interconnect.type + ") for multi-device use";
+      stop("no scale-up interconnect (" + d.interconnect.type + ") for multi-device use");
       break;
     }
     if (spec.max_power_w && count * d.tdp_w > *spec.max_power_w) {
       if (count == 1) last_reason = fmt::format("draws {:.0f} W, over the {:.0f} W limit", d.tdp_w, *spec.max_power_w);
+      else stop(fmt::format("{} of them draw {:.0f} W, over the {:.0f} W limit (--max-power-w)", count, count * d.tdp_w, *spec.max_power_w));
       break;
     }
     ++out.configurations;
@@ -393,6 +406,23 @@ std::vector<const Device*> select_devices(const std::vector<Device>& catalog, co
     if (!only.empty() && std::find(only.begin(), only.end(), &d) == only.end()) continue;
     if (std::find(excluded.begin(), excluded.end(), &d) == excluded.end()) devices.push_back(&d);
   }
+  // The filters together leave nothing to rank: the question, not the hardware, is at fault (exit 2 naming a flag).
+  if (devices.empty()) {
+    std::vector<std::string> given;
+    auto list = [](const std::vector<std::string>& v) {
+      std::string out;
+      for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+      return out;
+    };
+    if (!spec.devices.empty()) given.push_back("--devices " + list(spec.devices));
+    if (!spec.classes.empty()) given.push_back("--class " + list(spec.classes));
+    if (!spec.vendors.empty()) given.push_back("--vendor " + list(spec.vendors));
+    if (!spec.exclude.empty()) given.push_back("--exclude " + list(spec.exclude));
+    std::string words;
+    for (const auto& g : given) words += (words.empty() ? "" : " with ") + g;
+    const char* key = !spec.exclude.empty() ? "--exclude" : !spec.classes.empty() ? "--class" : !spec.vendors.empty() ? "--vendor" : "--devices";
+    throw InputError({}, key, "no device passes the filters (" + words + "): nothing to rank");
+  }
   return devices;
 }
 
@@ -401,7 +431,8 @@ std::vector<int> candidate_counts(long long max_count) {
   for (int c : {1, 2, 4})
     if (c <= max_count) out.push_back(c);
   for (int c = 8; c <= 64 && c <= max_count; c += 8) out.push_back(c);
-  for (long long c = 128; c <= max_count; c *= 2) out.push_back(static_cast<int>(c));
+  // Counts are ints: past a million devices (no cluster is that large) the powers of two stop.
+  for (long long c = 128; c <= max_count && c <= (1LL << 20); c *= 2) out.push_back(static_cast<int>(c));
   if (max_count > 64 && out.back() != max_count && max_count <= 1'000'000) out.push_back(static_cast<int>(max_count));
   return out;
 }
@@ -416,6 +447,17 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   r.counts_samples = !model.is_transformer();
   const bool one_pass = w.task == "infer" && one_forward_pass(model, w.generate);
   r.counts_input_tokens = one_pass && model.is_transformer();
+  // Numbers the ranking compares against: finite and of the right sign, or the comparison silently passes.
+  auto positive = [](const std::optional<double>& v, const char* flag) {
+    if (v && !(std::isfinite(*v) && *v > 0)) throw InputError({}, flag, fmt::format("must be a positive number, got {:g}", *v));
+  };
+  positive(spec.budget_usd, "--budget-usd");
+  positive(spec.min_decode_tokens_per_second, "--min-decode-tps");
+  positive(spec.max_power_w, "--max-power-w");
+  if (!(std::isfinite(spec.porting_cost_usd) && spec.porting_cost_usd >= 0))
+    throw InputError({}, "--porting-cost-usd", fmt::format("must be zero or a positive number of dollars, got {:g}", spec.porting_cost_usd));
+  if (spec.deadline && !w.tokens)
+    throw InputError({}, "--deadline", "needs --tokens (the job the deadline is for), as estimate --deadline does");
   if (spec.min_decode_tokens_per_second && w.task != "infer")
     throw InputError({}, "--min-decode-tps", "applies to --task infer (a decode speed); training ranks on job time");
   if (spec.min_decode_tokens_per_second && one_pass)
@@ -453,6 +495,7 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   if (spec.optimize != "cost" && spec.optimize != "time" && spec.optimize != "energy" && spec.optimize != "balanced")
     throw InputError({}, "--optimize", "'" + spec.optimize + "' is not one of: cost, time, energy, balanced");
   if (spec.max_count < 1) throw InputError({}, "--max-count", "must be at least 1");
+  if (spec.count && *spec.count > 1'000'000) throw InputError({}, "--count", "must be at most 1,000,000");
   if (spec.count && *spec.count < 1) throw InputError({}, "--count", "must be at least 1");
 
   std::vector<int> counts = spec.count ? std::vector<int>{static_cast<int>(*spec.count)} : candidate_counts(spec.max_count);
@@ -515,7 +558,8 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   }
   // One line per device. Training with a deadline: the fewest devices that meet it (more only cost more);
   // otherwise its best-scoring count (the others are variations of the same choice).
-  const bool fewest = deadline && !inference;
+  // (--optimize time asks for the fastest that meets it.)
+  const bool fewest = deadline && !inference && spec.optimize != "time";
   std::map<std::string, std::size_t> chosen;
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const Candidate& c = r.candidates[i];
@@ -525,7 +569,10 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
       continue;
     }
     const Candidate& b = r.candidates[it->second];
-    bool replace = fewest ? c.count < b.count : (c.score > b.score || (c.score == b.score && c.count < b.count));
+    // Scores equal to rounding (inference replicas add throughput at the same cost per token and energy per token)
+    // are a tie: the fewer devices win it.
+    const bool tie = std::abs(c.score - b.score) <= 1e-9 * std::max(std::abs(c.score), std::abs(b.score));
+    bool replace = fewest ? c.count < b.count : (tie ? c.count < b.count : c.score > b.score);
     if (replace) it->second = i;
   }
   std::vector<Candidate> best_per_device;
