@@ -192,6 +192,12 @@ Estimate estimate(const EstimateInput& in) {
   if (in.profile && !in.profile->catalog_id.empty() && in.profile->catalog_id != d.id)
     e.warnings.push_back("the profile was measured on " + in.profile->device_name + " (" + in.profile->catalog_id +
                          "), not on " + d.id + ": its curves may not apply");
+  else if (in.profile && in.profile->catalog_id.empty())
+    e.warnings.push_back("the profile was measured on " + in.profile->device_name +
+                         ", which matches no catalog device: its curves replace " + d.id + "'s figures");
+  else if (in.profile)
+    e.notes.push_back("calibration profile of " + in.profile->device_name + " applied: its measured GEMM, bandwidth and "
+                      "launch figures replace the catalog's");
   const PrecisionChoice choice = effective_precision(d, compute);
   e.requested_precision = compute;
   e.effective_precision = choice.effective;

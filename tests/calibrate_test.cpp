@@ -13,6 +13,7 @@
 #include "calibrate/cpu_backend.hpp"
 #include "calibrate/host_info.hpp"
 #include "cuda/cuda_kernels.hpp"
+#include "test_util.hpp"
 
 using namespace hwplan::calibrate;
 
@@ -236,4 +237,11 @@ TEST_CASE("GPU kernels: empty with a reason without a GPU, sane numbers with one
   CHECK(cu::gpu_gemm(0, "int3", true).empty());
   const double latency = cu::gpu_launch_latency_seconds(0);
   CHECK((latency > 0 && latency < 1));
+}
+
+TEST_CASE("calibrate refuses an output path it cannot write before it measures anything") {
+  auto r = ::hwplan::test::run_hwplan("calibrate --backend cpu --quick -o /nonexistent-hwplan-dir/profile.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("'--output'") != std::string::npos);
+  CHECK(r.err.find("is not a directory") != std::string::npos);
 }

@@ -154,3 +154,39 @@ TEST_CASE("the H200 profile measured on a lent GPU reproduces its own measuremen
   }
   CHECK(checked >= 60);
 }
+
+TEST_CASE("a CPU's profile is refused for a GPU, and one of a device not in the catalog is said and applied nowhere else") {
+  namespace fs = std::filesystem;
+  fs::path cpu = fs::temp_directory_path() / ("hwplan_profile_cpu_" + std::to_string(::getpid()) + ".yaml");
+  Profile p = sample();
+  p.device_name = "Some CPU";
+  p.catalog_id.clear();
+  p.backend = "cpu";
+  io::save_profile(p, cpu.string());
+  auto refused = test::run_hwplan("estimate --model gpt2 --device h100-sxm --profile " + cpu.string());
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("'--profile'") != std::string::npos);
+  CHECK(refused.err.find("measured on the CPU") != std::string::npos);
+  // A GPU that is not in the catalog: applied to the device asked for, with a warning that says so.
+  fs::path other = fs::temp_directory_path() / ("hwplan_profile_unknown_" + std::to_string(::getpid()) + ".yaml");
+  Profile q = sample();
+  q.device_name = "Unknown GPU";
+  q.catalog_id.clear();
+  io::save_profile(q, other.string());
+  auto named = test::run_hwplan("estimate --model gpt2 --device h200-sxm --profile " + other.string() + " --format json");
+  REQUIRE(named.exit_code == 0);
+  auto j = nlohmann::json::parse(named.out);
+  bool said = false;
+  for (const auto& w : j["warnings"]) said = said || w.get<std::string>().find("matches no catalog device") != std::string::npos;
+  CHECK(said);
+  // Over the catalog it describes none of the devices: recommend's answers are the profile-free ones.
+  const std::string flags = "recommend --model gpt2 --task lora --batch 1 --seq 512 --devices h200-sxm,h100-sxm --count 1 --format json";
+  auto with = nlohmann::json::parse(test::run_hwplan(flags + " --profile " + other.string()).out);
+  auto without = nlohmann::json::parse(test::run_hwplan(flags).out);
+  REQUIRE(with["candidates"].size() == without["candidates"].size());
+  for (std::size_t i = 0; i < with["candidates"].size(); ++i)
+    CHECK(with["candidates"][i]["tokens_per_second"].get<double>() ==
+          ::hwplan::test::approx(without["candidates"][i]["tokens_per_second"].get<double>()));
+  fs::remove(cpu);
+  fs::remove(other);
+}

@@ -276,3 +276,32 @@ TEST_CASE("a decode row starts from its prompt: a long context reads more KV cac
   // Eight sequences at ~16,100 tokens read ~16 GiB of KV cache per step beside 15 GiB of weights.
   CHECK(rows[1].predicted < 0.7 * rows[0].predicted);
 }
+
+TEST_CASE("a measured figure the case's task does not produce is an error naming the key, not a -100% row") {
+  const std::string path = "/tmp/hwplan_mismatch_" + std::to_string(::getpid()) + ".yaml";
+  auto write = [&](const std::string& cases) {
+    std::ofstream(path) << "source: \"test\"\ndescription: \"test\"\ncases:\n" << cases;
+  };
+  auto key_of = [&]() -> std::string {
+    try {
+      validate::validate_measurement_file(test::registry(), path);
+    } catch (const InputError& e) {
+      return e.key();
+    }
+    return "";
+  };
+  write("  - {name: a, kind: training, model: gpt2, device: t4, task: train, precision: fp32, batch: 1, seq: 512, "
+        "measured: {decode_tokens_per_second: 10}, confidence: verified, source: \"x\"}\n");
+  CHECK(key_of() == "measured.decode_tokens_per_second");
+  write("  - {name: b, kind: decode, engine: hf, model: gpt2, device: t4, precision: fp16, prompt: 6, generate: 100, global_batch: 1, "
+        "measured: {mfu: 0.4}, confidence: verified, source: \"x\"}\n");
+  CHECK(key_of() == "measured.mfu");
+  write("  - {name: c, kind: decode, engine: hf, model: gpt2, device: t4, precision: fp16, prompt: 6, generate: 100, global_batch: 1, "
+        "measured: {}, confidence: verified, source: \"x\"}\n");
+  CHECK(key_of() == "measured");
+  // The same case with a figure it produces is compared.
+  write("  - {name: d, kind: decode, engine: hf, model: gpt2, device: t4, precision: fp16, prompt: 6, generate: 100, global_batch: 1, "
+        "measured: {decode_tokens_per_second: 100}, confidence: verified, source: \"x\"}\n");
+  CHECK(key_of().empty());
+  std::remove(path.c_str());
+}

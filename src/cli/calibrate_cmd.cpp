@@ -2,6 +2,8 @@
 // environment, with hints.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -36,8 +38,24 @@ std::string rate(double v, const std::string& unit) {
   return fmt::format("{:.3g}", v);
 }
 
+// The JSON carries the raw SI value: its unit is the SI one (the table converts to the unit the summary names).
+std::string si_unit(const std::string& unit) {
+  if (unit == "GB/s") return "B/s";
+  if (unit == "TFLOP/s") return "FLOP/s";
+  if (unit == "us") return "s";
+  return unit;
+}
+
 int run_calibrate(CalibrateCliOptions& o) {
   io::Registry registry = make_registry(*o.global);
+  // Where the profile goes is checked before minutes of measuring, not after.
+  if (!o.output.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path parent = fs::path(o.output).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+      throw InputError({}, "--output", "cannot write " + o.output + ": " + parent.string() + " is not a directory");
+  }
   calibrate::CalibrateOptions co;
   co.backend = o.backend;
   co.device_index = o.device_index;
@@ -72,10 +90,12 @@ int run_calibrate(CalibrateCliOptions& o) {
   if (format == report::Format::kJson) {
     json j = {{"schema_version", report::kSchemaVersion}, {"devices", json::array()}};
     for (const auto& run : runs) {
-      json d = {{"device", run.profile.device_name}, {"catalog_id", run.profile.catalog_id}, {"backend", run.profile.backend},
+      json d = {{"device", run.profile.device_name},
+                {"catalog_id", run.profile.catalog_id.empty() ? json(nullptr) : json(run.profile.catalog_id)},
+                {"backend", run.profile.backend},
                 {"summary", json::array()}};
       for (const auto& s : run.summary)
-        d["summary"].push_back({{"measurement", s.what}, {"measured", s.measured}, {"catalog_peak", s.catalog_peak}, {"unit", s.unit}});
+        d["summary"].push_back({{"measurement", s.what}, {"measured", s.measured}, {"catalog_peak", s.catalog_peak}, {"unit", si_unit(s.unit)}});
       j["devices"].push_back(d);
     }
     emit(*o.global, j.dump(2) + "\n");

@@ -485,7 +485,14 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
 void resolve_profile(const WorkloadSpec& o, ProfileScope scope, Query& q) {
   if (!o.profile) return;
   q.profile = io::load_profile_cached(*o.profile);
-  if (scope == ProfileScope::kMeasuredDeviceOnly && !q.profile->catalog_id.empty() && q.profile->catalog_id != q.device->id) {
+  // A CPU's curves describe no accelerator: 30x slower GEMMs on an H100 are not an estimate of it.
+  const auto& sw = q.device->software;
+  const bool gpu_stack = std::find(sw.begin(), sw.end(), "cuda") != sw.end() || std::find(sw.begin(), sw.end(), "rocm") != sw.end();
+  if (q.profile->backend == "cpu" && gpu_stack && scope == ProfileScope::kNamedDevice)
+    throw InputError({}, "--profile", *o.profile + " was measured on the CPU (" + q.profile->device_name + "): it does not describe " +
+                                          q.device->id + "; calibrate on that device (hwplan calibrate --backend cuda) or drop --profile");
+  // Over the catalog a profile applies to the device it measured only: one that matches no catalog device to none.
+  if (scope == ProfileScope::kMeasuredDeviceOnly && q.profile->catalog_id != q.device->id) {
     q.profile.reset();
     q.profile_skipped = true;
   }

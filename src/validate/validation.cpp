@@ -139,6 +139,9 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
       r.quantity = quantity;
       r.unit = unit;
       r.measured = measured;
+      if (!(std::isfinite(predicted) && predicted > 0))
+        throw InputError(c.where, "measured." + quantity, "case '" + c.name + "': hwplan predicts no " + quantity +
+                                                              " for this case (" + std::to_string(predicted) + ")");
       r.predicted = predicted;
       r.error = predicted / measured - 1;
       r.confidence = c.confidence;
@@ -147,7 +150,19 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
       r.regime = regime ? regime : regime_of_quantity(quantity);
       rows.push_back(r);
     };
+    if (c.measured.empty()) throw InputError(c.where, "measured", "case '" + c.name + "': no measured figure");
+    // A figure the case's task does not produce is not compared with a zero (a -100% error, an infinite one).
+    auto needs = [&](const std::string& key, bool training) {
+      if (e.training != training)
+        throw InputError(c.where, "measured." + key, "case '" + c.name + "': " + key + " is a " + (training ? "training" : "decode") +
+                                                         " figure; the case is " + (e.training ? "training" : "inference") +
+                                                         " (its kind and task)");
+    };
     for (const auto& [key, value] : c.measured) {
+      if (key == "backward_ms" || key == "tokens_per_second_per_device" || key == "tokens_per_second" ||
+          key == "tflops_per_device" || key == "mfu")
+        needs(key, true);
+      if (key == "decode_tokens_per_second") needs(key, false);
       if (key == "forward_ms") {
         double predicted = e.training ? e.train.forward_seconds : e.infer.prefill_seconds;
         add(key, "ms", value, predicted * 1e3);
@@ -265,7 +280,7 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
       row.predicted = it->second.second;
       row.error = row.predicted / measured - 1;
       row.confidence = c.confidence;
-      row.device = c.device;
+      row.device = registry.device(c.device).id;  // grouped by catalog id, as the other sets (an alias is the same device)
       // The site that published it (a web address's host name; a project's owner/name is kept whole).
       row.source = c.source.substr(0, c.source.find_first_of(" ,"));
       if (auto slash = row.source.find('/'); slash != std::string::npos && row.source.find('.') < slash)
