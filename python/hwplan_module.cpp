@@ -84,6 +84,9 @@ py::tuple outcome_tuple(Outcome& o) {
 PYBIND11_MODULE(_native, m) {
   m.doc() = "hwplan's C++ core; use the `hwplan` package.";
   m.attr("version") = HWPLAN_VERSION;
+  // HWPLAN_ASSUMPTIONS applies to the module as to the command line (a bad file fails the import, naming it).
+  if (auto files = hwplan::io::assumption_files_from_environment(); !files.empty())
+    hwplan::set_assumptions(hwplan::io::apply_assumption_files(hwplan::Assumptions{}, files));
 
   m.def(
       "run",
@@ -160,7 +163,10 @@ PYBIND11_MODULE(_native, m) {
         // From the defaults: the files in order, then the values by name, each range-checked.
         hwplan::Assumptions a;
         try {
-          a = hwplan::io::apply_assumption_files(a, files);
+          // HWPLAN_ASSUMPTIONS's files first, as the command line reads them, then the ones given.
+          std::vector<std::string> all = hwplan::io::assumption_files_from_environment();
+          all.insert(all.end(), files.begin(), files.end());
+          a = hwplan::io::apply_assumption_files(a, all);
         } catch (const hwplan::InputError& e) {
           return py::str(e.what());
         }

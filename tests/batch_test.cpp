@@ -169,3 +169,38 @@ TEST_CASE("batch booleans take on / off as the command line does, and a sample-l
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("key '--sample-tokens'") != std::string::npos);
 }
+
+TEST_CASE("batch refuses what estimate refuses, keys its command does not read, and keeps a default max_count") {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("hwplan_batch_refuse_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "defaults: {max_count: 8}\n"
+                         "scenarios:\n"
+                         "  - {name: nolayout, model: llama-2-7b, device: h100-sxm, count: 7, tp: 2}\n"
+                         "  - {name: budget, model: llama-2-7b, device: rtx-4090, task: lora, budget_usd: 100}\n"
+                         "  - {name: fitdeadline, command: fit, model: llama-2-7b, device: rtx-4090, task: lora, tokens: 1e9, deadline: 1h}\n"
+                         "  - {name: short, model: llama-2-7b, device: h100-sxm, tokens: 1e11, deadline: 2d}\n"
+                         "  - {name: zero, model: llama-2-7b, device: h100-sxm, task: lora, headroom: 0, zero3_live_params: 0}\n"
+                         "  - {name: fitwarn, command: fit, model: llama-3.2-1b, device: t4, task: lora, precision: bf16, batch: 1, seq: 512}\n";
+  auto b = run_hwplan("batch " + file.string() + " --format json --threads 64");
+  CHECK(b.exit_code == 2);
+  const json j = json::parse(b.out);
+  const json& s = j["scenarios"];
+  // The count estimate refuses (no layout of 7 with tp 2) is a failed scenario, never a row of zeros.
+  CHECK(s[0]["ok"] == false);
+  CHECK(s[0]["error"].get<std::string>().find("no parallel layout") != std::string::npos);
+  CHECK(run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 7 --tp 2").exit_code == 2);
+  CHECK(s[1]["ok"] == false);
+  CHECK(s[1]["error"].get<std::string>().find("budget_usd") != std::string::npos);
+  CHECK(s[2]["ok"] == false);
+  CHECK(s[2]["error"].get<std::string>().find("deadline") != std::string::npos);
+  // The default max_count bounds the deadline search: nothing up to 8 finishes 1e11 tokens in 2 days, as estimate says.
+  CHECK(s[3]["ok"] == true);
+  CHECK(s[3]["feasible"] == false);
+  CHECK(s[3]["result"]["reason"].get<std::string>().find("up to 8") != std::string::npos);
+  CHECK(run_hwplan("estimate --model llama-2-7b --device h100-sxm --tokens 1e11 --deadline 2d --max-count 8").exit_code == 3);
+  CHECK(s[4]["ok"] == true);  // zeros the command line accepts
+  CHECK(j["summary"]["infeasible"] == 1);
+  auto table = run_hwplan("batch " + file.string());
+  CHECK(table.out.find("warning: bf16 is not supported") != std::string::npos);  // the fit row carries its warning
+  fs::remove(file);
+}

@@ -683,3 +683,16 @@ TEST_CASE("tco buys the hosts the estimate placed the devices on: --devices-per-
                                                "--devices-per-host 8 --task infer --batch 8 --format json").out);
   CHECK(both["inputs"]["devices_per_host"] == 8);
 }
+
+TEST_CASE("training-stack flags given to inference are said to be ignored") {
+  auto r = hwplan::test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --task infer --fused-optimizer on --chunked-loss on "
+                                    "--fp32-grads on --format json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  std::string said;
+  for (const auto& w : j["warnings"])
+    if (w.get<std::string>().find("ignored for --task infer") != std::string::npos) said = w.get<std::string>();
+  CHECK(said.find("--fused-optimizer") != std::string::npos);
+  CHECK(said.find("--chunked-loss") != std::string::npos);
+  CHECK(said.find("--fp32-grads") != std::string::npos);
+}

@@ -85,8 +85,10 @@ def run(command, **options):
     return _check(command, _native.run(command, _options(options)))
 
 
-def estimate(model, device, count=1, task="train", **workload):
-    """Memory and time of one workload on ``count`` devices: ``hwplan estimate --format json``.
+def estimate(model, device, count=None, task="train", **workload):
+    """Memory and time of one workload on ``count`` devices (default 1): ``hwplan estimate --format json``.
+
+    ``deadline="30d"`` with ``tokens=`` searches the count instead (leave ``count`` out), as ``--deadline`` does.
 
     model: zoo id (see :func:`models`), a YAML path, or a size such as ``"7B"``.
     device: catalog id, alias or driver name (see :func:`catalog`).
@@ -221,8 +223,9 @@ def load_profile(path):
 def set_assumptions(values=None, files=()):
     """Sets the physics constants the following calls use (``hwplan assumptions`` lists them), process-wide.
 
-    Starts from the defaults each time: ``files`` (YAML maps of ``name: value``) in order, then ``values``
-    (a dict of name to number). ``set_assumptions()`` restores the defaults. Estimates made with an override carry
+    Starts from the defaults each time, with the files of ``HWPLAN_ASSUMPTIONS`` applied as the command line
+    applies them (also at import): then ``files`` (YAML maps of ``name: value``) in order, then ``values`` (a dict
+    of name to number). ``set_assumptions()`` restores that starting point. Estimates made with an override carry
     a warning naming it. Do not call it while other threads run estimates.
     """
     error = _native.set_assumptions({str(k): float(v) for k, v in (values or {}).items()}, [str(f) for f in files])

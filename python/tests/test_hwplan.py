@@ -378,3 +378,22 @@ def test_cnn_memory_format_is_an_input():
     assert nchw["stack"]["memory_format"] == "nchw" and nhwc["stack"]["memory_format"] == "nhwc"
     assert nhwc["time"]["samples_per_second"] > 1.2 * nchw["time"]["samples_per_second"]
     assert any("NCHW" in n for n in nchw["notes"]) and not any("NCHW" in n for n in nhwc["notes"])
+
+
+def test_estimate_deadline_searches_the_count_as_the_command_line_does():
+    r = hwplan.estimate("llama-2-7b", "h100-sxm", tokens=1e11, deadline="60d")
+    cli = hwplan.run("estimate", model="llama-2-7b", device="h100-sxm", tokens=1e11, deadline="60d")
+    assert r["deadline"]["smallest_count"] == cli["deadline"]["smallest_count"] >= 1
+
+
+def test_hwplan_assumptions_applies_to_the_module_as_to_the_command_line():
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, HWPLAN_ASSUMPTIONS=os.path.join(root, "data", "examples", "assumptions.yaml"))
+    code = ("import json, hwplan; r = hwplan.estimate('llama-2-7b', 'h100-sxm', count=16); "
+            "print(json.dumps([r['time']['step_seconds'], r['warnings']]))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    step, warnings = json.loads(out)
+    plain = hwplan.estimate("llama-2-7b", "h100-sxm", count=16)
+    assert any("assumptions overridden" in w for w in warnings)
+    assert step != plain["time"]["step_seconds"]

@@ -28,6 +28,7 @@ struct BatchOptions {
 
 struct ScenarioResult {
   bool ok = false;
+  bool infeasible = false;  // answered, with nothing feasible (estimate and recommend would exit 3)
   std::string error;
   std::vector<std::string> row;  // name, command, device, count, fits, memory, time, throughput, note
   json full;
@@ -61,6 +62,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
     if (s.command == "estimate") {
       // A deadline asks for the smallest count that finishes the job in time, as estimate --deadline does.
       WorkloadSpec w = s.workload;
+      int deadline_count = 0;
       if (s.deadline_given && s.recommend.deadline) {
         auto seconds = parse_duration_seconds(*s.recommend.deadline);
         if (!seconds) throw InputError({}, "deadline", "'" + *s.recommend.deadline + "' is not a duration such as 14d, 36h, 90m");
@@ -70,16 +72,24 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
         const Device& device = registry.device(w.device);
         auto answer = smallest_count_for_deadline(registry, w, device, *seconds, max_count);
         if (!answer) {
-          r.row = {s.name, s.command, device.id, "-", "no", "-", "-", "-",
-                   "nothing feasible: no count up to " + std::to_string(max_count) + " (max_count) finishes the job within " +
-                       *s.recommend.deadline};
+          const std::string reason = "nothing feasible: no count up to " + std::to_string(max_count) +
+                                     " (max_count) finishes the job within " + *s.recommend.deadline;
+          r.row = {s.name, s.command, device.id, "-", "no", "-", "-", "-", reason};
           r.ok = true;
+          r.infeasible = true;
+          if (want_json) r.full = {{"feasible", false}, {"reason", reason}};
           return r;
         }
         w = answer->workload;
+        deadline_count = answer->count;
       }
       Query q = resolve_query(registry, w);
       Outcome o = run_query(q);
+      // The refusals estimate makes: no layout of this count, or none with a finite time.
+      if (no_layout(o)) throw no_layout_error(q, "count");
+      if (o.search && !o.search->found && o.estimate.params.total <= 0)
+        throw InputError({}, "count", "no layout of " + std::to_string(q.input.system.count) + " x " + q.device->id + " can run " +
+                                          q.model.id + ": none has a finite time");
       const Estimate& e = o.estimate;
       std::string time, rate;
       // A generic network (a CNN) counts samples (images), and its inference is one batch's latency.
@@ -96,7 +106,12 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
       }
       r.row = {s.name, s.command, q.device->id, std::to_string(q.input.system.count), e.fits ? "yes" : "no",
                human_bytes(e.memory.total()), time, rate, first_note(e)};
-      if (want_json) r.full = report::estimate_json(q.input, e, o.search ? &*o.search : nullptr);
+      if (want_json) {
+        r.full = report::estimate_json(q.input, e, o.search ? &*o.search : nullptr);
+        if (deadline_count > 0)  // as estimate --deadline --format json gives it
+          r.full["deadline"] = {{"deadline", *s.recommend.deadline}, {"smallest_count", deadline_count},
+                                {"global_batch", w.global_batch ? json(*w.global_batch) : json(nullptr)}};
+      }
     } else if (s.command == "recommend") {
       // device and count restrict the candidates as recommend's --device and --count do.
       RecommendSpec spec = s.recommend;
@@ -105,6 +120,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
       Recommendation rec = recommend(registry, s.workload, spec, 1);
       if (rec.candidates.empty()) {
         r.row = {s.name, s.command, "-", "-", "no", "-", "-", "-", "nothing feasible"};
+        r.infeasible = true;
       } else {
         const Candidate& c = rec.candidates.front();
         const std::string warned = c.estimate.warnings.empty() ? std::string() : "; " + first_warning(c.estimate.warnings);
@@ -123,15 +139,20 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
         }
       // No single change fits: the fastest combination that does, as fit prints it.
       if (best == "-" && f.combined) best = "together: " + f.combined->change + " (" + f.combined->flags + ")";
+      // The warnings travel with the row, as estimate's do (a precision the device lacks changes the memory too).
+      const std::string warned = f.baseline.warnings.empty() ? std::string() : "; " + first_warning(f.baseline.warnings);
+      if (!f.baseline.fits && best == "-") r.infeasible = true;
       r.row = {s.name, s.command, s.workload.device, std::to_string(s.workload.count), f.baseline.fits ? "yes" : "no",
-               human_bytes(f.baseline.memory.total()), "-", "-", f.baseline.fits ? "fits as is" : "try: " + best};
+               human_bytes(f.baseline.memory.total()), "-", "-", (f.baseline.fits ? "fits as is" : "try: " + best) + warned};
       if (want_json) r.full = report::fit_json(f, s.workload);
     }
     r.ok = true;
   } catch (const InputError& e) {
     // Errors about flags carry no file position: anchor them at the scenario.
+    // An error in another file (a model YAML, a profile) keeps its own position after the scenario's.
     std::string where = s.where.file + ":" + std::to_string(s.where.line) + ":" + std::to_string(s.where.column);
-    fail(e.where().file.empty() ? where + ": scenario '" + s.name + "': " + e.what() : std::string(e.what()));
+    const bool in_batch_file = !e.where().file.empty() && e.where().file == s.where.file;
+    fail(in_batch_file ? std::string(e.what()) : where + ": scenario '" + s.name + "': " + e.what());
   }
   return r;
 }
@@ -146,6 +167,7 @@ int run_batch(BatchOptions& o) {
   registry.models();
   std::vector<ScenarioResult> results(scenarios.size());
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads), std::max<std::size_t>(1, scenarios.size())));
   auto work = [&](std::size_t begin, std::size_t step) {
     for (std::size_t i = begin; i < scenarios.size(); i += step) results[i] = run_scenario(registry, scenarios[i], want_json);
   };
@@ -154,17 +176,21 @@ int run_batch(BatchOptions& o) {
   work(0, threads);
   for (auto& f : workers) f.get();
 
-  std::size_t failed = 0;
-  for (const auto& r : results) failed += r.ok ? 0 : 1;
+  std::size_t failed = 0, infeasible = 0;
+  for (const auto& r : results) {
+    failed += r.ok ? 0 : 1;
+    infeasible += r.ok && r.infeasible ? 1 : 0;
+  }
   if (want_json) {
     json j = {{"schema_version", report::kSchemaVersion}, {"file", o.file}, {"scenarios", json::array()}};
     for (std::size_t i = 0; i < results.size(); ++i)
       j["scenarios"].push_back({{"name", scenarios[i].name},
                                 {"command", scenarios[i].command},
                                 {"ok", results[i].ok},
+                                {"feasible", results[i].ok ? json(!results[i].infeasible) : json(nullptr)},
                                 {"error", results[i].ok ? json(nullptr) : json(results[i].error)},
                                 {"result", results[i].ok ? results[i].full : json(nullptr)}});
-    j["summary"] = {{"scenarios", results.size()}, {"failed", failed}};
+    j["summary"] = {{"scenarios", results.size()}, {"failed", failed}, {"infeasible", infeasible}};
     emit(*o.global, j.dump(2) + "\n");
   } else {
     report::Table t;
@@ -176,6 +202,7 @@ int run_batch(BatchOptions& o) {
   for (const auto& r : results)
     if (!r.ok) std::fprintf(stderr, "hwplan: error: %s\n", r.error.c_str());
   if (failed > 0) std::fprintf(stderr, "hwplan: %zu of %zu scenarios failed\n", failed, results.size());
+  if (infeasible > 0) std::fprintf(stderr, "hwplan: %zu of %zu scenarios have nothing feasible\n", infeasible, results.size());
   return failed > 0 ? kExitBadInput : kExitOk;
 }
 

@@ -1,5 +1,6 @@
 #include "io/batch_io.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -84,7 +85,7 @@ void apply(YamlMap& m, Scenario& s) {
   opt_text("profile", w.profile);
   if (auto v = m.integer("devices_per_node", false, 1)) w.devices_per_node = *v;
   if (auto v = m.number("network_gbps", false, 0, 1e6)) w.network_gbps = *v;
-  if (auto v = m.number("headroom", false, 0, 0.9)) w.headroom = *v, w.headroom_given = true;
+  if (auto v = m.number("headroom", false, 0, 0.9, false)) w.headroom = *v, w.headroom_given = true;
   if (auto v = m.boolean("sequence_parallel", false)) w.no_sequence_parallel = !*v;
   if (auto v = m.boolean("overlap_grad_reduce", false)) w.no_overlap_grad_reduce = !*v;
   read_stack_keys(m, w);
@@ -124,7 +125,10 @@ std::vector<Scenario> parse_batch(const std::string& text, const std::string& fi
   for (const auto& node : list) {
     ++index;
     Scenario s = defaults;
-    s.device_given = s.count_given = s.max_count_given = s.deadline_given = false;  // the scenario's own keys only
+    // The scenario's own device, count and deadline only: a default device does not restrict recommend's candidates,
+    // a default deadline does not turn an estimate into a count search (recommend reads it). A default max_count
+    // bounds every search.
+    s.device_given = s.count_given = s.deadline_given = false;
     s.where = location_of(node, file);
     s.name = "scenario-" + std::to_string(index);
     // The name first, so that an error elsewhere in the scenario still reports which one it was.
@@ -136,6 +140,18 @@ std::vector<Scenario> parse_batch(const std::string& text, const std::string& fi
     try {
       YamlMap m(node, file, "scenarios[" + std::to_string(index - 1) + "].");
       apply(m, s);
+      // A key the scenario's command does not read is an error, as the same flag is on the command line (a budget
+      // without command: recommend would quietly answer a plain estimate). Keys under defaults may serve other scenarios.
+      static const std::vector<std::string> kRecommendOnly = {
+          "budget_usd", "max_power_w", "buy", "rent", "class", "vendor", "exclude", "require_interconnect", "top", "optimize",
+          "porting_cost_usd", "min_decode_tps", "devices"};
+      for (const auto& key : m.keys()) {
+        const bool recommend_only = std::find(kRecommendOnly.begin(), kRecommendOnly.end(), key) != kRecommendOnly.end();
+        const bool search_key = key == "deadline" || key == "max_count";
+        if ((recommend_only && s.command != "recommend") || (search_key && s.command == "fit"))
+          m.fail(key, "is not read by command '" + s.command + "'" +
+                          (recommend_only ? " (it is a recommend key: add command: recommend)" : " (estimate and recommend read it)"));
+      }
       if (s.workload.model.empty()) m.fail("model", "required (here or under defaults)");
       if (s.workload.device.empty() && s.command != "recommend") m.fail("device", "required for " + s.command);
     } catch (const InputError& e) {

@@ -33,8 +33,8 @@ void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   flag("embedding_on_host", w.embedding_on_host);
   flag("custom_allreduce", w.custom_allreduce);
   flag("gather_copy_out", w.gather_copy_out);
-  if (auto v = m.number("zero3_live_params", false, 0, 1e13)) w.zero3_live_params = *v;
-  if (auto v = m.number("host_kernel_us", false, 0, 1e4)) w.host_kernel_us = *v;
+  if (auto v = m.number("zero3_live_params", false, 0, 1e13, false)) w.zero3_live_params = *v;
+  if (auto v = m.number("host_kernel_us", false, 0, 1e4, false)) w.host_kernel_us = *v;
   text("memory_metric", w.memory_metric);
   text("memory_format", w.memory_format);
 }

@@ -289,6 +289,21 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     add(o.master_weights.has_value(), "--master-weights");
     add(o.lora_rank != defaults.lora_rank, "--lora-rank");
     add(o.lora_targets != defaults.lora_targets, "--lora-targets");
+    // The training stack's gradient, optimizer and sharding behaviour: no backward pass, no optimizer step.
+    add(o.chunked_loss.has_value(), "--chunked-loss");
+    add(o.optimizer_in_backward.has_value(), "--optimizer-in-backward");
+    add(o.activation_offload.has_value(), "--activation-offload");
+    add(o.paged_optimizer.has_value(), "--paged-optimizer");
+    add(o.persistent_grads.has_value(), "--persistent-grads");
+    add(o.foreach_optimizer.has_value(), "--foreach-optimizer");
+    add(o.fused_optimizer.has_value(), "--fused-optimizer");
+    add(o.clip_grad_norm.has_value(), "--clip-grad-norm");
+    add(o.fp8_head.has_value(), "--fp8-head");
+    add(o.fp32_grads.has_value(), "--fp32-grads");
+    add(o.zero3_live_params.has_value(), "--zero3-live-params");
+    add(o.gather_copy_out.has_value(), "--gather-copy-out");
+    add(o.shard_group.has_value(), "--shard-group");
+    add(o.no_overlap_grad_reduce, "--no-overlap-grad-reduce");
     if (!ignored.empty())
       q.ignored_inputs.push_back("ignored for --task infer: " + ignored +
                                  " (training inputs; inference reads --prompt, --generate and --engine)");
