@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -695,4 +697,26 @@ TEST_CASE("training-stack flags given to inference are said to be ignored") {
   CHECK(said.find("--fused-optimizer") != std::string::npos);
   CHECK(said.find("--chunked-loss") != std::string::npos);
   CHECK(said.find("--fp32-grads") != std::string::npos);
+}
+
+TEST_CASE("tco of a device that is only rented costs the rent side alone, never owning as free") {
+  using hwplan::test::run_hwplan;
+  const std::string job = " --model llama-3.2-1b --device tpu-v5e --task lora --batch 4 --seq 1024 --tokens 1e9 --recompute full";
+  auto r = run_hwplan("tco" + job + " --format json");
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["tco"]["own"].is_null());
+  CHECK(j["tco"]["cheaper"].is_null());
+  CHECK(j["tco"]["usd_per_job"]["own"].is_null());
+  const double rate = j["tco"]["rent"]["usd_per_device_hour"].get<double>();
+  const double hours = j["inputs"]["job_hours"].get<double>();
+  CHECK(j["tco"]["usd_per_job"]["rent"].get<double>() == hwplan::test::approx(rate * hours));
+  bool said = false;
+  for (const auto& n : j["notes"]) said = said || n.get<std::string>().find("only renting is costed") != std::string::npos;
+  CHECK(said);
+  auto csv = run_hwplan("tco" + job + " --format csv");
+  CHECK(csv.exit_code == 0);
+  CHECK(run_hwplan("plot tco" + job + " -o /tmp/hwplan_tco_rent_" + std::to_string(::getpid()) + ".svg").exit_code == 0);
+  // A device with neither price still asks for a quote.
+  CHECK(run_hwplan("tco --model llama-3.2-1b --device ascend-910b3 --task infer").exit_code == 2);
 }

@@ -105,12 +105,12 @@ Command recommend_command() {
   hwplan recommend --model 3b --task infer --weights int4 --class edge --max-power-w 15
   hwplan recommend --model llama-3-8b --task serve --rate 50 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05)");
     add_workload_options(*o->app, o->workload, /*device_required=*/false);
-    o->app->add_option("--budget-usd", o->spec.budget_usd, "Total budget (purchase, or rental for the job), e.g. 3000 or 3k")
+    o->app->add_option("--budget-usd", o->spec.budget_usd, "Total budget (purchase, or rental for the job), e.g. 3000 or 3k; --buy prices the accelerators alone (hosts and networking: --own-years, or hwplan tco)")
         ->transform(expand_count_suffix, "", "");
     o->app->add_option("--max-count", o->spec.max_count, "Most devices to consider")->capture_default_str();
     o->app->add_option("--max-power-w", o->spec.max_power_w, "Power limit for all devices together (TDP)");
     o->app->add_option("--deadline", o->spec.deadline, "Finish the job within, e.g. 14d, 36h");
-    o->app->add_flag("--buy", o->buy, "Cost = purchase price (street price, else launch MSRP; a --prices quote replaces it)");
+    o->app->add_flag("--buy", o->buy, "Cost = purchase price of the accelerators (street price, else launch MSRP; a --prices quote replaces it; no host or network: --own-years counts them)");
     o->app->add_flag("--rent", o->rent, "Cost = cloud price per hour x job time");
     o->app->add_option("--own-years", o->own_years,
                        "Cost = owning for N years (devices, host share, electricity, space, operations, less resale; "

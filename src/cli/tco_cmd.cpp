@@ -51,7 +51,8 @@ std::vector<std::string> stale_notes(const Device& d, const tco::Inputs& in) {
   };
   // The words recommend and serve use; a --prices quote is still the street (or launch) price, given by the user.
   const std::string& kind = in.device_price_kind;
-  check(kind.find("launch_msrp") != std::string::npos ? "launch list price"
+  if (in.ownable)
+    check(kind.find("launch_msrp") != std::string::npos ? "launch list price"
         : kind.find("street") != std::string::npos    ? "street price"
                                                       : kind + " price",
         in.device_price_date);
@@ -164,6 +165,9 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
   for (const auto& w : c.outcome.estimate.warnings) c.notes.push_back(w);
   if (!in.rent_usd_per_device_hour)
     c.notes.push_back("no " + in.rent_basis + " rental price for " + d.id + ": only owning is costed");
+  if (!in.ownable)
+    c.notes.push_back(d.id + " is not sold (no purchase price in the catalog): only renting is costed; give a quote with "
+                      "--prices FILE (street_usd, street_date) to compare owning");
   return c;
 }
 

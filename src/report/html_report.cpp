@@ -440,15 +440,21 @@ std::string tco_html(const TcoReport& r, const EstimateInput& in, const Estimate
   Page p;
   p.title = fmt::format("Owning or renting {} x {} for {} {}", ti.count, r.device->name, in.model->id, to_string(in.workload.task));
   std::vector<std::string> verdict = tco_verdict(r);
-  p.answer = fmt::format("Owning costs {} over {:g} years at {:.3g}% utilisation", money(res.own.total_usd), ti.years, 100 * ti.utilization);
-  p.answer += res.rent_total_usd ? fmt::format("; renting the same device-hours costs {}. {}", money(*res.rent_total_usd), verdict.front())
-                                 : "; there is no rental price to compare with.";
+  if (!res.own_priced) {
+    p.answer = fmt::format("{} is not sold, only rented: renting {} x {} over {:g} years at {:.3g}% utilisation costs {}", r.device->id,
+                           ti.count, r.device->id, ti.years, 100 * ti.utilization, money(res.rent_total_usd.value_or(0)));
+  } else {
+    p.answer = fmt::format("Owning costs {} over {:g} years at {:.3g}% utilisation", money(res.own.total_usd), ti.years, 100 * ti.utilization);
+    p.answer += res.rent_total_usd ? fmt::format("; renting the same device-hours costs {}. {}", money(*res.rent_total_usd), verdict.front())
+                                   : "; there is no rental price to compare with.";
+  }
   p.warnings = r.notes;
   p.tables.push_back({tco_heading(r), render(tco_cost_table(r), Format::kHtml)});
   if (!verdict.empty()) p.tables.push_back({"What flips the decision (each input alone, the others as above)", render(tco_flip_table(r), Format::kHtml)});
   p.tables.push_back({"The workload costed (hwplan estimate)", render(estimate_summary_table(in, e), Format::kHtml)});
   for (std::size_t i = 1; i < verdict.size(); ++i) p.explanation.push_back(verdict[i]);
-  p.explanation.push_back(fmt::format("Buying: {} per device ({}, {}).", money(ti.device_usd), ti.device_price_kind, ti.device_price_date));
+  p.explanation.push_back(ti.ownable ? fmt::format("Buying: {} per device ({}, {}).", money(ti.device_usd), ti.device_price_kind, ti.device_price_date)
+                                      : "Buying: not sold (only rented); a --prices quote with street_usd costs owning too.");
   p.explanation.push_back(ti.rent_usd_per_device_hour
                               ? fmt::format("Renting: {} per device-hour ({}, {}{}).", money(*ti.rent_usd_per_device_hour), ti.rent_basis,
                                             ti.rent_provider.empty() ? "provider not named" : ti.rent_provider,

@@ -63,8 +63,7 @@ json tco_json(const TcoReport& rep) {
   const tco::Result& r = *rep.result;
   json sens = json::array();
   for (const auto& f : r.sensitivity) sens.push_back({{"input", f.input}, {"flips_at", opt_json(f.flips_at)}});
-  json t = {{"own",
-             {{"total_usd", r.own.total_usd},
+  json own_part = {{"total_usd", r.own.total_usd},
               {"capex_usd", r.own.capex_usd},
               {"devices_usd", r.own.devices_usd},
               {"hosts_usd", r.own.hosts_usd},
@@ -72,7 +71,9 @@ json tco_json(const TcoReport& rep) {
               {"energy_usd", r.own.energy_usd},
               {"space_usd", r.own.space_usd},
               {"operations_usd", r.own.operations_usd},
-              {"resale_usd", r.own.resale_usd}}},
+              {"resale_usd", r.own.resale_usd}};
+  // A device that is only rented has no own side: null, never zeros.
+  json t = {{"own", r.own_priced ? own_part : json(nullptr)},
             {"rent", {{"total_usd", opt_json(r.rent_total_usd)}, {"usd_per_device_hour", opt_json(r.rent_usd_per_device_hour)}}},
             {"cheaper", r.cheaper.empty() ? json(nullptr) : json(r.cheaper)},
             {"break_even_months", opt_json(r.break_even_months)},
@@ -80,7 +81,8 @@ json tco_json(const TcoReport& rep) {
             {"device_hours_delivered", r.busy_device_hours},
             {"jobs", opt_json(r.jobs)},
             {"usd_per_job", {{"own", opt_json(r.own_usd_per_job)}, {"rent", opt_json(r.rent_usd_per_job)}}},
-            {"usd_per_device_hour", {{"own", r.own_usd_per_device_hour}, {"rent", opt_json(r.rent_usd_per_device_hour)}}},
+            {"usd_per_device_hour",
+             {{"own", r.own_priced ? json(r.own_usd_per_device_hour) : json(nullptr)}, {"rent", opt_json(r.rent_usd_per_device_hour)}}},
             {"usd_per_million_tokens",
              {{"own", opt_json(r.own_usd_per_million_tokens)}, {"rent", opt_json(r.rent_usd_per_million_tokens)}}},
             {"sensitivity", sens}};
@@ -95,11 +97,12 @@ std::string tco_csv(const TcoReport& rep) {
               "rent_total_usd", "break_even_months", "break_even_utilization", "own_usd_per_job", "rent_usd_per_job",
               "own_usd_per_device_hour", "rent_usd_per_device_hour", "own_usd_per_million_tokens",
               "rent_usd_per_million_tokens"};
-  t.rows.push_back({fmt::format("{}", r.own.total_usd), fmt::format("{}", r.own.capex_usd), fmt::format("{}", r.own.energy_usd),
-                    fmt::format("{}", r.own.space_usd), fmt::format("{}", r.own.operations_usd),
-                    fmt::format("{}", r.own.resale_usd), v(r.rent_total_usd), v(r.break_even_months),
+  // Empty own cells for a device that is only rented.
+  auto own = [&](double x) { return r.own_priced ? fmt::format("{}", x) : std::string(); };
+  t.rows.push_back({own(r.own.total_usd), own(r.own.capex_usd), own(r.own.energy_usd), own(r.own.space_usd),
+                    own(r.own.operations_usd), own(r.own.resale_usd), v(r.rent_total_usd), v(r.break_even_months),
                     v(r.break_even_utilization), v(r.own_usd_per_job), v(r.rent_usd_per_job),
-                    fmt::format("{}", r.own_usd_per_device_hour), v(r.rent_usd_per_device_hour),
+                    own(r.own_usd_per_device_hour), v(r.rent_usd_per_device_hour),
                     v(r.own_usd_per_million_tokens), v(r.rent_usd_per_million_tokens)});
   return render(t, Format::kCsv);
 }
@@ -117,6 +120,17 @@ Table tco_cost_table(const TcoReport& rep) {
   Table t;
   t.header = {"", "own", "rent"};
   t.right_align = {false, true, true};
+  if (!r.own_priced) {  // only rented: the rent column alone
+    t.rows.push_back({"total", "-", money_or_dash(r.rent_total_usd)});
+    t.rows.push_back({"per device-hour delivered", "-", money_or_dash(r.rent_usd_per_device_hour)});
+    if (r.jobs)
+      t.rows.push_back({fmt::format("per {} ({}, {:.3g} in the horizon)", in.job_kind, human_seconds(in.job_hours * 3600), *r.jobs), "-",
+                        money_or_dash(r.rent_usd_per_job)});
+    if (r.rent_usd_per_million_tokens)
+      t.rows.push_back({in.token_kind == "input" ? "per million input tokens" : in.token_kind == "samples" ? "per million samples" : "per million tokens",
+                        "-", money_or_dash(r.rent_usd_per_million_tokens)});
+    return t;
+  }
   t.rows.push_back({"devices", money(r.own.devices_usd), ""});
   t.rows.push_back({"host share", money(r.own.hosts_usd), ""});
   t.rows.push_back({"networking", money(r.own.network_usd), ""});
@@ -169,7 +183,9 @@ std::string tco_text(const TcoReport& rep, Format format) {
   if (format == Format::kCsv) return tco_csv(rep);
   const tco::Inputs& in = *rep.inputs;
   std::string out = tco_heading(rep) + "\n";
-  out += fmt::format("Buy: {} per device ({}, {}). Rent: {}\n\n", money(in.device_usd), in.device_price_kind, in.device_price_date,
+  out += fmt::format("Buy: {}. Rent: {}\n\n",
+                     in.ownable ? fmt::format("{} per device ({}, {})", money(in.device_usd), in.device_price_kind, in.device_price_date)
+                                : "not sold (only rented; --prices with a street_usd quote costs owning)",
                      in.rent_usd_per_device_hour
                          ? fmt::format("{} per device-hour ({}, {}, {})", money(*in.rent_usd_per_device_hour), in.rent_basis,
                                        in.rent_provider.empty() ? "provider not named" : in.rent_provider, in.rent_date)
@@ -198,10 +214,10 @@ CostChart tco_chart(const TcoReport& rep) {
                   {}};
   for (int i = 0; i <= 120; ++i) {
     double m = months * i / 120;
-    own.points.push_back({m, tco::own_cumulative_usd(d, in, m)});
+    if (r.own_priced) own.points.push_back({m, tco::own_cumulative_usd(d, in, m)});
     if (in.rent_usd_per_device_hour) rent.points.push_back({m, tco::rent_cumulative_usd(in, m)});
   }
-  chart.series.push_back(own);
+  if (r.own_priced) chart.series.push_back(own);
   if (in.rent_usd_per_device_hour) chart.series.push_back(rent);
   if (r.break_even_months) chart.break_even_months = *r.break_even_months;
   return chart;

@@ -130,6 +130,9 @@ Inputs default_inputs(const Device& d, int count, bool used, const std::string& 
     set_price(*p.street_usd, "street", p.street_date);
   } else if (p.launch_msrp_usd) {
     set_price(*p.launch_msrp_usd, "launch_msrp", p.launch_msrp_date);
+  } else if ((rent_basis == "reserved" && p.cloud_reserved_usd_per_hour) || (rent_basis != "reserved" && p.cloud_usd_per_hour)) {
+    in.ownable = false;  // only rented: renting is costed alone
+    in.device_price_kind = "not sold";
   } else {
     throw InputError({}, "device", "no purchase price for " + d.id +
                                        " in the catalog (it is only rented, or no dated quote was found): give one "
@@ -261,6 +264,21 @@ std::vector<Flip> sensitivity(const Device& d, const Inputs& in) {
 
 Result evaluate(const Device& d, const Inputs& in) {
   Result r;
+  if (!in.ownable) {
+    // Only rented: the rent side alone, no comparison to make.
+    r.own_priced = false;
+    r.busy_device_hours = in.count * in.years * kHoursPerYear * in.utilization;
+    const double busy = in.years * kHoursPerYear * in.utilization;
+    const double tokens = in.tokens_per_second * busy * 3600;
+    if (in.job_hours > 0 && busy > 0) r.jobs = busy / in.job_hours;
+    if (!in.rent_usd_per_device_hour) return r;
+    r.rent_total_usd = rent_cost(in);
+    r.rent_monthly_usd = rent_cumulative_usd(in, 1);
+    r.rent_usd_per_device_hour = *in.rent_usd_per_device_hour;
+    if (tokens > 0) r.rent_usd_per_million_tokens = *r.rent_total_usd / tokens * 1e6;
+    if (in.job_hours > 0) r.rent_usd_per_job = *in.rent_usd_per_device_hour * in.count * in.job_hours;
+    return r;
+  }
   r.own = own_cost(d, in);
   r.busy_device_hours = in.count * in.years * kHoursPerYear * in.utilization;
   if (r.busy_device_hours > 0) r.own_usd_per_device_hour = r.own.total_usd / r.busy_device_hours;

@@ -36,6 +36,9 @@ std::vector<std::pair<std::string, std::string>> default_sources(HostClass c);
 // Every input of the calculation. Defaults come from the host class; every one is reported (inputs.* in JSON).
 struct Inputs {
   int count = 1;
+  // False for a device that is only rented (TPU, Trainium: no purchase price): only renting is costed, the own
+  // side stays empty (never priced as free).
+  bool ownable = true;
   double years = 3;
   double utilization = 0.5;        // fraction of the horizon the devices do the work
   double device_power_fraction = 1;  // of TDP the devices draw while working (serving: kInferencePowerFraction)
@@ -88,6 +91,7 @@ struct Flip {
 };
 
 struct Result {
+  bool own_priced = true;  // Inputs::ownable: false leaves own, the own per-unit costs and the comparison empty
   OwnCost own;
   std::optional<double> rent_total_usd;
   std::optional<double> rent_monthly_usd;
@@ -103,8 +107,9 @@ struct Result {
   std::vector<Flip> sensitivity;
 };
 
-// Fills the class defaults for `d` (and its purchase and rental prices) into an Inputs. Throws InputError when the
-// device has no purchase price of the kind asked for (`used` true: the used-market price).
+// Fills the class defaults for `d` (and its purchase and rental prices) into an Inputs. A device with no purchase
+// price but a rental one on `rent_basis` (only rented: TPU, Trainium) gets ownable = false. Throws InputError when
+// it has neither, or no used-market price with `used`.
 Inputs default_inputs(const Device& d, int count, bool used, const std::string& rent_basis);
 OwnCost own_cost(const Device& d, const Inputs& in);
 double rent_cost(const Inputs& in);  // needs in.rent_usd_per_device_hour
