@@ -423,3 +423,33 @@ TEST_CASE("a power figure the vendor does not publish is said to be an estimate 
   CHECK(test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --task infer").out.find("is an estimate, not a vendor figure") ==
         std::string::npos);
 }
+
+TEST_CASE("a rent-only device is a cited catalog fact that survives a write and a read") {
+  const std::string tpu = read_source("catalog/tpu-v5e.yaml");
+  Device d = io::parse_device(tpu, "tpu.yaml");
+  CHECK(d.price.rent_only);
+  CHECK(d.price.sources.count("rent_only") == 1);
+  Device back = io::parse_device(io::device_to_yaml(d), "back.yaml");
+  CHECK(back.price.rent_only);
+  CHECK(back.price.sources.at("rent_only") == d.price.sources.at("rent_only"));
+  CHECK(test::registry().device("tpu-v5e").price.rent_only);  // the embedded catalog carries it too
+  CHECK_FALSE(test::registry().device("h100-nvl").price.rent_only);  // sold, only no dated quote
+  auto message = [](const std::string& text) -> std::string {
+    try {
+      io::parse_device(text, "user.yaml");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string line = "  rent_only_source: ";
+  const auto at = tpu.find(line);
+  REQUIRE(at != std::string::npos);
+  const std::string unsourced = tpu.substr(0, at) + tpu.substr(tpu.find('\n', at) + 1);
+  // The catalog file's sources.price cites it when it has no source of its own; a file without either is refused.
+  std::string no_price_source = unsourced;
+  const auto price_src = no_price_source.find("  price: \"");
+  REQUIRE(price_src != std::string::npos);
+  no_price_source.erase(price_src, no_price_source.find('\n', price_src) + 1 - price_src);
+  CHECK(message(no_price_source).find("rent_only") != std::string::npos);
+}

@@ -118,6 +118,7 @@ void emit_device(std::ostream& o, const Device& d, int index) {
   o << "    d.price.cloud_reserved_date = " << str(d.price.cloud_reserved_date) << ";\n";
   o << "    d.price.cloud_reserved_provider = " << str(d.price.cloud_reserved_provider) << ";\n";
   o << "    d.price.cloud_reserved_term = " << str(d.price.cloud_reserved_term) << ";\n";
+  o << "    d.price.rent_only = " << (d.price.rent_only ? "true" : "false") << ";\n";
   o << "    d.price.sources = " << string_map(d.price.sources) << ";\n";
   o << "    d.confidence = " << str(d.confidence) << ";\n    d.sources = " << string_map(d.sources) << ";\n";
   o << "    d.derived = " << string_map(d.derived) << ";\n    d.notes = " << str(d.notes) << ";\n";

@@ -123,6 +123,9 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     in.rent_provider = "--rent-usd-per-hour";
     in.rent_date.clear();
   }
+  if (!in.ownable && !in.rent_usd_per_device_hour)
+    throw InputError({}, "--rent", d.id + " is only rented and has no " + in.rent_basis + " price in the catalog: give one with "
+                                             "--rent-usd-per-hour or --prices FILE");
   const Estimate& e = outcome.estimate;
   if (e.training) {
     if (e.total_seconds > 0) in.job_hours = e.total_seconds / 3600;

@@ -54,6 +54,9 @@ struct Price {
   std::string cloud_reserved_date;
   std::string cloud_reserved_provider;
   std::string cloud_reserved_term;  // "1-year", "3-year", ...
+  // Sold to no one, only rented as a cloud service (Google's TPUs, AWS Trainium): hwplan tco costs the rent side
+  // alone instead of asking for a purchase quote. Cited as sources["rent_only"].
+  bool rent_only = false;
   std::map<std::string, std::string> sources;  // kind -> citation
   std::map<std::string, std::string> origins;  // kind -> where it was set when not the catalog ("prices.yaml:4")
 

@@ -124,7 +124,7 @@ std::string general_price_source(YamlMap& m) {
 void read_price(YamlMap& m, Price& p, const std::string& fallback_source, const std::string& origin = "") {
   static const std::regex kDate("(19|20)[0-9]{2}-(0[1-9]|1[0-2])");
   // Unknown keys first, so that a typo (`street_dat`) is named as such rather than as a missing date.
-  std::vector<std::string> known = {"cloud_reserved_term"};
+  std::vector<std::string> known = {"cloud_reserved_term", "rent_only", "rent_only_source"};
   for (const auto& k : kPriceKinds) {
     for (const char* suffix : {"_date", "_source"}) known.push_back(std::string(k.kind) + suffix);
     known.push_back(k.amount);
@@ -135,6 +135,16 @@ void read_price(YamlMap& m, Price& p, const std::string& fallback_source, const 
       auto near = nearest(key, known);
       m.fail(key, "unknown key" + (near ? "; did you mean '" + *near + "'?" : std::string()));
     }
+  if (auto only = m.boolean("rent_only", false)) {
+    auto source = m.str("rent_only_source", false);
+    if (*only && !source && fallback_source.empty())
+      m.fail("rent_only", "needs rent_only_source beside it (where the vendor says it is only rented)");
+    p.rent_only = *only;
+    if (*only) p.sources["rent_only"] = source ? *source : fallback_source;
+    else p.sources.erase("rent_only");
+  } else if (m.has("rent_only_source")) {
+    m.fail("rent_only_source", "is given without rent_only");
+  }
   for (const auto& k : kPriceKinds) {
     std::string kind = k.kind;
     auto amount = m.number(k.amount, false, 0, k.rental ? 1e5 : 1e9);
@@ -360,6 +370,10 @@ void write_price(std::ostringstream& o, const Price& p) {
   }
   if (p.cloud_reserved_usd_per_hour && !p.cloud_reserved_term.empty())
     o << "  cloud_reserved_term: " << yaml_quoted(p.cloud_reserved_term) << "\n";
+  if (p.rent_only) {
+    o << "  rent_only: true\n";
+    if (auto it = p.sources.find("rent_only"); it != p.sources.end()) o << "  rent_only_source: " << yaml_quoted(it->second) << "\n";
+  }
 }
 
 void write_map(std::ostringstream& o, const char* key, const std::map<std::string, std::string>& items) {

@@ -23,6 +23,10 @@ json device_json(const Device& d) {
     if (q.per_hour) price[kind + "_provider"] = kind == "cloud" ? d.price.cloud_provider : d.price.cloud_reserved_provider;
   }
   if (!d.price.cloud_reserved_term.empty()) price["cloud_reserved_term"] = d.price.cloud_reserved_term;
+  if (d.price.rent_only) {
+    price["rent_only"] = true;
+    if (auto it = d.price.sources.find("rent_only"); it != d.price.sources.end()) price["rent_only_source"] = it->second;
+  }
   json j = {{"id", d.id},
             {"name", d.name},
             {"aliases", d.aliases},

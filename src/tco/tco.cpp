@@ -130,8 +130,8 @@ Inputs default_inputs(const Device& d, int count, bool used, const std::string& 
     set_price(*p.street_usd, "street", p.street_date);
   } else if (p.launch_msrp_usd) {
     set_price(*p.launch_msrp_usd, "launch_msrp", p.launch_msrp_date);
-  } else if ((rent_basis == "reserved" && p.cloud_reserved_usd_per_hour) || (rent_basis != "reserved" && p.cloud_usd_per_hour)) {
-    in.ownable = false;  // only rented: renting is costed alone
+  } else if (p.rent_only) {
+    in.ownable = false;  // sold to no one (a cloud service): renting is costed alone
     in.device_price_kind = "not sold";
   } else {
     throw InputError({}, "device", "no purchase price for " + d.id +
