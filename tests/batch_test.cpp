@@ -204,3 +204,29 @@ TEST_CASE("batch refuses what estimate refuses, keys its command does not read, 
   CHECK(table.out.find("warning: bf16 is not supported") != std::string::npos);  // the fit row carries its warning
   fs::remove(file);
 }
+
+TEST_CASE("batch values read as the flags read them: 20B tokens, a 3k budget, a comma-separated exclude") {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("hwplan_batch_suffix_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "scenarios:\n"
+                         "  - {name: est, model: llama-2-7b, device: h100-sxm, count: 8, tokens: 20B}\n"
+                         "  - {name: rec, command: recommend, model: llama-2-7b, task: lora, budget_usd: 3k, buy: true, "
+                         "exclude: \"rtx-4090,rtx-3090\"}\n"
+                         "  - {name: bad, model: llama-2-7b, device: h100-sxm, tokens: 20Q}\n";
+  auto b = run_hwplan("batch " + file.string() + " --format json");
+  CHECK(b.exit_code == 2);
+  CHECK(b.err.find(":4:") != std::string::npos);  // the bad suffix, with its line
+  CHECK(b.err.find("tokens': expected a finite decimal number, found '20Q'") != std::string::npos);
+  const json s = json::parse(b.out)["scenarios"];
+  auto cli_est = json::parse(run_hwplan("estimate --model llama-2-7b --device h100-sxm --count 8 --tokens 20B --format json").out);
+  REQUIRE(s[0]["ok"] == true);
+  CHECK(s[0]["result"]["time"]["total_seconds"].get<double>() ==
+        ::hwplan::test::approx(cli_est["time"]["total_seconds"].get<double>()));
+  auto cli_rec = json::parse(run_hwplan("recommend --model llama-2-7b --task lora --budget-usd 3k --buy --exclude "
+                                        "rtx-4090,rtx-3090 --format json").out);
+  REQUIRE(s[1]["ok"] == true);
+  REQUIRE(!cli_rec["candidates"].empty());
+  CHECK(s[1]["result"]["candidates"][0]["device"] == cli_rec["candidates"][0]["device"]);
+  for (const auto& c : s[1]["result"]["candidates"]) CHECK((c["device"] != "rtx-4090" && c["device"] != "rtx-3090"));
+  fs::remove(file);
+}

@@ -41,8 +41,17 @@ void apply(YamlMap& m, Scenario& s) {
   };
   auto list = [&](const char* key, std::vector<std::string>& into) {
     if (!m.has(key)) return;
-    if (m.node()[key].IsSequence()) into = *m.string_list(key, false);
-    else into = {*m.str(key, true)};
+    if (m.node()[key].IsSequence()) {
+      into = *m.string_list(key, false);
+      return;
+    }
+    // "a,b" as the command line's --exclude a,b reads it.
+    into.clear();
+    std::string value = *m.str(key, true), item;
+    std::istringstream in(value);
+    while (std::getline(in, item, ','))
+      if (!item.empty()) into.push_back(item);
+    if (into.empty()) m.fail(key, "expected a device, class or vendor name, or a list of them");
   };
   if (auto v = m.str("name", false)) s.name = *v;
   if (auto v = m.str("command", false)) {
@@ -60,7 +69,7 @@ void apply(YamlMap& m, Scenario& s) {
   whole("seq", w.seq, 1);
   whole("grad_accum", w.grad_accum, 1);
   whole("global_batch", w.global_batch, 1);
-  if (auto v = m.number("tokens", false, 0, 1e18)) w.tokens = *v;
+  if (auto v = m.number("tokens", false, 0, 1e18, true, true)) w.tokens = *v;
   whole("tp", w.tp, 1);
   whole("cp", w.cp, 1);
   whole("pp", w.pp, 1);
@@ -89,7 +98,7 @@ void apply(YamlMap& m, Scenario& s) {
   if (auto v = m.boolean("sequence_parallel", false)) w.no_sequence_parallel = !*v;
   if (auto v = m.boolean("overlap_grad_reduce", false)) w.no_overlap_grad_reduce = !*v;
   read_stack_keys(m, w);
-  if (auto v = m.number("budget_usd", false, 0, 1e15)) r.budget_usd = *v;
+  if (auto v = m.number("budget_usd", false, 0, 1e15, true, true)) r.budget_usd = *v;
   if (auto v = m.integer("max_count", false, 1, 10'000'000)) r.max_count = *v, s.max_count_given = true;
   if (auto v = m.number("max_power_w", false, 0, 1e12)) r.max_power_w = *v;
   if (m.has("deadline")) s.deadline_given = true;

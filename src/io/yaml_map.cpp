@@ -349,7 +349,7 @@ std::optional<std::string> YamlMap::str(const std::string& key, bool required) {
 }
 
 std::optional<double> YamlMap::number(const std::string& key, bool required, double min, double max,
-                                      bool min_exclusive) {
+                                      bool min_exclusive, bool count_suffix) {
   YAML::Node v = value(key, required);
   if (!v.IsDefined() || v.IsNull()) return std::nullopt;
   if (!v.IsScalar())
@@ -360,10 +360,15 @@ std::optional<double> YamlMap::number(const std::string& key, bool required, dou
   bool is_special = s == ".nan" || s == ".NaN" || s == ".NAN" || s == ".inf" || s == "-.inf" || s == ".Inf" ||
                     s == "-.Inf" || s == "nan" || s == "inf";
   bool hex = s.find_first_of("xX") != std::string::npos;
-  if (s.empty() || hex || end != s.c_str() + s.size() || is_special || !std::isfinite(d)) {
+  bool whole = end == s.c_str() + s.size();
+  if (count_suffix && !hex && !s.empty() && !whole)
+    if (auto counted = parse_param_count(s)) d = *counted, whole = true;
+  if (s.empty() || hex || !whole || is_special || !std::isfinite(d)) {
     std::string hint;
-    bool unit_suffix = !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && end != s.c_str() + s.size() && !hex;
-    if (unit_suffix) hint = " (write the plain number; the unit is in the key name)";
+    bool unit_suffix = !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && !whole && !hex;
+    if (unit_suffix)
+      hint = count_suffix ? " (a plain number, or one with k, M, B or T: 20B, 3k)"
+                          : " (write the plain number; the unit is in the key name)";
     throw InputError(location_of(v, file_), prefix_ + key, "expected a finite decimal number, found '" + shown(s) + "'" + hint);
   }
   if (min_exclusive ? d <= min : d < min) {

@@ -33,9 +33,10 @@ class YamlMap {
   YamlMap(const YAML::Node& node, std::string file, std::string prefix = "");
 
   std::optional<std::string> str(const std::string& key, bool required);
-  // A finite number in [min, max] (min exclusive when min_exclusive).
+  // A finite number in [min, max] (min exclusive when min_exclusive). With count_suffix, "20B", "3k", "1.5M", "2T"
+  // are read as the command line reads --tokens and --budget-usd.
   std::optional<double> number(const std::string& key, bool required, double min = 0, double max = 1e30,
-                               bool min_exclusive = true);
+                               bool min_exclusive = true, bool count_suffix = false);
   std::optional<std::int64_t> integer(const std::string& key, bool required, std::int64_t min = 1,
                                       std::int64_t max = INT64_MAX);
   std::optional<bool> boolean(const std::string& key, bool required);
