@@ -999,3 +999,17 @@ TEST_CASE("FSDP2's gather copy-out: a read and a write of each gathered layer, t
   // One device shards nothing: nothing gathered, nothing copied.
   CHECK(step("--count 1 --offload params").first == ::hwplan::test::approx(step("--count 1 --offload params --gather-copy-out off").first));
 }
+
+TEST_CASE("the roofline's measured memory roof is what the largest copies sustain, not a size that stays in cache") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-2-7b");
+  EstimateInput in = input(m, reg.device("h200-sxm"), Task::kTrain, framework_preset(Framework::kMegatron));
+  Profile p;
+  p.catalog_id = "h200-sxm";
+  const double mib = 1024.0 * 1024.0;
+  p.bandwidth = {{8 * mib, 2.5e12}, {32 * mib, 6.3e12}, {256 * mib, 4.0e12}, {1024 * mib, 4.02e12}, {4096 * mib, 4.15e12}};
+  in.profile = &p;
+  const double roof = report::roofline_chart(in, "train").measured_bandwidth_bytes_per_s;
+  CHECK(roof == test::approx(4.15e12));
+  CHECK(roof < reg.device("h200-sxm").memory_bandwidth_bytes_per_s);
+}
