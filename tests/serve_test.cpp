@@ -842,6 +842,15 @@ TEST_CASE("plot serve draws p95 TTFT and TPOT per device with the targets and th
   CHECK(tail.find("class=\"target\"") != std::string::npos);
   CHECK(tail.find("h100-sxm") != std::string::npos);
   CHECK(tail.find("l40s") != std::string::npos);
+  // One-token answers have no TPOT: the TTFT panel is drawn, the TPOT panel says why it is empty.
+  auto one = run_hwplan("plot serve --model llama-3-8b --devices h100-sxm,l40s --prompt 1000 --generate 1 --rate 10 "
+                        "--requests 300 -o " + path.string());
+  REQUIRE(one.exit_code == 0);
+  const std::string first = contents();
+  CHECK(first.find("class=\"series\" data-label=\"h100-sxm") != std::string::npos);
+  CHECK(first.find("data-metric=\"ttft\"") != std::string::npos);
+  CHECK(first.find("no TPOT: no answer has a second token") != std::string::npos);
+  CHECK(first.find(">no data<") == std::string::npos);
   std::filesystem::remove(path);
 }
 

@@ -845,7 +845,10 @@ std::string render_latency_svg(const LatencyChart& chart) {
       if (positive(p.ttft_seconds)) ttft_lo = std::min(ttft_lo, p.ttft_seconds), ttft_hi = std::max(ttft_hi, p.ttft_seconds);
       if (positive(p.tpot_seconds)) tpot_lo = std::min(tpot_lo, p.tpot_seconds), tpot_hi = std::max(tpot_hi, p.tpot_seconds);
     }
-  if (!positive(max_load) || !positive(ttft_hi) || !positive(tpot_hi)) return no_data_svg(chart.title);
+  // Answers of one token have no time between tokens: the TTFT panel is drawn and the TPOT panel says so.
+  if (!positive(max_load) || !positive(ttft_hi)) return no_data_svg(chart.title);
+  const bool have_tpot = positive(tpot_hi);
+  if (!have_tpot) tpot_lo = tpot_hi = chart.tpot_target_seconds > 0 ? chart.tpot_target_seconds : 0.01;
   if (positive(chart.ttft_target_seconds)) ttft_lo = std::min(ttft_lo, chart.ttft_target_seconds), ttft_hi = std::max(ttft_hi, chart.ttft_target_seconds);
   if (positive(chart.tpot_target_seconds)) tpot_lo = std::min(tpot_lo, chart.tpot_target_seconds), tpot_hi = std::max(tpot_hi, chart.tpot_target_seconds);
 
@@ -871,6 +874,13 @@ std::string render_latency_svg(const LatencyChart& chart) {
   for (int k = 0; k < 2; ++k) {
     const Panel& pn = panels[k];
     const double ptop = top + k * (panel_h + gap), pbottom = ptop + panel_h;
+    if (k == 1 && !have_tpot) {
+      svg.line(left, ptop, left, pbottom, "stroke=\"#888888\"");
+      svg.line(left, pbottom, right, pbottom, "stroke=\"#888888\"");
+      svg.text((left + right) / 2, (ptop + pbottom) / 2, "no TPOT: no answer has a second token",
+               "class=\"no-data\" data-metric=\"tpot\" text-anchor=\"middle\" font-size=\"14\" fill=\"#888888\"");
+      continue;
+    }
     auto [lo_log, hi_log] = log_range(pn.lo, pn.hi, 0.1, 0.1);
     LogScale y{lo_log, hi_log, pbottom, ptop};
     draw_log_axis(svg, y, false, 0, left, right);
