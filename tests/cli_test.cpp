@@ -214,6 +214,13 @@ TEST_CASE("plot roofline and memory write SVG files with the expected series") {
   CHECK(svg2.find("data-label=\"rtx-4090 x1\"") != std::string::npos);
   CHECK(svg2.find("data-label=\"h100-sxm x1\"") != std::string::npos);
   CHECK(svg2.find("does not fit") != std::string::npos);  // 13B LoRA without recomputation on 24 GiB
+  // --device with --devices draws both.
+  REQUIRE(run_hwplan("plot memory --model llama-2-13b --task lora --device a100-80gb-sxm --devices rtx-4090 -o " +
+                     (dir / "mem2.svg").string()).exit_code == 0);
+  std::ifstream in3(dir / "mem2.svg");
+  std::string svg3((std::istreambuf_iterator<char>(in3)), std::istreambuf_iterator<char>());
+  CHECK(svg3.find("data-label=\"a100-80gb-sxm x1\"") != std::string::npos);
+  CHECK(svg3.find("data-label=\"rtx-4090 x1\"") != std::string::npos);
   fs::remove_all(dir);
 }
 

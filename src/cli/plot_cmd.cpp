@@ -58,7 +58,9 @@ int run_memory(const PlotOptions& o) {
   report::MemoryChart chart;
   chart.title = fmt::format("{} {} ({}): memory per device", o.workload.model, o.workload.task, o.workload.precision);
   std::vector<std::string> ids = o.devices;
-  if (ids.empty() && !o.workload.device.empty()) ids.push_back(o.workload.device);
+  // --device with --devices: one more bar (as plot serve and recommend take them), not one left out.
+  if (!o.workload.device.empty() && std::find(ids.begin(), ids.end(), o.workload.device) == ids.end())
+    ids.insert(ids.begin(), o.workload.device);
   if (ids.empty()) {
     // From a recommend run: the top candidates, each at its chosen count.
     RecommendSpec spec;
