@@ -1013,3 +1013,24 @@ TEST_CASE("the roofline's measured memory roof is what the largest copies sustai
   CHECK(roof == test::approx(4.15e12));
   CHECK(roof < reg.device("h200-sxm").memory_bandwidth_bytes_per_s);
 }
+
+TEST_CASE("an inference roofline draws the decode step beside the prefill's operators, under the memory roof") {
+  const auto& reg = test::registry();
+  Model m = reg.model("llama-3-8b");
+  const Device& h100 = reg.device("h100-sxm");
+  EstimateInput in = input(m, h100, Task::kInfer, engine_preset(Engine::kVllm));
+  in.plan.micro_batch = 8;
+  const auto chart = report::roofline_chart(in, "infer");
+  const report::RooflinePoint* decode = nullptr;
+  for (const auto& p : chart.points)
+    if (p.label == "decode step (batch 8)") decode = &p;
+  REQUIRE(decode != nullptr);
+  // Eight tokens per weight read: about 8 FLOP/byte, memory-bound, below the bandwidth roof at that intensity.
+  CHECK(decode->intensity_flop_per_byte > 4);
+  CHECK(decode->intensity_flop_per_byte < 16);
+  CHECK(decode->achieved_flops_per_s < decode->intensity_flop_per_byte * h100.memory_bandwidth_bytes_per_s);
+  CHECK(decode->achieved_flops_per_s > 0.3 * decode->intensity_flop_per_byte * h100.memory_bandwidth_bytes_per_s);
+  // Generating nothing draws no decode step.
+  in.workload.generate = 0;
+  for (const auto& p : report::roofline_chart(in, "infer").points) CHECK(p.label.find("decode") == std::string::npos);
+}

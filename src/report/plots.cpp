@@ -7,6 +7,7 @@
 
 #include "core/units.hpp"
 #include "estimators/efficiency.hpp"
+#include "estimators/estimate.hpp"
 #include "estimators/inference.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/operators.hpp"
@@ -75,6 +76,17 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
   for (const auto& op : ops) {
     if (op.forward_flops <= 0 || op.forward_bytes <= 0 || op.forward_seconds <= 0) continue;
     chart.points.push_back({op.name, op.forward_flops / op.forward_bytes, op.forward_flops / op.forward_seconds});
+  }
+  // The operators above are the prefill's (the prompt's tokens at once). Generation is a different regime: one
+  // decode step reads every weight and the KV cache for one token per sequence, drawn as one point at the rate the
+  // estimate's decode step achieves (its whole device time, communication included).
+  if (in.workload.task == Task::kInfer && !one_forward_pass(*in.model, in.workload.generate)) {
+    const Estimate e = estimate(in);
+    const InferenceTime& t = e.infer;
+    const double flops = 2 * e.params.active / std::max(1, e.plan.tp * e.plan.pp) * static_cast<double>(e.plan.micro_batch);
+    const double bytes = t.decode_weight_bytes + t.decode_kv_bytes;
+    if (flops > 0 && bytes > 0 && t.decode_gpu_seconds > 0)
+      chart.points.push_back({fmt::format("decode step (batch {})", e.plan.micro_batch), flops / bytes, flops / t.decode_gpu_seconds});
   }
   return chart;
 }
