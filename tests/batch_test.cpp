@@ -230,3 +230,26 @@ TEST_CASE("batch values read as the flags read them: 20B tokens, a 3k budget, a 
   for (const auto& c : s[1]["result"]["candidates"]) CHECK((c["device"] != "rtx-4090" && c["device"] != "rtx-3090"));
   fs::remove(file);
 }
+
+TEST_CASE("a scenario's bad value names its key at the key's line, under defaults or in the scenario") {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("hwplan_batch_keyline_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "defaults:\n"
+                         "  model: llama-2-7b\n"
+                         "  tp: 3\n"
+                         "scenarios:\n"
+                         "  - name: inherits\n"
+                         "    device: h100-sxm\n"
+                         "    count: 8\n"
+                         "  - name: own\n"
+                         "    device: h100-sxm\n"
+                         "    count: 8\n"
+                         "    pp: 64\n"
+                         "    tp: 1\n";
+  auto b = run_hwplan("batch " + file.string() + " --format json");
+  CHECK(b.exit_code == 2);
+  const json s = json::parse(b.out)["scenarios"];
+  CHECK(s[0]["error"].get<std::string>().find(":3:3: key 'tp': scenario 'inherits'") != std::string::npos);
+  CHECK(s[1]["error"].get<std::string>().find(":11:5: key 'pp': scenario 'own'") != std::string::npos);
+  fs::remove(file);
+}

@@ -311,3 +311,25 @@ TEST_CASE("a measured figure the case's task does not produce is an error naming
   CHECK(key_of().empty());
   std::remove(path.c_str());
 }
+
+TEST_CASE("a case's bad value is named as the case's key, at that key's line") {
+  const std::string path = "/tmp/hwplan_keyline_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << "source: \"test\"\ncases:\n"
+                         "  - name: bad-tp\n"
+                         "    device: h100-sxm\n"
+                         "    model: llama-2-7b\n"
+                         "    count: 8\n"
+                         "    kind: train_throughput\n"
+                         "    seq: 2048\n"
+                         "    tp: 3\n"
+                         "    measured: {tokens_per_second_per_device: 1000}\n";
+  try {
+    validate::validate_measurement_file(test::registry(), path);
+    FAIL("a tp that does not divide the heads was compared");
+  } catch (const InputError& e) {
+    CHECK(e.key() == "cases[].tp");
+    CHECK(e.where().line == 9);
+    CHECK(std::string(e.what()).find("case 'bad-tp'") != std::string::npos);
+  }
+  std::remove(path.c_str());
+}

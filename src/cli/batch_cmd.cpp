@@ -148,11 +148,9 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
     }
     r.ok = true;
   } catch (const InputError& e) {
-    // Errors about flags carry no file position: anchor them at the scenario.
-    // An error in another file (a model YAML, a profile) keeps its own position after the scenario's.
-    std::string where = s.where.file + ":" + std::to_string(s.where.line) + ":" + std::to_string(s.where.column);
-    const bool in_batch_file = !e.where().file.empty() && e.where().file == s.where.file;
-    fail(in_batch_file ? std::string(e.what()) : where + ": scenario '" + s.name + "': " + e.what());
+    // An error about a flag names the scenario's key of the same name at its line (or the scenario's, for a flag it
+    // does not give); an error in another file (a model YAML, a profile) keeps its own position after the scenario's.
+    fail(keyed_to_file(e, s.where, s.key_where, "", "scenario '" + s.name + "': ").what());
   }
   return r;
 }

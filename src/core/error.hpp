@@ -2,6 +2,8 @@
 // file:line:column and the key. They map to exit code 2.
 #pragma once
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -49,6 +51,29 @@ class InputError : public std::runtime_error {
   std::string key_;
   std::string detail_;
 };
+
+// An error about a command-line flag ("--tp") raised while a file's entry (a measurement case, a batch scenario) was
+// evaluated, named as the entry's key of the same name (tp, with `prefix`: "cases[].tp") at that key's position in
+// the file when the entry gives it (`key_where`), else at the entry's. Errors that already name a file keep theirs;
+// `context` ("case 'x': ") leads the message.
+inline InputError keyed_to_file(const InputError& e, const SourceLocation& entry,
+                                const std::map<std::string, SourceLocation>& key_where, const std::string& prefix,
+                                const std::string& context) {
+  if (!e.where().file.empty() && e.where().file != entry.file)
+    return InputError(entry, "", context + e.what());  // another file's error (a model YAML): its position kept
+  if (!e.where().file.empty()) return InputError(e.where(), e.key(), context + e.detail());
+  std::string key = e.key();
+  SourceLocation where = entry;
+  if (key.rfind("--", 0) == 0) {
+    std::string name = key.substr(2);
+    std::replace(name.begin(), name.end(), '-', '_');
+    if (auto it = key_where.find(name); it != key_where.end()) {
+      where = it->second;
+      key = prefix + name;
+    }
+  }
+  return InputError(where, key, context + e.detail());
+}
 
 // Valid input for which nothing can run (no layout, no device meets the constraints). Maps to exit code 3.
 class Infeasible : public std::runtime_error {

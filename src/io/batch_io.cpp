@@ -24,6 +24,7 @@ void apply(YamlMap& m, Scenario& s) {
   RecommendSpec& r = s.recommend;
   std::vector<std::string> known = kScenarioKeys;
   for (const auto& o : workload_option_names()) known.push_back(o.key);
+  for (const auto& key : m.keys()) s.key_where[key] = m.where(key);
   for (const auto& key : m.keys())
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string message = "unknown option";

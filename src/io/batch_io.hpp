@@ -1,6 +1,7 @@
 // Batch specification files: `defaults:` and `scenarios:` with the CLI's options in snake_case.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct Scenario {
   // device and count restrict the candidates; an estimate scenario's deadline searches the count, up to its max_count.
   // Under defaults they keep their other meanings (the workload's device and count, recommend's deadline).
   bool device_given = false, count_given = false, max_count_given = false, deadline_given = false;
+  std::map<std::string, SourceLocation> key_where;  // where each key it reads is (its own, else under defaults)
   std::optional<std::string> error;  // this scenario is malformed: the message names file:line:column and key
 };
 

@@ -60,6 +60,7 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     YamlMap c(node, file, "cases[].");
     MeasurementCase mc;
     mc.where = location_of(node, file);
+    for (const auto& key : c.keys()) mc.key_where[key] = c.where(key);
     mc.name = *c.str("name", true);
     mc.kind = c.str("kind", false).value_or("step_latency");
     if (mc.kind != "step_latency" && mc.kind != "train_throughput" && mc.kind != "infer_throughput" &&

@@ -21,6 +21,7 @@ struct MeasurementCase {
   std::map<std::string, double> measured;
   std::string confidence;
   std::string source;
+  std::map<std::string, SourceLocation> key_where;  // where each of the case's keys is (errors name them)
 };
 
 struct MeasurementSet {

@@ -121,7 +121,7 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
     try {
       q = resolve_query(registry, spec, inline_model);
     } catch (const InputError& e) {
-      throw InputError(c.where, e.key(), "case '" + c.name + "': " + e.detail());
+      throw keyed_to_file(e, c.where, c.key_where, "cases[].", "case '" + c.name + "': ");
     }
     if (q.model.is_transformer() && !spec.seq && (c.kind == "train_throughput" || c.kind == "infer_throughput"))
       throw InputError(c.where, "seq", "case '" + c.name + "': " + q.model.id +
@@ -246,15 +246,7 @@ std::vector<ValidationRow> validate_serving_file(const io::Registry& registry, c
       a = serve::plan_serving(setup.layouts, setup.question, 1);
     } catch (const InputError& e) {
       // A flag's error names the case's key of the same name (--kv-admission: cases[].kv_admission).
-      std::string key = e.key();
-      SourceLocation where = c.where;
-      if (key.rfind("--", 0) == 0) {
-        key = key.substr(2);
-        std::replace(key.begin(), key.end(), '-', '_');
-        if (auto it = c.key_where.find(key); it != c.key_where.end()) where = it->second;
-        key = "cases[]." + key;
-      }
-      throw InputError(where, key, "case '" + c.name + "': " + e.detail());
+      throw keyed_to_file(e, c.where, c.key_where, "cases[].", "case '" + c.name + "': ");
     }
     if (!a.chosen || a.at_load.unservable)
       throw InputError(c.where, "cases[].name", "case '" + c.name + "': no layout serves it (the KV cache or the device is too small)");
