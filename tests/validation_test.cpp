@@ -333,3 +333,55 @@ TEST_CASE("a case's bad value is named as the case's key, at that key's line") {
   }
   std::remove(path.c_str());
 }
+
+TEST_CASE("validate's forms: plain CSV rows, a file given twice counted once, one source's leave-one-out n/a, "
+          "a run predicted not to fit marked, the microbenchmark comparison in JSON and CSV") {
+  const std::string file = test::source_path("data/measurements/bert-squad-lambda.yaml");
+  auto once = nlohmann::json::parse(test::run_hwplan("validate --measurements " + file + " --format json").out);
+  auto twice = test::run_hwplan("validate --measurements " + file + " --measurements " + file + " --format json");
+  REQUIRE(twice.exit_code == 0);
+  CHECK(twice.err.find("given more than once") != std::string::npos);
+  CHECK(nlohmann::json::parse(twice.out)["summary"]["cases"] == once["summary"]["cases"]);
+  // One source: leaving it out leaves nothing to fit, said as such (null in JSON).
+  bool source_checked = false;
+  for (const auto& cv : once["cross_validation"])
+    if (cv["leave_one_out_by"] == "source") {
+      CHECK(cv["groups"] == 1);
+      CHECK(cv["held_out_median_abs_error"].is_null());
+      source_checked = true;
+    }
+  CHECK(source_checked);
+  auto table = test::run_hwplan("validate --measurements " + file);
+  CHECK(table.out.find("leave-one-source-out: n/a") != std::string::npos);
+  // Lambda ran BERT-base fp16 at batch 96 on an RTX 3090; hwplan puts it over the usable memory: the row says so.
+  bool marked = false;
+  for (const auto& c : once["cases"])
+    if (c["name"] == "lambda-bert-base-squad-rtx-3090-fp16") marked = c["predicted_fits"] == false;
+  CHECK(marked);
+  CHECK(table.out.find("lambda-bert-base-squad-rtx-3090-fp16 *") != std::string::npos);
+  CHECK(table.out.find("predicts do not fit the device's memory") != std::string::npos);
+  // CSV: a header and one line of plain numbers per comparison, nothing else.
+  auto csv = test::run_hwplan("validate --measurements " + file + " --format csv");
+  REQUIRE(csv.exit_code == 0);
+  std::size_t lines = 0;
+  for (char ch : csv.out) lines += ch == '\n';
+  CHECK(lines == 1 + once["cases"].size());
+  CHECK(csv.out.rfind("case,set,quantity,unit,measured,predicted,error,", 0) == 0);
+  CHECK(csv.out.find('%') == std::string::npos);
+  // Microbenchmark mode against a committed GPU profile: JSON and CSV are what they say.
+  const std::string profile = test::source_path("data/profiles/nvidia-h200.yaml");
+  auto mj = test::run_hwplan("validate --profile " + profile + " --format json");
+  REQUIRE(mj.exit_code == 0);
+  auto m = nlohmann::json::parse(mj.out);
+  CHECK(m["catalog_id"] == "h200-sxm");
+  REQUIRE(!m["checks"].empty());
+  for (const auto& c : m["checks"]) {
+    CHECK(c["measured_seconds"].get<double>() > 0);
+    CHECK(c["predicted_profile_seconds"].get<double>() > 0);
+  }
+  CHECK(m["summary"]["checks"] == m["checks"].size());
+  auto mc = test::run_hwplan("validate --profile " + profile + " --format csv");
+  REQUIRE(mc.exit_code == 0);
+  CHECK(mc.out.rfind("kernel,shape,measured_seconds,", 0) == 0);
+  CHECK(mc.out.find("profile predictions") == std::string::npos);
+}

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <utility>
 #include <nlohmann/json.hpp>
@@ -63,6 +64,11 @@ std::string render_groups(const std::vector<ValidationRow>& rows, const std::vec
   for (const auto& cv : {validate::cross_validate(rows, &ValidationRow::device, "device"),
                          validate::cross_validate(rows, &ValidationRow::source, "source")}) {
     const RefitCrossValidation& r = refits.at(i++);
+    if (cv.groups < 2) {
+      out += fmt::format("leave-one-{}-out: n/a (the rows come from {} {}; nothing is left to fit without it)\n", cv.by,
+                         cv.groups, cv.by);
+      continue;
+    }
     out += fmt::format(
         "leave-one-{}-out ({} groups): held-out median |error| {:.1f}%, p90 {:.1f}% with the eager 16-bit traffic factor "
         "refitted without each group (the folds chose {:g}-{:g}; all rows {:g}; nothing else is fitted); the p80 band "
@@ -73,20 +79,39 @@ std::string render_groups(const std::vector<ValidationRow>& rows, const std::vec
   return out;
 }
 
+// The measurement files, each once: a file given twice (or by two paths) would count its rows twice.
+std::vector<std::string> distinct_files(const std::vector<std::string>& given) {
+  std::vector<std::string> files;
+  std::vector<std::filesystem::path> seen;
+  for (const auto& f : given) {
+    std::error_code ec;
+    std::filesystem::path canonical = std::filesystem::weakly_canonical(f, ec);
+    if (ec) canonical = f;
+    if (std::find(seen.begin(), seen.end(), canonical) != seen.end()) {
+      std::fprintf(stderr, "hwplan: note: %s is given more than once; its cases are counted once\n", f.c_str());
+      continue;
+    }
+    seen.push_back(canonical);
+    files.push_back(f);
+  }
+  return files;
+}
+
 int run_measurements(const ValidateOptions& o) {
   io::Registry registry = make_registry(*o.global);
+  const std::vector<std::string> files = distinct_files(o.measurements);
   std::vector<ValidationRow> rows;
-  for (const auto& file : o.measurements) {
+  for (const auto& file : files) {
     auto set_rows = validate::validate_any_file(registry, file);
     rows.insert(rows.end(), set_rows.begin(), set_rows.end());
   }
   ValidationSummary summary = validate::summarize(rows);
-  const FactorGrid grid = validate::eager_factor_grid(registry, o.measurements);
+  const FactorGrid grid = validate::eager_factor_grid(registry, files);
   const std::vector<RefitCrossValidation> refits = {validate::refit_cross_validate(grid, &ValidationRow::device, "device"),
                                                     validate::refit_cross_validate(grid, &ValidationRow::source, "source")};
   report::Format format = format_of(*o.global);
   std::vector<AssumptionSensitivity> sensitivity;
-  if (o.sensitivity) sensitivity = validate::assumption_sensitivity(registry, o.measurements);
+  if (o.sensitivity) sensitivity = validate::assumption_sensitivity(registry, files);
   if (format == report::Format::kJson) {
     json j = {{"schema_version", report::kSchemaVersion}, {"cases", json::array()}};
     if (o.sensitivity) {
@@ -103,7 +128,8 @@ int run_measurements(const ValidateOptions& o) {
                             {"error", r.error},
                             {"unit", r.unit},
                             {"confidence", r.confidence},
-                            {"set", r.set}});
+                            {"set", r.set},
+                            {"predicted_fits", r.predicted_fits}});
     auto groups = [&](std::string ValidationRow::*key) {
       json a = json::array();
       for (const auto& g : validate::group_errors(rows, key))
@@ -118,6 +144,13 @@ int run_measurements(const ValidateOptions& o) {
     for (const auto& cv : {validate::cross_validate(rows, &ValidationRow::device, "device"),
                            validate::cross_validate(rows, &ValidationRow::source, "source")}) {
       const RefitCrossValidation& r = refits.at(i++);
+      if (cv.groups < 2) {  // one group: nothing is left to fit without it
+        j["cross_validation"].push_back({{"leave_one_out_by", cv.by}, {"groups", cv.groups}, {"rows", cv.rows},
+                                         {"held_out_median_abs_error", nullptr}, {"held_out_p90_abs_error", nullptr},
+                                         {"in_sample_median_abs_error", cv.median_abs},
+                                         {"refitted_eager_traffic_factor", nullptr}, {"band_coverage", nullptr}});
+        continue;
+      }
       j["cross_validation"].push_back({{"leave_one_out_by", cv.by}, {"groups", cv.groups}, {"rows", cv.rows},
                                        {"held_out_median_abs_error", r.median_abs}, {"held_out_p90_abs_error", r.p90_abs},
                                        {"in_sample_median_abs_error", cv.median_abs},
@@ -136,18 +169,36 @@ int run_measurements(const ValidateOptions& o) {
     return 0;
   }
   report::Table t;
+  if (format == report::Format::kCsv) {
+    // Plain numbers, one row per comparison; the summaries are in the table and JSON forms.
+    t.header = {"case", "set", "quantity", "unit", "measured", "predicted", "error", "device", "source", "regime",
+                "confidence", "predicted_fits"};
+    for (const auto& r : rows)
+      t.rows.push_back({r.name, r.set, r.quantity, r.unit, fmt::format("{:.10g}", r.measured), fmt::format("{:.10g}", r.predicted),
+                        fmt::format("{:.6g}", r.error), r.device, r.source, r.regime, r.confidence,
+                        r.predicted_fits ? "true" : "false"});
+    emit(*o.global, report::render(t, format));
+    return 0;
+  }
   t.header = {"case", "quantity", "measured", "predicted", "error"};
   t.right_align = {false, false, true, true, true};
-  for (const auto& r : rows)
-    t.rows.push_back({r.name, r.quantity, fmt::format("{:.4g} {}", r.measured, r.unit),
+  int no_fit = 0;
+  for (const auto& r : rows) {
+    no_fit += r.predicted_fits ? 0 : 1;
+    t.rows.push_back({r.predicted_fits ? r.name : r.name + " *", r.quantity, fmt::format("{:.4g} {}", r.measured, r.unit),
                       fmt::format("{:.4g} {}", r.predicted, r.unit), fmt::format("{:+.1f}%", 100 * r.error)});
+  }
   std::string out = report::render(t, format);
+  if (no_fit > 0)
+    out += fmt::format("\n* {} comparison{} of run{} hwplan predicts do not fit the device's memory (the source ran them): "
+                       "compared as if {} did\n",
+                       no_fit, no_fit == 1 ? "" : "s", no_fit == 1 ? "" : "s", no_fit == 1 ? "it" : "they");
   out += fmt::format(
       "\n{} comparisons: median |error| {:.1f}%, mean {:.1f}%, worst {:.1f}% ({}); {} within 10%, {} within 35%\n",
       summary.count, 100 * summary.median_abs, 100 * summary.mean_abs, 100 * summary.worst_abs, summary.worst_name,
       summary.within_10, summary.within_35);
-  if (format == report::Format::kTable || format == report::Format::kMarkdown) out += render_groups(rows, refits, format);
-  if (o.sensitivity && format != report::Format::kCsv) {
+  out += render_groups(rows, refits, format);
+  if (o.sensitivity) {
     report::Table st;
     st.header = {"assumption (+10%)", "regime", "bias change", "median |error| change"};
     st.right_align = {false, false, true, true};
@@ -188,13 +239,15 @@ int run_local_validation(const ValidateOptions& o) {
   const Device* catalog_device = profile.catalog_id.empty() ? registry.find_device(profile.device_name)
                                                             : registry.find_device(profile.catalog_id);
   std::vector<ValidationRow> rows;
-  report::Table t;
-  t.header = {"kernel", "shape", "measured", "predicted (catalog)", "error", "predicted (profile)", "error"};
-  t.right_align = {false, false, true, true, true, true, true};
+  struct Check {
+    std::string kernel, shape;
+    double measured;
+    std::optional<double> catalog;
+    double profile;
+  };
+  std::vector<Check> checks;
   auto add = [&](const std::string& kernel, const std::string& shape, double measured, std::optional<double> catalog, double prof) {
-    t.rows.push_back({kernel, shape, human_seconds(measured), catalog ? human_seconds(*catalog) : "-",
-                      catalog ? fmt::format("{:+.0f}%", 100 * (*catalog / measured - 1)) : "-", human_seconds(prof),
-                      fmt::format("{:+.0f}%", 100 * (prof / measured - 1))});
+    checks.push_back({kernel, shape, measured, catalog, prof});
     ValidationRow r;
     r.name = kernel;
     r.quantity = "seconds (profile)";
@@ -229,10 +282,50 @@ int run_local_validation(const ValidateOptions& o) {
     }
   }
   ValidationSummary s = validate::summarize(rows);
+  const report::Format format = format_of(g);
+  if (format == report::Format::kJson) {
+    json j = {{"schema_version", report::kSchemaVersion},
+              {"device", profile.device_name},
+              {"catalog_id", catalog_device ? json(catalog_device->id) : json(nullptr)},
+              {"backend", profile.backend},
+              {"model", model.id},
+              {"batch", o.batch},
+              {"seq", o.seq},
+              {"checks", json::array()}};
+    for (const auto& c : checks)
+      j["checks"].push_back({{"kernel", c.kernel},
+                             {"shape", c.shape},
+                             {"measured_seconds", c.measured},
+                             {"predicted_catalog_seconds", c.catalog ? json(*c.catalog) : json(nullptr)},
+                             {"catalog_error", c.catalog ? json(*c.catalog / c.measured - 1) : json(nullptr)},
+                             {"predicted_profile_seconds", c.profile},
+                             {"profile_error", c.profile / c.measured - 1}});
+    j["summary"] = {{"checks", s.count}, {"profile_median_abs_error", s.median_abs}, {"profile_worst_abs_error", s.worst_abs},
+                    {"worst_case", s.worst_name}};
+    emit(g, j.dump(2) + "\n");
+    return 0;
+  }
+  report::Table t;
+  if (format == report::Format::kCsv) {
+    t.header = {"kernel", "shape", "measured_seconds", "predicted_catalog_seconds", "catalog_error", "predicted_profile_seconds",
+                "profile_error"};
+    for (const auto& c : checks)
+      t.rows.push_back({c.kernel, c.shape, fmt::format("{:.6g}", c.measured), c.catalog ? fmt::format("{:.6g}", *c.catalog) : "",
+                        c.catalog ? fmt::format("{:.6g}", *c.catalog / c.measured - 1) : "", fmt::format("{:.6g}", c.profile),
+                        fmt::format("{:.6g}", c.profile / c.measured - 1)});
+    emit(g, report::render(t, format));
+    return 0;
+  }
+  t.header = {"kernel", "shape", "measured", "predicted (catalog)", "error", "predicted (profile)", "error"};
+  t.right_align = {false, false, true, true, true, true, true};
+  for (const auto& c : checks)
+    t.rows.push_back({c.kernel, c.shape, human_seconds(c.measured), c.catalog ? human_seconds(*c.catalog) : "-",
+                      c.catalog ? fmt::format("{:+.0f}%", 100 * (*c.catalog / c.measured - 1)) : "-", human_seconds(c.profile),
+                      fmt::format("{:+.0f}%", 100 * (c.profile / c.measured - 1))});
   std::string out = fmt::format("{} ({}), one layer of {} at batch {} x seq {}\n\n", profile.device_name,
                                 catalog_device ? "catalog " + catalog_device->id : std::string("not in the catalog"), model.id,
                                 o.batch, o.seq);
-  out += report::render(t, format_of(g) == report::Format::kJson ? report::Format::kTable : format_of(g));
+  out += report::render(t, format);
   out += fmt::format("\nprofile predictions: median |error| {:.1f}%, worst {:.1f}% ({})\n", 100 * s.median_abs, 100 * s.worst_abs,
                      s.worst_name);
   if (!catalog_device) out += "catalog predictions: n/a (this device is not in the catalog)\n";

@@ -148,6 +148,7 @@ std::vector<ValidationRow> validate_measurement_file(const io::Registry& registr
       r.device = q.device->id;
       r.source = c.source.substr(0, c.source.find_first_of(" ,"));
       r.regime = regime ? regime : regime_of_quantity(quantity);
+      r.predicted_fits = e.fits;
       rows.push_back(r);
     };
     if (c.measured.empty()) throw InputError(c.where, "measured", "case '" + c.name + "': no measured figure");

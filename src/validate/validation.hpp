@@ -22,6 +22,9 @@ struct ValidationRow {
   std::string device;  // catalog id the case ran on
   std::string source;  // the publication or project the figure comes from (first word of the case's source)
   std::string regime;  // step | throughput | decode | memory (see estimators/uncertainty.hpp)
+  // The estimate says the run does not fit the device's memory (the source ran it): its speed is compared as if it
+  // did, and the row says so.
+  bool predicted_fits = true;
 };
 
 struct ValidationSummary {
