@@ -4,6 +4,8 @@
 // invert them. About 5 s on 2 cores (10 s under ASan + UBSan).
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -244,4 +246,18 @@ TEST_CASE("calibrate refuses an output path it cannot write before it measures a
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("'--output'") != std::string::npos);
   CHECK(r.err.find("is not a directory") != std::string::npos);
+}
+
+TEST_CASE("a CUDA device index where no CUDA device is measured is refused, not the CPU calibrated under its name") {
+  auto cpu = ::hwplan::test::run_hwplan("calibrate --backend cpu --device-index 0 --quick -o /tmp/hwplan-never-written.yaml");
+  CHECK(cpu.exit_code == 2);
+  CHECK(cpu.err.find("'--device-index'") != std::string::npos);
+  // auto: no GPU here (refused as naming a CUDA device) or too few (out of range) on a GPU machine; either way exit 2.
+  auto far = ::hwplan::test::run_hwplan("calibrate --device-index 4096 --quick -o /tmp/hwplan-never-written.yaml");
+  CHECK(far.exit_code == 2);
+  CHECK(far.err.find("'--device-index'") != std::string::npos);
+  auto validate = ::hwplan::test::run_hwplan("validate --backend cpu --device-index 1 --quick");
+  CHECK(validate.exit_code == 2);
+  CHECK(validate.err.find("'--device-index'") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists("/tmp/hwplan-never-written.yaml"));
 }

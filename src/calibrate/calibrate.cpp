@@ -196,6 +196,12 @@ std::vector<CalibrationRun> run_calibration(const io::Registry& registry, const 
     }
     return runs;
   }
+  // A CUDA device asked for where none is used is an error, not the CPU calibrated under its name.
+  if (o.device_index)
+    throw InputError({}, "--device-index",
+                     o.backend == "cpu" ? std::string("names a CUDA device; --backend cpu measures the CPU")
+                                        : std::string("names a CUDA device, and no CUDA GPU is visible (driver missing, or "
+                                                      "CUDA_VISIBLE_DEVICES empty); leave it out to measure the CPU"));
   runs.push_back(calibrate_cpu(o));
   return runs;
 }

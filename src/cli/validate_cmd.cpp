@@ -41,7 +41,7 @@ struct ValidateOptions {
   long long seq = 512;
   std::optional<std::string> profile;
   bool quick = false;
-  int device_index = 0;
+  std::optional<int> device_index;
   bool sensitivity = false;
 };
 
@@ -347,7 +347,7 @@ Command validate_command() {
   hwplan validate --backend cpu --quick       # microbenchmarks on this machine vs predictions)");
     o->app->add_option("--measurements", o->measurements, "Measurement files (YAML); repeatable")->check(CLI::ExistingFile);
     o->app->add_option("--backend", o->backend, "auto | cpu | cuda (microbenchmark mode)")->capture_default_str();
-    o->app->add_option("--device-index", o->device_index, "CUDA device index")->capture_default_str();
+    o->app->add_option("--device-index", o->device_index, "CUDA device index (default: the first)");
     o->app->add_option("--model", o->model, "Model whose layer shapes are benchmarked")->capture_default_str();
     o->app->add_option("--batch", o->batch, "Batch for the layer shapes")->capture_default_str();
     o->app->add_option("--seq", o->seq, "Sequence length for the layer shapes")->capture_default_str();
