@@ -51,6 +51,8 @@ TEST_CASE("doctor runs on a machine without a GPU and says so") {
   auto r = test::run_hwplan("doctor --format json");
   REQUIRE(r.exit_code == 0);
   CHECK(r.out.find("\"hints\"") != std::string::npos);
+  // The JSON carries what the table says: the load average the hints judge by.
+  CHECK(r.out.find("\"load_average_1min\"") != std::string::npos);
   auto text = test::run_hwplan("doctor");
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("CPU:") != std::string::npos);

@@ -118,6 +118,7 @@ int run_doctor_cmd(const DoctorOptions& o) {
               {"cpu", r.cpu},
               {"cores", r.cores},
               {"threads", r.threads},
+              {"load_average_1min", r.load_average},
               {"memory_bytes", r.memory_bytes},
               {"memory_available_bytes", r.memory_available_bytes},
               {"cuda_backend", r.cuda_backend},
@@ -126,7 +127,7 @@ int run_doctor_cmd(const DoctorOptions& o) {
               {"pytorch_wheels", json::array()},
               {"hints", r.hints}};
     for (const auto& g : r.gpus)
-      j["gpus"].push_back({{"name", g.name}, {"catalog_id", g.catalog_id}, {"compute_capability", fmt::format("{}.{}", g.cc_major, g.cc_minor)},
+      j["gpus"].push_back({{"name", g.name}, {"catalog_id", g.catalog_id.empty() ? json(nullptr) : json(g.catalog_id)}, {"compute_capability", fmt::format("{}.{}", g.cc_major, g.cc_minor)},
                            {"memory_bytes", g.memory_bytes}});
     for (const auto& w : r.wheels)
       j["pytorch_wheels"].push_back({{"pytorch", w.pytorch}, {"cuda", w.cuda}, {"driver_ok", w.driver_ok}, {"full_features", w.full_features},
