@@ -443,3 +443,23 @@ TEST_CASE("a limit that stops the count search keeps the reason the smaller coun
   CHECK(r.rejected[0].reason.find("does not fit") != std::string::npos);
   CHECK(r.rejected[0].reason.find("standalone") != std::string::npos);
 }
+
+TEST_CASE("a fixed layout the model cannot take is said as such by recommend and the deadline search, not as a count") {
+  // --tp 3 on 32 heads: the first count that holds three devices speaks, not "must be at most 1" from one device.
+  auto rec = hwplan::test::run_hwplan("recommend --model llama-2-7b --tp 3 --tokens 1e10");
+  CHECK(rec.exit_code == 2);
+  CHECK(rec.err.find("does not divide the 32 attention heads") != std::string::npos);
+  auto dl = hwplan::test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --tp 3 --tokens 1e10 --deadline 1d");
+  CHECK(dl.exit_code == 2);
+  CHECK(dl.err.find("does not divide the 32 attention heads") != std::string::npos);
+  // A search bounded below the layout's devices names the bound.
+  auto small = hwplan::test::run_hwplan("recommend --model llama-2-7b --tp 4 --max-count 2 --tokens 1e10");
+  CHECK(small.exit_code == 2);
+  CHECK(small.err.find("'--max-count'") != std::string::npos);
+  // A count below the degree names both.
+  auto one = hwplan::test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --tp 4");
+  CHECK(one.exit_code == 2);
+  CHECK(one.err.find("4-way needs at least 4 devices; the count is 1") != std::string::npos);
+  // A layout that fits the model still recommends.
+  CHECK(hwplan::test::run_hwplan("recommend --model llama-2-7b --tp 4 --tokens 1e10 --top 2").exit_code == 0);
+}

@@ -377,11 +377,18 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   if (o.batch) check_range("--batch", *o.batch, 1, 1'000'000);
   if (o.grad_accum) check_range("--grad-accum", *o.grad_accum, 1, 1'000'000);
   if (o.global_batch) check_range("--global-batch", *o.global_batch, 1, 1'000'000'000);
-  if (o.tp) check_range("--tp", *o.tp, 1, count);
-  if (o.cp) check_range("--cp", *o.cp, 1, count);
-  if (o.pp) check_range("--pp", *o.pp, 1, count);
-  if (o.dp) check_range("--dp", *o.dp, 1, count);
-  if (o.ep) check_range("--ep", *o.ep, 1, count);
+  // A degree over the devices there are: said against the count (--count, or the count a search tried).
+  auto degree = [&](const char* flag, const std::optional<long long>& v) {
+    if (!v) return;
+    check_range(flag, *v, 1, 1'000'000);
+    if (*v > count)
+      bad(flag, std::to_string(*v) + "-way needs at least " + std::to_string(*v) + " devices; the count is " + std::to_string(count));
+  };
+  degree("--tp", o.tp);
+  degree("--cp", o.cp);
+  degree("--pp", o.pp);
+  degree("--dp", o.dp);
+  degree("--ep", o.ep);
   if (o.zero) check_range("--zero", *o.zero, 0, 3);
   if (o.shard_group) check_range("--shard-group", *o.shard_group, 1, 1'000'000);
   if (o.shard_group && o.zero && *o.zero < 1) bad("--shard-group", "shards the ZeRO state: it needs --zero 1, 2 or 3");

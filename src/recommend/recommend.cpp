@@ -213,6 +213,9 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
   std::optional<OverBudget> cheapest_over;  // the cheapest configuration that does the work, over the budget
   const bool standalone = d.host_link.standalone();
   auto cost_cache = std::make_shared<CostCache>();  // same workload, same device: shared across counts
+  // The devices a layout the user fixed spans (--tp 3: three at least), and the count whose input error is kept.
+  const long long fixed_layout = w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1);
+  int error_count = 0;
   for (int count : q.counts) {
     // Phones, laptops, USB sticks: no link to split a model over or to train across; several serve only as
     // independent inference replicas (resolve_query gives them dp = count).
@@ -241,7 +244,13 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       query = resolve_query(q.model, d, w, count, w.device == d.id ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
     } catch (const InputError& e) {
       last_reason = e.detail();
-      if (!out.input_error) out.input_error = e;  // the smallest count's: its words name no count the user did not give
+      // The smallest count's: its words name no count the user did not give. A count below the layout the user fixed
+      // only says it is too small for it, so the first count that holds the layout speaks instead (--tp 3 on a model
+      // of 32 heads: 3 does not divide them, not "must be at most 1").
+      if (!out.input_error || (error_count < fixed_layout && count >= fixed_layout)) {
+        out.input_error = e;
+        error_count = count;
+      }
       continue;
     }
     out.only_input_errors = false;
@@ -344,6 +353,14 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, co
                                                           long long max_count) {
   if (!workload.tokens) throw InputError({}, "--deadline", "needs --tokens (the job the deadline is for)");
   std::vector<int> passed;
+  // An input error at every count that holds the layout the user fixed is the input's fault, said as such (--tp 3 on
+  // 32 heads), not "no count finishes in time".
+  const long long fixed_layout = workload.tp.value_or(1) * workload.cp.value_or(1) * workload.pp.value_or(1);
+  if (fixed_layout > max_count)
+    throw InputError({}, "--max-count", fmt::format("{} is below the {} devices the fixed layout needs (--tp x --cp x --pp)",
+                                                    max_count, fixed_layout));
+  std::optional<InputError> input_error;
+  bool any_resolved = false;
   for (int count : candidate_counts(max_count)) {
     DeadlineAnswer a;
     a.count = count;
@@ -357,10 +374,12 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, co
     Query q;
     try {
       q = resolve_query(model, device, a.workload, count);
-    } catch (const InputError&) {
+    } catch (const InputError& e) {
       passed.push_back(count);  // no layout of this count for this workload (heads, layers or batch do not divide)
+      if (!input_error && count >= fixed_layout) input_error = e;
       continue;
     }
+    any_resolved = true;
     Outcome o = run_query(q);
     if (no_layout(o)) {
       passed.push_back(count);
@@ -369,6 +388,7 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, co
     if (o.search && !o.search->found) continue;
     if (o.estimate.fits && o.estimate.total_seconds >= 0 && o.estimate.total_seconds <= deadline_seconds) return a;
   }
+  if (!any_resolved && input_error) throw *input_error;
   return std::nullopt;
 }
 
@@ -497,6 +517,9 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   if (spec.max_count < 1) throw InputError({}, "--max-count", "must be at least 1");
   if (spec.count && *spec.count > 1'000'000) throw InputError({}, "--count", "must be at most 1,000,000");
   if (spec.count && *spec.count < 1) throw InputError({}, "--count", "must be at least 1");
+  if (const long long fixed = w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1); !spec.count && fixed > spec.max_count)
+    throw InputError({}, "--max-count", fmt::format("{} is below the {} devices the fixed layout needs (--tp x --cp x --pp)",
+                                                    spec.max_count, fixed));
 
   std::vector<int> counts = spec.count ? std::vector<int>{static_cast<int>(*spec.count)} : candidate_counts(spec.max_count);
   r.largest_count = counts.back();
