@@ -178,6 +178,21 @@ Precision inference_compute_precision(const Workload& w) {
   return w.weights ? compute_precision(*w.weights) : w.precision;
 }
 
+InferenceJobRate inference_job_rate(const Model& m, const Workload& w, const Plan& plan, const InferenceTime& t) {
+  const double batch = static_cast<double>(plan.micro_batch) * std::max(1, t.replicas);
+  InferenceJobRate r;
+  if (!m.is_transformer()) {
+    r.per_second = t.total_decode_tokens_per_second();  // forward passes: samples per second
+    r.counts = "samples";
+  } else if (w.generate > 0 && t.total_seconds > 0) {
+    r.per_second = batch * static_cast<double>(w.generate) / t.total_seconds;
+  } else if (t.prefill_seconds > 0) {
+    r.per_second = batch * static_cast<double>(w.prompt) / t.prefill_seconds;
+    r.counts = "input";
+  }
+  return r;
+}
+
 InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params) {
   InferenceTime out;
   out.replicas = std::max(1, in.plan.dp);

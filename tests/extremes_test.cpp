@@ -24,7 +24,7 @@ void require_numbers(const json& j, const std::string& path) {
     // without --tokens and the served TTFT of a request serve would not run (it does not fit) may be null.
     CHECK((path == "time" || path == "inference" || path == "time.total_seconds" || path == "time.training_seconds" ||
            path == "time.goodput" || path == "inference.served_time_to_first_token_seconds" ||
-           path == "inference.time_to_first_token_seconds"));
+           path == "inference.time_to_first_token_seconds" || path == "inference.job"));
   }
 }
 

@@ -463,3 +463,22 @@ TEST_CASE("a fixed layout the model cannot take is said as such by recommend and
   // A layout that fits the model still recommends.
   CHECK(hwplan::test::run_hwplan("recommend --model llama-2-7b --tp 4 --tokens 1e10 --top 2").exit_code == 0);
 }
+
+TEST_CASE("an inference job of --tokens takes the same time in estimate, compare, recommend and tco") {
+  const std::string work = " --model llama-3-8b --task infer --batch 8 --tokens 1e9";
+  auto est = nlohmann::json::parse(hwplan::test::run_hwplan("estimate --device h100-sxm" + work + " --format json").out);
+  REQUIRE(est["inference"]["job"].is_object());
+  const double seconds = est["inference"]["job"]["total_seconds"].get<double>();
+  CHECK(est["inference"]["job"]["counts"] == "output");
+  CHECK(seconds == hwplan::test::approx(1e9 / est["inference"]["job"]["tokens_per_second"].get<double>()));
+  auto rec = nlohmann::json::parse(
+      hwplan::test::run_hwplan("recommend --devices h100-sxm --count 1 --rent" + work + " --format json").out);
+  CHECK(rec["candidates"][0]["total_seconds"].get<double>() == hwplan::test::approx(seconds));
+  auto cmp = nlohmann::json::parse(hwplan::test::run_hwplan("compare --devices h100-sxm,a100-80gb-sxm" + work + " --format json").out);
+  CHECK(cmp[0]["inference"]["job"]["total_seconds"].get<double>() == hwplan::test::approx(seconds));
+  auto tco = nlohmann::json::parse(hwplan::test::run_hwplan("tco --device h100-sxm" + work + " --format json").out);
+  CHECK(tco["inputs"]["job_hours"].get<double>() * 3600 == hwplan::test::approx(seconds));
+  // Without --tokens there is no job.
+  auto plain = nlohmann::json::parse(hwplan::test::run_hwplan("estimate --device h100-sxm --model llama-3-8b --task infer --format json").out);
+  CHECK(plain["inference"]["job"].is_null());
+}

@@ -18,6 +18,7 @@
 #include "report/table.hpp"
 #include "report/tco_report.hpp"
 #include "tco/tco.hpp"
+#include "estimators/inference.hpp"
 #include "recommend/front_end.hpp"
 
 namespace hwplan::cli {
@@ -133,19 +134,14 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     in.tokens_per_second = e.train.tokens_per_second;
     in.token_kind = "trained";
   } else if (e.infer.total_seconds > 0) {
-    in.job_hours = e.infer.total_seconds / 3600;
-    in.job_kind = "batch of requests";
-    // Output tokens over the batch's time; an encoder (or --generate 0) counts the input tokens it reads, as
-    // recommend does.
-    const Workload& lengths = q.input.workload;
-    const double batch = static_cast<double>(q.input.plan.global_batch());
-    in.tokens_per_second = lengths.generate > 0 ? batch * lengths.generate / e.infer.total_seconds
-                                                : batch * lengths.prompt / e.infer.total_seconds;
-    if (lengths.generate == 0) in.token_kind = "input";
-    if (!q.model.is_transformer()) {  // a generic network (a CNN) counts samples: its forward passes
-      in.tokens_per_second = batch / e.infer.total_seconds;
-      in.token_kind = "samples";
-    }
+    // A job of --tokens (as estimate and recommend count it), else one batch of requests.
+    in.job_hours = (e.total_seconds > 0 ? e.total_seconds : e.infer.total_seconds) / 3600;
+    in.job_kind = e.total_seconds > 0 ? "inference job" : "batch of requests";
+    // Output tokens over the batch's time; an encoder (or --generate 0) counts the input tokens it reads, a generic
+    // network (a CNN) its samples, as recommend does.
+    const InferenceJobRate rate = inference_job_rate(q.model, q.input.workload, q.input.plan, e.infer);
+    in.tokens_per_second = rate.per_second;
+    if (std::string(rate.counts) != "output") in.token_kind = rate.counts;
   }
   if (o.jobs) {
     // The jobs set the utilisation: both given is a contradiction, not a choice to make silently.
@@ -154,7 +150,7 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
       throw InputError({}, "--jobs", "give --jobs or --utilization, not both: the jobs set the utilisation");
     positive("--jobs", *o.jobs);
     if (!(in.job_hours > 0))
-      throw InputError({}, "--jobs", "this workload has no end to count jobs by: give --tokens (training) or use --utilization");
+      throw InputError({}, "--jobs", "this workload has no end to count jobs by: give --tokens or use --utilization");
     double horizon_hours = in.years * 8760;
     double busy = *o.jobs * in.job_hours;
     if (busy > horizon_hours)

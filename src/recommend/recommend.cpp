@@ -105,23 +105,14 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
   c.cost_basis = basis;
   c.power_w = count * d.tdp_w;
   if (inference) {
-    double replicas = std::max(1, query.input.plan.dp);
     // The per-stream time: a token's, or where nothing is generated (an encoder, --generate 0) the forward pass's.
     c.step_seconds = one_forward_pass(q.model, query.input.workload.generate) ? e.infer.prefill_seconds
                                                                               : e.infer.time_per_output_token_seconds;
-    // The job is batches of whole requests, prefill and decode, as hwplan tco and estimate --tokens count it: output
-    // tokens over the batch's time (prompt tokens over the prefill's when nothing is generated).
-    const double batch = static_cast<double>(query.input.plan.micro_batch) * replicas;
-    // A generic network (a CNN) counts samples: its forward passes.
-    // The lengths as resolved: an encoder generates nothing whatever the spec's default --generate.
-    const bool requests = q.model.is_transformer();
+    // The job is batches of whole requests, prefill and decode, as hwplan tco and estimate --tokens count it
+    // (inference_job_rate). The lengths as resolved: an encoder generates nothing whatever the spec's default --generate.
     const Workload& lengths = query.input.workload;
     c.one_pass = one_forward_pass(q.model, lengths.generate);
-    c.tokens_per_second = requests && lengths.generate > 0 && e.infer.total_seconds > 0
-                              ? batch * static_cast<double>(lengths.generate) / e.infer.total_seconds
-                              : e.infer.total_decode_tokens_per_second();
-    if (requests && lengths.generate == 0)
-      c.tokens_per_second = batch * static_cast<double>(lengths.prompt) / e.infer.prefill_seconds;
+    c.tokens_per_second = inference_job_rate(q.model, lengths, query.input.plan, e.infer).per_second;
     c.total_seconds = q.job_tokens / std::max(1e-9, c.tokens_per_second);
   } else {
     c.step_seconds = e.train.step_seconds;

@@ -17,10 +17,11 @@
 namespace hwplan::report {
 namespace {
 
-// Seconds to finish: the training job (--tokens) or one inference request; absent when unknown.
+// Seconds to finish: the job (--tokens), else for inference one batch of requests; absent when unknown.
 std::optional<double> finish_seconds(const Compared& c) {
   const Estimate& e = *c.estimate;
-  if (e.training) return e.total_seconds >= 0 ? std::optional<double>(e.total_seconds) : std::nullopt;
+  if (e.total_seconds >= 0) return e.total_seconds;
+  if (e.training) return std::nullopt;
   return e.infer.total_seconds;
 }
 
@@ -85,7 +86,8 @@ std::vector<Row> rows_for(bool training, bool one_pass, const std::vector<Compar
     rows.push_back({"decode tokens/s", [](const Compared& c) { return std::optional<double>(c.estimate->infer.decode_tokens_per_second); },
                     [](const Compared&, double v) { return fmt::format("{:.1f}", v); }, false});
   }
-  rows.push_back({training ? "time to finish" : one_pass ? "time per batch" : "time per request", finish_seconds,
+  const bool job = !items.empty() && items.front().input->workload.tokens.has_value();
+  rows.push_back({training ? "time to finish" : job ? "job time (--tokens)" : one_pass ? "time per batch" : "time per request", finish_seconds,
                   [](const Compared&, double v) { return human_seconds(v); }});
   // Rental and purchase are different questions: the best cost is marked only when every column has the same basis.
   bool one_basis = true;

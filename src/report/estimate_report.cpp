@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "estimators/comm.hpp"
+#include "estimators/inference.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/stack.hpp"
 #include "estimators/uncertainty.hpp"
@@ -178,6 +179,13 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
       // sample.
       j["inference"]["batch_seconds"] = e.infer.total_seconds;
       j["inference"]["samples_per_second"] = e.infer.total_decode_tokens_per_second();
+    }
+    // A job of --tokens: batches of whole requests back to back (as recommend and tco count it).
+    j["inference"]["job"] = nullptr;
+    if (in.workload.tokens && e.total_seconds >= 0) {
+      const InferenceJobRate rate = inference_job_rate(*in.model, in.workload, in.plan, e.infer);
+      j["inference"]["job"] = {{"tokens", *in.workload.tokens}, {"counts", rate.counts},
+                               {"tokens_per_second", rate.per_second}, {"total_seconds", e.total_seconds}};
     }
   }
   const Stack& st = w.stack;
@@ -427,6 +435,14 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
         row("decode tokens/s", fmt::format("{:.1f} (batch {}{})", e.infer.decode_tokens_per_second, p.micro_batch, if_fit));
       row("total", human_seconds(e.infer.total_seconds) + (e.fits || !server.empty() ? "" : " (would be, if it fit: it does not)"));
     }
+  }
+  if (!e.training && in.workload.tokens && e.total_seconds >= 0) {
+    const InferenceJobRate rate = inference_job_rate(*in.model, in.workload, in.plan, e.infer);
+    const std::string what = std::string(rate.counts) == "samples" ? "samples" : std::string(rate.counts) + " tokens";
+    row("job (--tokens)", fmt::format("{} for {} {} at {:.0f}/s: batches of {} back to back{}", human_seconds(e.total_seconds),
+                                      human_count(*in.workload.tokens), what, rate.per_second,
+                                      p.micro_batch * std::max(1, e.infer.replicas),
+                                      e.fits ? "" : " (would be, if it fit: it does not)"));
   }
   return t;
 }
