@@ -116,7 +116,7 @@ TEST_CASE("a batch scenario answers as the command line does: recommend's device
                          "  - {name: both, model: llama-3-8b, device: h100-sxm, count: 8, tokens: 1e11, deadline: 7d}\n";
   auto b = run_hwplan("batch " + file.string() + " --format json");
   CHECK(b.exit_code == 2);  // the last scenario gives a count and a deadline
-  CHECK(b.err.find("key 'count'") != std::string::npos);
+  CHECK(b.err.find("key 'scenarios[3].count'") != std::string::npos);
   const json s = json::parse(b.out)["scenarios"];
   auto cli_rec = json::parse(run_hwplan("recommend --model llama-3-8b --device h100-sxm --count 8 --framework megatron "
                                         "--global-batch 128 --tokens 1e10 --rent --format json")
@@ -249,7 +249,30 @@ TEST_CASE("a scenario's bad value names its key at the key's line, under default
   auto b = run_hwplan("batch " + file.string() + " --format json");
   CHECK(b.exit_code == 2);
   const json s = json::parse(b.out)["scenarios"];
-  CHECK(s[0]["error"].get<std::string>().find(":3:3: key 'tp': scenario 'inherits'") != std::string::npos);
-  CHECK(s[1]["error"].get<std::string>().find(":11:5: key 'pp': scenario 'own'") != std::string::npos);
+  CHECK(s[0]["error"].get<std::string>().find(":3:3: key 'defaults.tp': scenario 'inherits'") != std::string::npos);
+  CHECK(s[1]["error"].get<std::string>().find(":11:5: key 'scenarios[1].pp': scenario 'own'") != std::string::npos);
+  fs::remove(file);
+}
+
+TEST_CASE("batch: an unknown device names its key line, an inference job row shows the job, a negative count says so") {
+  namespace fs = std::filesystem;
+  fs::path file = fs::temp_directory_path() / ("hwplan_batch_review_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "scenarios:\n"
+                         "  - name: typo\n"
+                         "    model: llama-2-7b\n"
+                         "    device: h100-sxx\n"
+                         "  - {name: job, model: llama-3-8b, device: h100-sxm, task: infer, batch: 8, tokens: 1e9}\n"
+                         "  - {name: neg, model: llama-2-7b, device: h100-sxm, tokens: -5k}\n";
+  auto b = run_hwplan("batch " + file.string() + " --format json");
+  CHECK(b.exit_code == 2);
+  const json s = json::parse(b.out)["scenarios"];
+  CHECK(s[0]["error"].get<std::string>().find(":4:5: key 'scenarios[0].device'") != std::string::npos);
+  CHECK(s[2]["error"].get<std::string>().find("must be greater than 0, found -5k") != std::string::npos);
+  auto est = json::parse(run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer --batch 8 --tokens 1e9 --format json").out);
+  REQUIRE(s[1]["ok"] == true);
+  CHECK(s[1]["result"]["inference"]["job"]["total_seconds"].get<double>() ==
+        ::hwplan::test::approx(est["inference"]["job"]["total_seconds"].get<double>()));
+  auto table = run_hwplan("batch " + file.string() + " --format csv");
+  CHECK(table.out.find("11.2 days total") != std::string::npos);  // the job's time, as estimate gives it
   fs::remove(file);
 }

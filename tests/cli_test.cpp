@@ -221,6 +221,15 @@ TEST_CASE("plot roofline and memory write SVG files with the expected series") {
   std::string svg3((std::istreambuf_iterator<char>(in3)), std::istreambuf_iterator<char>());
   CHECK(svg3.find("data-label=\"a100-80gb-sxm x1\"") != std::string::npos);
   CHECK(svg3.find("data-label=\"rtx-4090 x1\"") != std::string::npos);
+  // The same device by an alias and by its id is drawn once.
+  REQUIRE(run_hwplan("plot memory --model llama-2-13b --task lora --device h100 --devices h100-sxm -o " +
+                     (dir / "mem3.svg").string()).exit_code == 0);
+  std::ifstream in4(dir / "mem3.svg");
+  std::string svg4((std::istreambuf_iterator<char>(in4)), std::istreambuf_iterator<char>());
+  std::size_t bars = 0;
+  const std::string bar = "class=\"bar\" data-label=\"h100-sxm x1\"";
+  for (std::size_t at = svg4.find(bar); at != std::string::npos; at = svg4.find(bar, at + 1)) ++bars;
+  CHECK(bars == 1);
   fs::remove_all(dir);
 }
 

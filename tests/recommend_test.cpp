@@ -452,6 +452,14 @@ TEST_CASE("a fixed layout the model cannot take is said as such by recommend and
   auto dl = hwplan::test::run_hwplan("estimate --model llama-2-7b --device h100-sxm --tp 3 --tokens 1e10 --deadline 1d");
   CHECK(dl.exit_code == 2);
   CHECK(dl.err.find("does not divide the 32 attention heads") != std::string::npos);
+  // Inference too (standalone devices refuse several devices under --count: not the word on --tp).
+  auto infer = hwplan::test::run_hwplan("recommend --model llama-2-7b --tp 3 --task infer");
+  CHECK(infer.exit_code == 2);
+  CHECK(infer.err.find("does not divide the 32 attention heads") != std::string::npos);
+  // A layout the model cannot take is said before a search bound is blamed (--max-count 64 is the default).
+  auto wide = hwplan::test::run_hwplan("recommend --model llama-2-7b --tp 128 --tokens 1e10");
+  CHECK(wide.exit_code == 2);
+  CHECK(wide.err.find("does not divide the 32 attention heads") != std::string::npos);
   // A search bounded below the layout's devices names the bound.
   auto small = hwplan::test::run_hwplan("recommend --model llama-2-7b --tp 4 --max-count 2 --tokens 1e10");
   CHECK(small.exit_code == 2);

@@ -1030,6 +1030,13 @@ TEST_CASE("an inference roofline draws the decode step beside the prefill's oper
   CHECK(decode->intensity_flop_per_byte < 16);
   CHECK(decode->achieved_flops_per_s < decode->intensity_flop_per_byte * h100.memory_bandwidth_bytes_per_s);
   CHECK(decode->achieved_flops_per_s > 0.3 * decode->intensity_flop_per_byte * h100.memory_bandwidth_bytes_per_s);
+  // Two pipeline stages: each device runs half the layers in its half of the step, the same rate per device.
+  EstimateInput staged = in;
+  staged.system.count = 2;
+  staged.plan.pp = 2;
+  for (const auto& p : report::roofline_chart(staged, "infer").points)
+    if (p.label == "decode step (batch 8)")
+      CHECK(p.achieved_flops_per_s == doctest::Approx(decode->achieved_flops_per_s).epsilon(0.15));
   // Generating nothing draws no decode step.
   in.workload.generate = 0;
   for (const auto& p : report::roofline_chart(in, "infer").points) CHECK(p.label.find("decode") == std::string::npos);

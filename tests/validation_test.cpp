@@ -360,6 +360,11 @@ TEST_CASE("validate's forms: plain CSV rows, a file given twice counted once, on
   CHECK(marked);
   CHECK(table.out.find("lambda-bert-base-squad-rtx-3090-fp16 *") != std::string::npos);
   CHECK(table.out.find("predicts do not fit the device's memory") != std::string::npos);
+  auto markdown = test::run_hwplan("validate --measurements " + file + " --format markdown");
+  CHECK(markdown.out.find("\nMarked *: ") != std::string::npos);  // not a markdown bullet
+  auto csv_sensitivity = test::run_hwplan("validate --measurements " + file + " --format csv --sensitivity");
+  CHECK(csv_sensitivity.exit_code == 2);
+  CHECK(csv_sensitivity.err.find("'--sensitivity'") != std::string::npos);
   // CSV: a header and one line of plain numbers per comparison, nothing else.
   auto csv = test::run_hwplan("validate --measurements " + file + " --format csv");
   REQUIRE(csv.exit_code == 0);
@@ -384,4 +389,23 @@ TEST_CASE("validate's forms: plain CSV rows, a file given twice counted once, on
   REQUIRE(mc.exit_code == 0);
   CHECK(mc.out.rfind("kernel,shape,measured_seconds,", 0) == 0);
   CHECK(mc.out.find("profile predictions") == std::string::npos);
+}
+
+TEST_CASE("a case's unknown model is named as the case's model key at its line") {
+  const std::string path = "/tmp/hwplan_modelline_" + std::to_string(::getpid()) + ".yaml";
+  std::ofstream(path) << "source: \"test\"\ncases:\n"
+                         "  - name: typo\n"
+                         "    device: h100-sxm\n"
+                         "    kind: train_throughput\n"
+                         "    seq: 2048\n"
+                         "    model: llama-2-7bb\n"
+                         "    measured: {tokens_per_second_per_device: 1000}\n";
+  try {
+    validate::validate_measurement_file(test::registry(), path);
+    FAIL("an unknown model was compared");
+  } catch (const InputError& e) {
+    CHECK(e.key() == "cases[].model");
+    CHECK(e.where().line == 7);
+  }
+  std::remove(path.c_str());
 }

@@ -99,6 +99,12 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
       if (e.training) {
         time = human_seconds(e.total_seconds >= 0 ? e.total_seconds : e.train.step_seconds) + (e.total_seconds >= 0 ? " total" : " /step");
         rate = fmt::format("{:.0f} {}", e.train.tokens_per_second, unit);  // a CNN's training counts samples already
+      } else if (e.total_seconds >= 0) {
+        // A job of --tokens: its time and rate, as estimate gives them (batches of whole requests back to back).
+        const InferenceJobRate job = inference_job_rate(q.model, q.input.workload, q.input.plan, e.infer);
+        time = human_seconds(e.total_seconds) + " total";
+        rate = fmt::format("{:.1f} {}", job.per_second, std::string(job.counts) == "output" ? "tok/s"
+                                                        : std::string(job.counts) == "input" ? "input tok/s" : "samples/s");
       } else {
         time = human_seconds(e.infer.prefill_seconds) + (one_pass ? " /batch" : " TTFT");
         rate = fmt::format("{:.1f} {}", one_pass ? e.forward_samples_per_second()
@@ -150,7 +156,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
   } catch (const InputError& e) {
     // An error about a flag names the scenario's key of the same name at its line (or the scenario's, for a flag it
     // does not give); an error in another file (a model YAML, a profile) keeps its own position after the scenario's.
-    fail(keyed_to_file(e, s.where, s.key_where, "", "scenario '" + s.name + "': ").what());
+    fail(keyed_to_file(e, s.where, s.key_where, "", "scenario '" + s.name + "': ", &s.key_name).what());
   }
   return r;
 }

@@ -53,15 +53,31 @@ int run_roofline(const PlotOptions& o) {
 }
 
 
+// The devices a plot draws: --device first, then --devices, each once whatever name or alias gave it.
+std::vector<const Device*> devices_to_draw(const io::Registry& registry, const std::string& one,
+                                           const std::vector<std::string>& list) {
+  std::vector<const Device*> out;
+  auto add = [&](const std::string& name, const char* flag) {
+    const Device* d = nullptr;
+    try {
+      d = &registry.device(name);
+    } catch (const InputError& e) {
+      throw InputError({}, flag, e.detail());
+    }
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  };
+  if (!one.empty()) add(one, "--device");
+  for (const auto& name : list) add(name, "--devices");
+  return out;
+}
+
 int run_memory(const PlotOptions& o) {
   io::Registry registry = make_registry(*o.global);
   report::MemoryChart chart;
   chart.title = fmt::format("{} {} ({}): memory per device", o.workload.model, o.workload.task, o.workload.precision);
-  std::vector<std::string> ids = o.devices;
   // --device with --devices: one more bar (as plot serve and recommend take them), not one left out.
-  if (!o.workload.device.empty() && std::find(ids.begin(), ids.end(), o.workload.device) == ids.end())
-    ids.insert(ids.begin(), o.workload.device);
-  if (ids.empty()) {
+  const std::vector<const Device*> drawn = devices_to_draw(registry, o.workload.device, o.devices);
+  if (drawn.empty()) {
     // From a recommend run: the top candidates, each at its chosen count.
     RecommendSpec spec;
     spec.top = 6;
@@ -70,8 +86,8 @@ int run_memory(const PlotOptions& o) {
       chart.bars.push_back(report::memory_bar(fmt::format("{} x{}", r.candidates[i].device->id, r.candidates[i].count), r.candidates[i].estimate));
   }
   const Model model = registry.model(o.workload.model);
-  for (const auto& id : ids) {
-    const Device& d = registry.device(id);
+  for (const Device* device : drawn) {
+    const Device& d = *device;
     Query q = resolve_query(model, d, o.workload, o.workload.count, profile_scope(registry, o.workload, d));
     Outcome out = run_query(q);
     chart.bars.push_back(report::memory_bar(fmt::format("{} x{}", d.id, q.input.system.count), out.estimate));
@@ -84,19 +100,17 @@ int run_memory(const PlotOptions& o) {
 // serves the asked load on the fewest devices, its highest load within the targets marked as the knee).
 int run_serve_plot(PlotOptions& o) {
   io::Registry registry = make_registry(*o.global);
-  std::vector<std::string> ids = o.devices;
   // --device with --devices: one more device to draw (as recommend takes them), not one left out.
-  const std::string& one = o.serve_options.workload.device;
-  if (!one.empty() && std::find(ids.begin(), ids.end(), one) == ids.end()) ids.insert(ids.begin(), one);
-  if (ids.empty()) throw InputError({}, "--device", "give --device or --devices");
+  const std::vector<const Device*> drawn = devices_to_draw(registry, o.serve_options.workload.device, o.devices);
+  if (drawn.empty()) throw InputError({}, "--device", "give --device or --devices");
   const serve::Targets& targets = o.serve_options.targets;
   if (targets.e2e_p95 || targets.e2e_p99)
     std::fprintf(stderr, "warning: the end-to-end target is not drawn (the panels are TTFT and TPOT); the knee counts it\n");
   std::vector<report::LatencySeries> series;
   std::string model_id;
   std::optional<serve::ServeQuestion> first;
-  for (const auto& id : ids) {
-    const Device& d = registry.device(id);
+  for (const Device* device : drawn) {
+    const Device& d = *device;
     ServeSetup setup = prepare_serve(registry, o.serve_options, &d);
     const serve::ServeQuestion& q = setup.question;
     serve::ServeAnswer a = serve::plan_serving(setup.layouts, q, threads_of(o.serve_options));

@@ -190,8 +190,8 @@ int run_measurements(const ValidateOptions& o) {
   }
   std::string out = report::render(t, format);
   if (no_fit > 0)
-    out += fmt::format("\n* {} comparison{} of run{} hwplan predicts do not fit the device's memory (the source ran them): "
-                       "compared as if {} did\n",
+    out += fmt::format("\nMarked *: {} comparison{} of run{} hwplan predicts do not fit the device's memory (the source ran "
+                       "them), compared as if {} did\n",
                        no_fit, no_fit == 1 ? "" : "s", no_fit == 1 ? "" : "s", no_fit == 1 ? "it" : "they");
   out += fmt::format(
       "\n{} comparisons: median |error| {:.1f}%, mean {:.1f}%, worst {:.1f}% ({}); {} within 10%, {} within 35%\n",
@@ -230,6 +230,8 @@ int run_local_validation(const ValidateOptions& o) {
     calibrate::CalibrateOptions co;
     co.backend = o.backend;
     co.device_index = o.device_index;
+    // One GPU is validated: the first unless --device-index names another (calibrate alone measures them all).
+    if (!co.device_index && o.backend != "cpu" && calibrate::cuda_device_count() > 0) co.device_index = 0;
     co.quick = true;
     co.progress = [](const std::string& line) { std::fprintf(stderr, "hwplan: %s\n", line.c_str()); };
     runs = calibrate::run_calibration(registry, co);
@@ -359,7 +361,11 @@ Command validate_command() {
   };
   c.parsed = [o] { return o->app->parsed(); };
   c.run = [o] {
-    if (!o->measurements.empty()) return run_measurements(*o);
+    if (!o->measurements.empty()) {
+      if (o->sensitivity && o->global->format == "csv")
+        throw InputError({}, "--sensitivity", "the CSV holds the comparisons alone: use --format table, markdown or json");
+      return run_measurements(*o);
+    }
     if (o->sensitivity)
       throw InputError({}, "--sensitivity", "re-predicts measurement sets: give them with --measurements FILE");
     return run_local_validation(*o);

@@ -52,25 +52,25 @@ class InputError : public std::runtime_error {
   std::string detail_;
 };
 
-// An error about a command-line flag ("--tp") raised while a file's entry (a measurement case, a batch scenario) was
-// evaluated, named as the entry's key of the same name (tp, with `prefix`: "cases[].tp") at that key's position in
-// the file when the entry gives it (`key_where`), else at the entry's. Errors that already name a file keep theirs;
-// `context` ("case 'x': ") leads the message.
+// An error about a command-line flag ("--tp") or a bare key ("model") raised while a file's entry (a measurement
+// case, a batch scenario) was evaluated, named as the entry's key of the same name (tp, with `prefix`: "cases[].tp";
+// `names`, where given, spells each key in full: "defaults.tp") at that key's position in the file when the entry
+// gives it (`key_where`), else at the entry's. Errors that already name a file keep theirs; `context` ("case 'x': ")
+// leads the message.
 inline InputError keyed_to_file(const InputError& e, const SourceLocation& entry,
                                 const std::map<std::string, SourceLocation>& key_where, const std::string& prefix,
-                                const std::string& context) {
+                                const std::string& context, const std::map<std::string, std::string>* names = nullptr) {
   if (!e.where().file.empty() && e.where().file != entry.file)
     return InputError(entry, "", context + e.what());  // another file's error (a model YAML): its position kept
   if (!e.where().file.empty()) return InputError(e.where(), e.key(), context + e.detail());
   std::string key = e.key();
   SourceLocation where = entry;
-  if (key.rfind("--", 0) == 0) {
-    std::string name = key.substr(2);
-    std::replace(name.begin(), name.end(), '-', '_');
-    if (auto it = key_where.find(name); it != key_where.end()) {
-      where = it->second;
-      key = prefix + name;
-    }
+  std::string name = key.rfind("--", 0) == 0 ? key.substr(2) : key;
+  std::replace(name.begin(), name.end(), '-', '_');
+  if (auto it = key_where.find(name); it != key_where.end()) {
+    where = it->second;
+    auto full = names ? names->find(name) : std::map<std::string, std::string>::const_iterator();
+    key = names && full != names->end() ? full->second : prefix + name;
   }
   return InputError(where, key, context + e.detail());
 }

@@ -19,12 +19,15 @@ const std::vector<std::string> kScenarioKeys = {
     "exclude", "require_interconnect", "top", "optimize", "porting_cost_usd", "min_decode_tps", "devices"};
 
 // Reads the keys of one mapping (defaults or a scenario) into the specs; later calls override earlier ones.
-void apply(YamlMap& m, Scenario& s) {
+void apply(YamlMap& m, Scenario& s, const std::string& prefix) {
   WorkloadSpec& w = s.workload;
   RecommendSpec& r = s.recommend;
   std::vector<std::string> known = kScenarioKeys;
   for (const auto& o : workload_option_names()) known.push_back(o.key);
-  for (const auto& key : m.keys()) s.key_where[key] = m.where(key);
+  for (const auto& key : m.keys()) {
+    s.key_where[key] = m.where(key);
+    s.key_name[key] = prefix + key;
+  }
   for (const auto& key : m.keys())
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string message = "unknown option";
@@ -124,7 +127,7 @@ void apply(YamlMap& m, Scenario& s) {
 std::vector<Scenario> parse_batch(const std::string& text, const std::string& file) {
   YamlMap top(parse_document(text, file), file);
   Scenario defaults;
-  if (auto d = top.map("defaults", false)) apply(*d, defaults);
+  if (auto d = top.map("defaults", false)) apply(*d, defaults, "defaults.");
   YAML::Node list = top.node()["scenarios"];
   if (!list.IsDefined() || !list.IsSequence() || list.size() == 0)
     top.fail("scenarios", "expected a non-empty list of scenarios");
@@ -148,8 +151,9 @@ std::vector<Scenario> parse_batch(const std::string& text, const std::string& fi
       if (name.IsDefined() && name.IsScalar()) s.name = name.Scalar();
     }
     try {
-      YamlMap m(node, file, "scenarios[" + std::to_string(index - 1) + "].");
-      apply(m, s);
+      const std::string prefix = "scenarios[" + std::to_string(index - 1) + "].";
+      YamlMap m(node, file, prefix);
+      apply(m, s, prefix);
       // A key the scenario's command does not read is an error, as the same flag is on the command line (a budget
       // without command: recommend would quietly answer a plain estimate). Keys under defaults may serve other scenarios.
       static const std::vector<std::string> kRecommendOnly = {

@@ -22,6 +22,7 @@ struct Scenario {
   // Under defaults they keep their other meanings (the workload's device and count, recommend's deadline).
   bool device_given = false, count_given = false, max_count_given = false, deadline_given = false;
   std::map<std::string, SourceLocation> key_where;  // where each key it reads is (its own, else under defaults)
+  std::map<std::string, std::string> key_name;      // and its full name there ("scenarios[2].tp", "defaults.tp")
   std::optional<std::string> error;  // this scenario is malformed: the message names file:line:column and key
 };
 

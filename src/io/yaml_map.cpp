@@ -361,8 +361,11 @@ std::optional<double> YamlMap::number(const std::string& key, bool required, dou
                     s == "-.Inf" || s == "nan" || s == "inf";
   bool hex = s.find_first_of("xX") != std::string::npos;
   bool whole = end == s.c_str() + s.size();
-  if (count_suffix && !hex && !s.empty() && !whole)
+  if (count_suffix && !hex && !s.empty() && !whole) {
     if (auto counted = parse_param_count(s)) d = *counted, whole = true;
+    else if (auto negative = s[0] == '-' ? parse_param_count(s.substr(1)) : std::nullopt)
+      d = -*negative, whole = true;  // "-5k": a negative count, said as such below
+  }
   if (s.empty() || hex || !whole || is_special || !std::isfinite(d)) {
     std::string hint;
     bool unit_suffix = !s.empty() && std::isdigit(static_cast<unsigned char>(s[0])) && !whole && !hex;

@@ -59,6 +59,23 @@ void check_range(const std::string& flag, long long v, long long lo, long long h
   if (v > hi) bad(flag, "must be at most " + std::to_string(hi) + ", got " + std::to_string(v));
 }
 
+}  // namespace
+
+void check_layout_against_model(const Model& model, const WorkloadSpec& o) {
+  if (model.is_transformer() && o.tp && *o.tp > 0 && model.attention_heads % *o.tp != 0)
+    bad("--tp", std::to_string(*o.tp) + "-way tensor parallelism does not divide the " +
+                    std::to_string(model.attention_heads) + " attention heads of " + model.id);
+}
+
+void check_layout_within_count(const WorkloadSpec& w, long long max_count) {
+  const long long fixed = w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1);
+  if (fixed > max_count)
+    bad("--max-count", "the search goes up to " + std::to_string(max_count) + " devices and the fixed layout needs " +
+                           std::to_string(fixed) + " (--tp x --cp x --pp): raise --max-count");
+}
+
+namespace {
+
 // The software stack: the named (or default) preset, then each part the user set by its own flag.
 Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const Device& device) {
   Stack s;
@@ -418,9 +435,7 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
   if (!q.model.is_transformer() && (w.task == Task::kLora || w.task == Task::kQlora))
     bad("--task", "LoRA adapts a transformer's linear layers; " + q.model.id + " is a generic network (use --task finetune)");
   if (w.task == Task::kInfer && o.offload != "none") bad("--offload", "applies to training tasks, not --task infer");
-  if (q.model.is_transformer() && o.tp && q.model.attention_heads % *o.tp != 0)
-    bad("--tp", std::to_string(*o.tp) + "-way tensor parallelism does not divide the " +
-                    std::to_string(q.model.attention_heads) + " attention heads of " + q.model.id);
+  check_layout_against_model(q.model, o);
 
   if (o.ep && *o.ep > 1) {
     // Inference prices a MoE's experts with the tensor-parallel split of every layer; expert parallelism is a

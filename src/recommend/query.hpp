@@ -48,6 +48,12 @@ enum class ProfileScope { kNamedDevice, kMeasuredDeviceOnly };
 // Typed values in: the names of the model and device were resolved once by the front end (front_end.hpp).
 Query resolve_query(const Model& model, const Device& device, const WorkloadSpec& w, long long count,
                     ProfileScope scope = ProfileScope::kNamedDevice);
+// The fixed layout's degrees against the model alone, whatever the device and count (--tp that does not divide the
+// heads): the searches over counts check it first, so that the model's refusal is what they say.
+void check_layout_against_model(const Model& model, const WorkloadSpec& w);
+// A search over counts up to `max_count` that cannot hold the fixed layout (--tp x --cp x --pp devices): an error
+// naming --max-count.
+void check_layout_within_count(const WorkloadSpec& w, long long max_count);
 // Runs the estimate, searching the layout when needed.
 struct Outcome {
   Estimate estimate;

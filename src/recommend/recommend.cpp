@@ -63,6 +63,7 @@ struct DeviceResult {
   // Every configuration of this device was refused as bad input (the first refusal kept): where every device's refusals
   // name the same flag, the input is at fault, not the hardware (recommend exits 2 naming the flag).
   std::optional<InputError> input_error;
+  int input_error_count = 0;  // the count it was raised at
   bool only_input_errors = true;
 };
 
@@ -238,9 +239,12 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       // The smallest count's: its words name no count the user did not give. A count below the layout the user fixed
       // only says it is too small for it, so the first count that holds the layout speaks instead (--tp 3 on a model
       // of 32 heads: 3 does not divide them, not "must be at most 1").
-      if (!out.input_error || (error_count < fixed_layout && count >= fixed_layout)) {
+      // (Only an error about the same flag replaces it: a standalone device's --count error at three devices is not
+      // a better word on --tp.)
+      if (!out.input_error || (error_count < fixed_layout && count >= fixed_layout && e.key() == out.input_error->key())) {
         out.input_error = e;
         error_count = count;
+        out.input_error_count = count;
       }
       continue;
     }
@@ -347,9 +351,8 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, co
   // An input error at every count that holds the layout the user fixed is the input's fault, said as such (--tp 3 on
   // 32 heads), not "no count finishes in time".
   const long long fixed_layout = workload.tp.value_or(1) * workload.cp.value_or(1) * workload.pp.value_or(1);
-  if (fixed_layout > max_count)
-    throw InputError({}, "--max-count", fmt::format("{} is below the {} devices the fixed layout needs (--tp x --cp x --pp)",
-                                                    max_count, fixed_layout));
+  check_layout_against_model(model, workload);
+  check_layout_within_count(workload, max_count);
   std::optional<InputError> input_error;
   bool any_resolved = false;
   for (int count : candidate_counts(max_count)) {
@@ -508,9 +511,8 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   if (spec.max_count < 1) throw InputError({}, "--max-count", "must be at least 1");
   if (spec.count && *spec.count > 1'000'000) throw InputError({}, "--count", "must be at most 1,000,000");
   if (spec.count && *spec.count < 1) throw InputError({}, "--count", "must be at least 1");
-  if (const long long fixed = w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1); !spec.count && fixed > spec.max_count)
-    throw InputError({}, "--max-count", fmt::format("{} is below the {} devices the fixed layout needs (--tp x --cp x --pp)",
-                                                    spec.max_count, fixed));
+  check_layout_against_model(model, w);
+  if (!spec.count) check_layout_within_count(w, spec.max_count);
 
   std::vector<int> counts = spec.count ? std::vector<int>{static_cast<int>(*spec.count)} : candidate_counts(spec.max_count);
   r.largest_count = counts.back();
@@ -534,12 +536,19 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   // No device gets past its input, all for one flag: a flag or key the user gave is wrong whatever the hardware.
   {
     const InputError* common = nullptr;
+    int common_count = 0;
+    const long long fixed_layout = w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1);
     bool uniform = true;
     for (const auto& res : results) {
       if (!res.feasible.empty() || (res.configurations > 0 && !res.only_input_errors)) uniform = false;
       if (!res.input_error || !res.only_input_errors) continue;
       if (common && common->key() != res.input_error->key()) uniform = false;
-      if (!common) common = &*res.input_error;
+      // Of the devices' words on that flag, one raised where the fixed layout fits (a GPU's "3 does not divide the
+      // heads") over one that only says one device is too few (a standalone device's).
+      if (!common || (common_count < fixed_layout && res.input_error_count >= fixed_layout)) {
+        common = &*res.input_error;
+        common_count = res.input_error_count;
+      }
     }
     if (uniform && common) throw *common;
   }

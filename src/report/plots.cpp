@@ -85,8 +85,10 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
     const InferenceTime& t = e.infer;
     const double flops = 2 * e.params.active / std::max(1, e.plan.tp * e.plan.pp) * static_cast<double>(e.plan.micro_batch);
     const double bytes = t.decode_weight_bytes + t.decode_kv_bytes;
-    if (flops > 0 && bytes > 0 && t.decode_gpu_seconds > 0)
-      chart.points.push_back({fmt::format("decode step (batch {})", e.plan.micro_batch), flops / bytes, flops / t.decode_gpu_seconds});
+    // A device runs its own stage of the step: the stages take their turns within decode_gpu_seconds.
+    const double device_seconds = t.decode_gpu_seconds / std::max(1, e.plan.pp);
+    if (flops > 0 && bytes > 0 && device_seconds > 0)
+      chart.points.push_back({fmt::format("decode step (batch {})", e.plan.micro_batch), flops / bytes, flops / device_seconds});
   }
   return chart;
 }
