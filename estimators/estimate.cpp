@@ -284,10 +284,7 @@ Estimate estimate(const EstimateInput& in) {
     e.bound = w.generate > 0 ? (e.infer.decode_memory_bound ? "memory" : "compute") : "compute";
     // A job of --tokens: batches of whole requests back to back, as recommend and tco count it (no goodput model:
     // a server's interruptions are its operator's to count).
-    if (w.tokens) {
-      const InferenceJobRate rate = inference_job_rate(m, w, in.plan, e.infer);
-      if (rate.per_second > 0) e.total_seconds = *w.tokens / rate.per_second;
-    }
+    if (w.tokens && e.infer.job.per_second > 0) e.total_seconds = *w.tokens / e.infer.job.per_second;
   }
 
   // The explanation, in words.

@@ -63,6 +63,14 @@ struct Goodput {
   double checkpoint_interval_seconds = 0;  // the interval that minimises the loss (Young's formula)
 };
 
+// The rate a job of many requests runs at, as recommend, tco and estimate --tokens count it: batches of whole requests
+// back to back, all replicas, output tokens over a batch's whole time (prefill and decode). Where nothing is generated
+// (an encoder, --generate 0) the prompt tokens read over the forward pass; a generic network (a CNN) counts samples.
+struct InferenceJobRate {
+  double per_second = 0;
+  const char* counts = "output";  // "output" tokens, "input" tokens, or "samples"
+};
+
 struct InferenceTime {
   double prefill_seconds = 0;         // time to first token
   double time_per_output_token_seconds = 0;
@@ -78,6 +86,7 @@ struct InferenceTime {
   double decode_gpu_seconds = 0;      // per decode step: the device's whole time (communication included)
   const char* decode_comm_medium = "";  // the tensor-parallel link's ("scale-up fabric", "pcie", "network")
   double host_seconds_per_token = 0;  // host time per decode step incl. the engine's per-step overhead
+  InferenceJobRate job;               // a job of many requests at these figures
 };
 
 struct Estimate {

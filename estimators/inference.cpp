@@ -178,6 +178,8 @@ Precision inference_compute_precision(const Workload& w) {
   return w.weights ? compute_precision(*w.weights) : w.precision;
 }
 
+namespace {
+
 InferenceJobRate inference_job_rate(const Model& m, const Workload& w, const Plan& plan, const InferenceTime& t) {
   const double batch = static_cast<double>(plan.micro_batch) * std::max(1, t.replicas);
   InferenceJobRate r;
@@ -193,7 +195,7 @@ InferenceJobRate inference_job_rate(const Model& m, const Workload& w, const Pla
   return r;
 }
 
-InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params) {
+InferenceTime prefill_and_decode(const EstimateInput& in, const ParameterCounts& params) {
   InferenceTime out;
   out.replicas = std::max(1, in.plan.dp);
   const Model& m = *in.model;
@@ -308,6 +310,14 @@ InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& par
     out.time_per_output_token_seconds = out.prefill_seconds;
     out.decode_tokens_per_second = batch / std::max(1e-12, out.prefill_seconds);  // samples/s
   }
+  return out;
+}
+
+}  // namespace
+
+InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params) {
+  InferenceTime out = prefill_and_decode(in, params);
+  out.job = inference_job_rate(*in.model, in.workload, in.plan, out);
   return out;
 }
 

@@ -13,15 +13,8 @@ Precision inference_compute_precision(const Workload& w);
 // Bytes per activation value of a generic network's inference: an engine that runs the layers in 8 bits
 // (TensorRT's INT8 and FP8 modes) hands 8-bit tensors from one layer to the next; otherwise the compute precision's.
 double generic_inference_activation_bytes(const Workload& w);
+// Prefill, decode and the job rate (InferenceTime::job) of `in`.
 InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params);
-// The rate a job of many requests runs at, as recommend, tco and estimate --tokens count it: batches of whole requests
-// back to back, all replicas, output tokens over a batch's whole time (prefill and decode). Where nothing is generated
-// (an encoder, --generate 0) the prompt tokens read over the forward pass; a generic network (a CNN) counts samples.
-struct InferenceJobRate {
-  double per_second = 0;
-  const char* counts = "output";  // "output" tokens, "input" tokens, or "samples"
-};
-InferenceJobRate inference_job_rate(const Model& m, const Workload& w, const Plan& plan, const InferenceTime& t);
 // Inference that generates nothing, one forward pass over the batch: an encoder's (BERT, ViT), a generic network's,
 // or any model's with --generate 0. Its rate is Estimate::forward_samples_per_second.
 inline bool one_forward_pass(const Model& m, long long generate) { return !m.generates() || generate == 0; }

@@ -101,7 +101,7 @@ ScenarioResult run_scenario(const io::Registry& registry, const io::Scenario& s,
         rate = fmt::format("{:.0f} {}", e.train.tokens_per_second, unit);  // a CNN's training counts samples already
       } else if (e.total_seconds >= 0) {
         // A job of --tokens: its time and rate, as estimate gives them (batches of whole requests back to back).
-        const InferenceJobRate job = inference_job_rate(q.model, q.input.workload, q.input.plan, e.infer);
+        const InferenceJobRate& job = e.infer.job;
         time = human_seconds(e.total_seconds) + " total";
         rate = fmt::format("{:.1f} {}", job.per_second, std::string(job.counts) == "output" ? "tok/s"
                                                         : std::string(job.counts) == "input" ? "input tok/s" : "samples/s");

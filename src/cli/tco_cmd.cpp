@@ -18,7 +18,6 @@
 #include "report/table.hpp"
 #include "report/tco_report.hpp"
 #include "tco/tco.hpp"
-#include "estimators/inference.hpp"
 #include "recommend/front_end.hpp"
 
 namespace hwplan::cli {
@@ -139,9 +138,8 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     in.job_kind = e.total_seconds > 0 ? "inference job" : "batch of requests";
     // Output tokens over the batch's time; an encoder (or --generate 0) counts the input tokens it reads, a generic
     // network (a CNN) its samples, as recommend does.
-    const InferenceJobRate rate = inference_job_rate(q.model, q.input.workload, q.input.plan, e.infer);
-    in.tokens_per_second = rate.per_second;
-    if (std::string(rate.counts) != "output") in.token_kind = rate.counts;
+    in.tokens_per_second = e.infer.job.per_second;
+    if (std::string(e.infer.job.counts) != "output") in.token_kind = e.infer.job.counts;
   }
   if (o.jobs) {
     // The jobs set the utilisation: both given is a contradiction, not a choice to make silently.

@@ -67,8 +67,10 @@ void check_layout_against_model(const Model& model, const WorkloadSpec& o) {
                     std::to_string(model.attention_heads) + " attention heads of " + model.id);
 }
 
+long long fixed_layout_devices(const WorkloadSpec& w) { return w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1); }
+
 void check_layout_within_count(const WorkloadSpec& w, long long max_count) {
-  const long long fixed = w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1);
+  const long long fixed = fixed_layout_devices(w);
   if (fixed > max_count)
     bad("--max-count", "the search goes up to " + std::to_string(max_count) + " devices and the fixed layout needs " +
                            std::to_string(fixed) + " (--tp x --cp x --pp): raise --max-count");

@@ -51,6 +51,8 @@ Query resolve_query(const Model& model, const Device& device, const WorkloadSpec
 // The fixed layout's degrees against the model alone, whatever the device and count (--tp that does not divide the
 // heads): the searches over counts check it first, so that the model's refusal is what they say.
 void check_layout_against_model(const Model& model, const WorkloadSpec& w);
+// The devices the layout the user fixed spans at least (--tp x --cp x --pp; 1 when none is fixed).
+long long fixed_layout_devices(const WorkloadSpec& w);
 // A search over counts up to `max_count` that cannot hold the fixed layout (--tp x --cp x --pp devices): an error
 // naming --max-count.
 void check_layout_within_count(const WorkloadSpec& w, long long max_count);

@@ -110,10 +110,9 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
     c.step_seconds = one_forward_pass(q.model, query.input.workload.generate) ? e.infer.prefill_seconds
                                                                               : e.infer.time_per_output_token_seconds;
     // The job is batches of whole requests, prefill and decode, as hwplan tco and estimate --tokens count it
-    // (inference_job_rate). The lengths as resolved: an encoder generates nothing whatever the spec's default --generate.
-    const Workload& lengths = query.input.workload;
-    c.one_pass = one_forward_pass(q.model, lengths.generate);
-    c.tokens_per_second = inference_job_rate(q.model, lengths, query.input.plan, e.infer).per_second;
+    // (InferenceTime::job). The lengths as resolved: an encoder generates nothing whatever the spec's default --generate.
+    c.one_pass = one_forward_pass(q.model, query.input.workload.generate);
+    c.tokens_per_second = e.infer.job.per_second;
     c.total_seconds = q.job_tokens / std::max(1e-9, c.tokens_per_second);
   } else {
     c.step_seconds = e.train.step_seconds;
@@ -205,9 +204,7 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
   std::optional<OverBudget> cheapest_over;  // the cheapest configuration that does the work, over the budget
   const bool standalone = d.host_link.standalone();
   auto cost_cache = std::make_shared<CostCache>();  // same workload, same device: shared across counts
-  // The devices a layout the user fixed spans (--tp 3: three at least), and the count whose input error is kept.
-  const long long fixed_layout = w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1);
-  int error_count = 0;
+  const long long fixed_layout = fixed_layout_devices(w);  // --tp 3: three devices at least
   for (int count : q.counts) {
     // Phones, laptops, USB sticks: no link to split a model over or to train across; several serve only as
     // independent inference replicas (resolve_query gives them dp = count).
@@ -241,9 +238,9 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       // of 32 heads: 3 does not divide them, not "must be at most 1").
       // (Only an error about the same flag replaces it: a standalone device's --count error at three devices is not
       // a better word on --tp.)
-      if (!out.input_error || (error_count < fixed_layout && count >= fixed_layout && e.key() == out.input_error->key())) {
+      if (!out.input_error ||
+          (out.input_error_count < fixed_layout && count >= fixed_layout && e.key() == out.input_error->key())) {
         out.input_error = e;
-        error_count = count;
         out.input_error_count = count;
       }
       continue;
@@ -350,7 +347,7 @@ std::optional<DeadlineAnswer> smallest_count_for_deadline(const Model& model, co
   std::vector<int> passed;
   // An input error at every count that holds the layout the user fixed is the input's fault, said as such (--tp 3 on
   // 32 heads), not "no count finishes in time".
-  const long long fixed_layout = workload.tp.value_or(1) * workload.cp.value_or(1) * workload.pp.value_or(1);
+  const long long fixed_layout = fixed_layout_devices(workload);
   check_layout_against_model(model, workload);
   check_layout_within_count(workload, max_count);
   std::optional<InputError> input_error;
@@ -537,7 +534,7 @@ Recommendation recommend(const Model& model, const std::vector<const Device*>& d
   {
     const InputError* common = nullptr;
     int common_count = 0;
-    const long long fixed_layout = w.tp.value_or(1) * w.cp.value_or(1) * w.pp.value_or(1);
+    const long long fixed_layout = fixed_layout_devices(w);
     bool uniform = true;
     for (const auto& res : results) {
       if (!res.feasible.empty() || (res.configurations > 0 && !res.only_input_errors)) uniform = false;

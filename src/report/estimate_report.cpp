@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "estimators/comm.hpp"
-#include "estimators/inference.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/stack.hpp"
 #include "estimators/uncertainty.hpp"
@@ -183,7 +182,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
     // A job of --tokens: batches of whole requests back to back (as recommend and tco count it).
     j["inference"]["job"] = nullptr;
     if (in.workload.tokens && e.total_seconds >= 0) {
-      const InferenceJobRate rate = inference_job_rate(*in.model, in.workload, in.plan, e.infer);
+      const InferenceJobRate& rate = e.infer.job;
       j["inference"]["job"] = {{"tokens", *in.workload.tokens}, {"counts", rate.counts},
                                {"tokens_per_second", rate.per_second}, {"total_seconds", e.total_seconds}};
     }
@@ -437,7 +436,7 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
     }
   }
   if (!e.training && in.workload.tokens && e.total_seconds >= 0) {
-    const InferenceJobRate rate = inference_job_rate(*in.model, in.workload, in.plan, e.infer);
+    const InferenceJobRate& rate = e.infer.job;
     const std::string what = std::string(rate.counts) == "samples" ? "samples" : std::string(rate.counts) + " tokens";
     row("job (--tokens)", fmt::format("{} for {} {} at {:.0f}/s: batches of {} back to back{}", human_seconds(e.total_seconds),
                                       human_count(*in.workload.tokens), what, rate.per_second,
