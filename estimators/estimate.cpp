@@ -107,6 +107,13 @@ std::string gpu_memory_share_note(const Device& d) {
          "(sudo sysctl iogpu.wired_limit_mb raises it)";
 }
 
+const char* decode_bound(const InferenceTime& t) {
+  if (t.decode_host_bound) return "host";
+  // All-reduces (and sends) that take half the step or more: the link, not the memory, sets the pace.
+  if (t.decode_gpu_seconds > 0 && t.decode_comm_seconds >= 0.5 * t.decode_gpu_seconds) return "communication";
+  return t.decode_memory_bound ? "memory" : "compute";
+}
+
 Estimate estimate(const EstimateInput& in) {
   Estimate e;
   const Model& m = *in.model;
@@ -400,14 +407,22 @@ Estimate estimate(const EstimateInput& in) {
                                    std::to_string(m.attention_heads) + " heads"
                              : std::string()) +
                         ")");
-    // All-reduces (and sends) that take half the step or more: the link, not the memory, sets the pace.
-    if (e.infer.decode_gpu_seconds > 0 && e.infer.decode_comm_seconds >= 0.5 * e.infer.decode_gpu_seconds)
+    const std::string bound = decode_bound(e.infer);
+    if (bound == "communication")
       e.notes.push_back("decode is communication-bound: " + human_seconds(e.infer.decode_comm_seconds) + " of each " +
                         human_seconds(e.infer.decode_gpu_seconds) + " step are " +
                         (in.plan.tp > 1 ? "tensor-parallel all-reduces" : "pipeline sends") + " over " +
                         e.infer.decode_comm_medium + " (fewer devices, or one node's fabric, run it faster)");
+    else if (bound == "host")
+      // The time row says host-bound: the note names the two sides and what removes the host's.
+      e.notes.push_back("decode is host-bound: the engine issues each token's kernels one by one from the host (" +
+                        human_seconds(e.infer.host_seconds_per_token) + " a token) while the device's work takes " +
+                        human_seconds(e.infer.decode_gpu_seconds) + " (reading " + human_bytes(e.infer.decode_weight_bytes) +
+                        " of weights and " + human_bytes(e.infer.decode_kv_bytes) +
+                        " of KV cache per device); CUDA graphs (--cuda-graphs on) or a compiled engine (--engine vllm, "
+                        "trtllm, llamacpp) remove most of it, and a larger batch raises throughput almost for free");
     else
-    e.notes.push_back(std::string("decode is ") + (e.infer.decode_memory_bound ? "memory-bound" : "compute-bound") +
+    e.notes.push_back("decode is " + bound + "-bound" +
                       ": each token reads " + human_bytes(e.infer.decode_weight_bytes) + " of weights and " +
                       human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device" +
                       (e.infer.decode_memory_bound ? "; a larger batch raises throughput almost for free" : ""));

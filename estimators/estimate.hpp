@@ -17,6 +17,9 @@ void check_context_parallel(const Model& m, const Workload& w, int cp);
 // Checks the combination (heads divisible by tp, layers by pp, count = tp*cp*pp*dp, ...). Throws InputError.
 void validate_plan(const EstimateInput& in);
 Estimate estimate(const EstimateInput& in);
+// What sets a decode step's pace, in one word: "host" (the engine issuing kernels), "communication" (all-reduces or
+// sends take half the device's step or more), "memory" or "compute". estimate's note and recommend's reason say it.
+const char* decode_bound(const InferenceTime& t);
 // A unified memory whose GPU gets only part of it by default (Device::gpu_memory_limit_bytes), in words; empty where
 // the GPU has all of its memory. estimate notes it, serve warns with it.
 std::string gpu_memory_share_note(const Device& d);

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -465,7 +466,13 @@ TEST_CASE("the stack parts measured on the H200 are flags: autocast, persistent 
   w.persistent_grads.reset();
   // Eager decode is host-bound: the host's time per kernel sets the speed, and the flag says which host.
   WorkloadSpec d = eager_decode("h200-sxm");
-  const double slow = run(d).infer.decode_tokens_per_second;
+  const Estimate eager = run(d);
+  const double slow = eager.infer.decode_tokens_per_second;
+  // The note says so too (it said memory-bound beside a time row that said host-bound), as recommend's reason does.
+  CHECK(std::string(decode_bound(eager.infer)) == "host");
+  const bool host_note = std::any_of(eager.notes.begin(), eager.notes.end(),
+                                     [](const std::string& n) { return n.rfind("decode is host-bound", 0) == 0; });
+  CHECK(host_note);
   d.host_kernel_us = 15.5;
   const Estimate fast = run(d);
   CHECK(fast.infer.decode_tokens_per_second > 1.6 * slow);

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/power.hpp"
+#include "estimators/estimate.hpp"
 #include "core/strings.hpp"
 #include "core/units.hpp"
 #include "estimators/training.hpp"
@@ -145,7 +146,7 @@ void explain(Candidate& c, const Device& d, const RecommendSpec& spec, bool infe
   if (inference && c.one_pass) {
     c.reasons.push_back(fmt::format("a forward pass of batch {} takes {}", e.plan.micro_batch, human_seconds(e.infer.prefill_seconds)));
   } else if (inference) {
-    c.reasons.push_back(fmt::format("decode is {}-bound: {:.1f} tokens/s per stream", e.infer.decode_memory_bound ? "memory" : "compute",
+    c.reasons.push_back(fmt::format("decode is {}-bound: {:.1f} tokens/s per stream", decode_bound(e.infer),
                                     e.infer.time_per_output_token_seconds > 0 ? 1.0 / e.infer.time_per_output_token_seconds : 0.0));
   } else {
     c.reasons.push_back(fmt::format("step is {}-bound, MFU {:.0f}%", e.bound, 100 * e.train.mfu));
