@@ -77,7 +77,7 @@ struct InferenceTime {
   double decode_tokens_per_second = 0;  // one replica, across its batch
   int replicas = 1;                     // data-parallel copies of the model (plan.dp), each serving its own batch
   double total_decode_tokens_per_second() const { return decode_tokens_per_second * replicas; }
-  double total_seconds = 0;           // prefill + generate x tpot
+  double total_seconds = 0;           // prefill (which gives the first token) + (generate - 1) x tpot
   double decode_weight_bytes = 0;     // bytes read per decode step per device
   double decode_kv_bytes = 0;
   bool decode_memory_bound = true;

@@ -303,7 +303,9 @@ InferenceTime prefill_and_decode(const EstimateInput& in, const ParameterCounts&
     out.decode_memory_bound = bytes / rates.bandwidth > flops / std::max(1.0, rates.matrix_flops);
     out.decode_tokens_per_second = batch / out.time_per_output_token_seconds;
   }
-  out.total_seconds = out.prefill_seconds + static_cast<double>(w.generate) * out.time_per_output_token_seconds;
+  // The prefill's last logits give the first output token: the other generate - 1 come from decode steps (as serve
+  // times a request: its TTFT, then a step per further token).
+  out.total_seconds = out.prefill_seconds + static_cast<double>(std::max<long>(0, w.generate - 1)) * out.time_per_output_token_seconds;
   if (!m.generates()) {
     // An encoder's inference is its forward pass over the batch: the per-token fields carry it per sample, as a
     // generic network's do.

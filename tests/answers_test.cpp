@@ -636,3 +636,16 @@ TEST_CASE("the interleaved schedule hides its pipeline sends behind the next chu
   m.framework = "deepspeed";
   CHECK_FALSE(resolve_query(test::registry(), m).input.workload.stack.overlap_p2p);
 }
+
+TEST_CASE("a request's total is its prefill (which gives the first token) and a decode step per further token") {
+  // As serve times a request: at --generate 2 the total was prefill + 2 steps, 35% over what serve reported.
+  for (int generate : {1, 2, 300}) {
+    CAPTURE(generate);
+    auto r = test::run_hwplan("estimate --model llama-3-8b --device l4 --task infer --batch 1 --prompt 100 --engine vllm "
+                              "--format json --generate " + std::to_string(generate));
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out)["inference"];
+    const double prefill = j["prefill_seconds"].get<double>(), tpot = j["time_per_output_token_seconds"].get<double>();
+    CHECK(j["total_seconds"].get<double>() == ::hwplan::test::approx(prefill + (generate - 1) * tpot));
+  }
+}
