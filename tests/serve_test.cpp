@@ -1217,3 +1217,12 @@ TEST_CASE("traces: a JSON array mixing rows with and without arrival times is re
   REQUIRE(rows.size() == 2);
   CHECK(rows[1].arrival_seconds == 1.5);
 }
+
+TEST_CASE("serve: a profile it cannot read is the error, not the device count") {
+  // Every layout refused for the same keyless reason: it said "no tensor-parallel layout of llama-3-8b fits 1 devices".
+  auto r = test::run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 5 --profile no-such-profile.yaml");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("no-such-profile.yaml") != std::string::npos);
+  CHECK(r.err.find("cannot read profile") != std::string::npos);
+  CHECK(r.err.find("--count") == std::string::npos);
+}

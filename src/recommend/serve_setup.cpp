@@ -318,10 +318,11 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     layouts.push_back(&qq.input);
   }
   if (layouts.empty()) {
-    // Every layout refused for the same input (--weights int3, --kv-cache int3, an --ep serving does not price): that
-    // input is the error, not the device count.
+    // Every layout refused for the same input (--weights int3, --kv-cache int3, an --ep serving does not price) or
+    // for the same reason without a key (a --profile file that cannot be read): that is the error, not the count.
     const bool same = !refusals.empty() && std::all_of(refusals.begin(), refusals.end(), [&](const InputError& e) {
-      return !e.key().empty() && e.key() == refusals.front().key();
+      const InputError& first = refusals.front();
+      return e.key() == first.key() && (!e.key().empty() || std::string(e.what()) == first.what());
     });
     if (same) throw refusals.front();
     bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));
