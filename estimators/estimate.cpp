@@ -328,8 +328,13 @@ Estimate estimate(const EstimateInput& in) {
       else
         hint = "more devices with ZeRO-3 / tensor parallelism, or LoRA/QLoRA";
     } else {
+      // Quantisation is offered only as far as the weights are not already that small.
+      const double per_param = weight_bytes_per_param(w);
+      const std::string quantise = per_param > 1.5    ? "quantised weights (int8 / int4) or "
+                                   : per_param > 0.75 ? "4-bit weights (int4) or "
+                                                     : "";
       hint = mem.kv_cache > mem.weights ? "a smaller batch or context, or an 8-bit KV cache"
-                                        : "quantised weights (int8 / int4) or more devices with tensor parallelism";
+                                        : quantise + "more devices with tensor parallelism";
     }
     const bool only_headroom = needed <= e.capacity_bytes;
     e.notes.push_back("does not fit: needs " + human_bytes(needed) +

@@ -649,3 +649,18 @@ TEST_CASE("a request's total is its prefill (which gives the first token) and a 
     CHECK(j["total_seconds"].get<double>() == ::hwplan::test::approx(prefill + (generate - 1) * tpot));
   }
 }
+
+TEST_CASE("a model that does not fit is not told to quantise weights that already are") {
+  auto hint = [](const std::string& weights) {
+    auto r = test::run_hwplan("estimate --model mixtral-8x7b --device rtx-4090 --task infer --weights " + weights);
+    REQUIRE(r.exit_code == 0);
+    const auto at = r.out.find("does not fit");
+    REQUIRE(at != std::string::npos);
+    return r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  CHECK(hint("bf16").find("quantised weights (int8 / int4)") != std::string::npos);
+  CHECK(hint("int8").find("4-bit weights (int4)") != std::string::npos);
+  const std::string four = hint("int4");
+  CHECK(four.find("int4") == std::string::npos);
+  CHECK(four.find("more devices") != std::string::npos);
+}
