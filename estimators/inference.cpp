@@ -353,6 +353,27 @@ StepRates step_rates(const EstimateInput& in) {
   s.custom_allreduce = st.custom_allreduce;
   s.extra_kernels = extra_kernels(m, w);
   s.grouped_experts = !eager_moe(m, w);
+  if (m.is_transformer() && w.prompt > 0 && (w.attention == Attention::kEager || !st.fused_kernels)) {
+    LayerShape as_given;
+    as_given.model = &m;
+    as_given.micro_batch = 1;
+    as_given.seq = static_cast<double>(w.prompt);
+    as_given.tp = in.plan.tp;
+    as_given.ep = in.plan.ep;
+    as_given.attention = w.attention;
+    as_given.training = false;
+    as_given.lm_head = w.lm_head;
+    as_given.activation_bytes = activation_bytes(w.precision);
+    as_given.weight_bytes = s.weight_bytes;
+    as_given.stack = &st;
+    Stack fused_stack = st;
+    fused_stack.fused_kernels = true;
+    LayerShape fused = as_given;
+    fused.attention = Attention::kFlash;
+    fused.stack = &fused_stack;
+    const double extra = layer_cost(as_given, s.rates).forward_seconds - layer_cost(fused, s.rates).forward_seconds;
+    s.unfused_prefill_seconds_per_token = std::max(0.0, extra) * s.layers / as_given.seq;
+  }
   return s;
 }
 

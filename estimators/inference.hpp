@@ -42,6 +42,11 @@ struct StepRates {
   bool custom_allreduce = false;    // tensor-parallel all-reduces as the engine's own kernel (Stack::custom_allreduce)
   double extra_kernels = 0;         // the unfused engine's kernels beyond the fused ones, once per step
   bool grouped_experts = true;      // a MoE layer's experts as one grouped GEMM per projection (fused engines)
+  // What a stack that leaves attention or kernels unfused (--attention eager, --fused-kernels off) adds to each
+  // prefill token, all layers: the full model's prefill of the workload's prompt with that stack, less the same
+  // prefill fused (the pieces above price fused kernels only). Exact at the workload's own prompt; eager scores grow
+  // with the chunk, so other chunk lengths are approximated per token. 0 for fused stacks.
+  double unfused_prefill_seconds_per_token = 0;
   // Steps of fewer new tokens than memory_bound_tokens are memory-bound: the device holds its boost clock there
   // (efficiency.hpp rates_at_load), and these rates apply.
   double memory_bound_tokens = 0;

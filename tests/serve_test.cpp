@@ -1226,3 +1226,22 @@ TEST_CASE("serve: a profile it cannot read is the error, not the device count") 
   CHECK(r.err.find("cannot read profile") != std::string::npos);
   CHECK(r.err.find("--count") == std::string::npos);
 }
+
+TEST_CASE("serve prices a prefill with eager attention or unfused kernels as estimate does") {
+  // serve's step model priced fused kernels only: with --attention eager its TTFT (216.5 ms on an RTX 4090) came out
+  // below estimate's bare prefill of the same prompt (269.5 ms), which it must include.
+  for (const std::string extra : {"", " --attention eager", " --fused-kernels off"}) {
+    CAPTURE(extra);
+    const std::string w = " --model llama-3-8b --device rtx-4090 --prompt 2000 --generate 300 --engine vllm" + extra;
+    auto e = run_hwplan("estimate --task infer --batch 1 --format json" + w);
+    auto s = run_hwplan("serve --concurrency 1 --format json" + w);
+    REQUIRE(e.exit_code == 0);
+    REQUIRE(s.exit_code == 0);
+    const auto ej = nlohmann::json::parse(e.out), sj = nlohmann::json::parse(s.out);
+    const double prefill = ej["inference"]["prefill_seconds"].get<double>();
+    const double served = sj["latency"]["ttft_seconds"]["p50"].get<double>();
+    CHECK(served > prefill);
+    CHECK(served < prefill + 0.03);  // the request handling (10 ms) and the engine's step
+    CHECK(ej["inference"]["served_time_to_first_token_seconds"].get<double>() == ::hwplan::test::approx(served).epsilon(0.01));
+  }
+}

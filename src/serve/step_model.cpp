@@ -40,9 +40,11 @@ StepTime StepModel::time(const StepLoad& l) {
   const double prefill_attention =
       step_prefill_attention_seconds(rates_, l.prefill_score_tokens, l.prefill_kv_tokens, step_tokens);
   t.decode_attention_seconds = step_decode_attention_seconds(rates_, l.decode_context_tokens, step_tokens);
-  const double gpu = tokens + logits_seconds(l.sampling_sequences, l.tokens) + prefill_attention +
+  const double unfused = rates_.unfused_prefill_seconds_per_token * static_cast<double>(l.prefill_tokens);
+  const double gpu = tokens + logits_seconds(l.sampling_sequences, l.tokens) + prefill_attention + unfused +
                      t.decode_attention_seconds + rates_.extra_kernels_at(step_tokens);
-  t.prefill_seconds = tokens * static_cast<double>(l.prefill_tokens) / static_cast<double>(l.tokens) + prefill_attention;
+  t.prefill_seconds =
+      tokens * static_cast<double>(l.prefill_tokens) / static_cast<double>(l.tokens) + prefill_attention + unfused;
   t.gpu_seconds = std::max(gpu, rates_.host_seconds);
   t.seconds = engine_step_seconds(gpu, rates_.host_seconds, overhead_, rates_.overlap_scheduling);
   return t;
