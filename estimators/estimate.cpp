@@ -287,8 +287,8 @@ Estimate estimate(const EstimateInput& in) {
     else if (memory_part > compute_part) e.bound = "memory";
     else e.bound = "compute";
   } else {
-    e.infer = inference_time(in, e.params);
-    e.bound = w.generate > 0 ? (e.infer.decode_memory_bound ? "memory" : "compute") : "compute";
+    e.infer = inference_time(in);
+    e.bound = w.generate > 0 ? decode_bound(e.infer) : "compute";
     // A job of --tokens: batches of whole requests back to back, as recommend and tco count it (no goodput model:
     // a server's interruptions are its operator's to count).
     if (w.tokens && e.infer.job.per_second > 0) e.total_seconds = *w.tokens / e.infer.job.per_second;
@@ -430,7 +430,17 @@ Estimate estimate(const EstimateInput& in) {
     e.notes.push_back("decode is " + bound + "-bound" +
                       ": each token reads " + human_bytes(e.infer.decode_weight_bytes) + " of weights and " +
                       human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device" +
-                      (e.infer.decode_memory_bound ? "; a larger batch raises throughput almost for free" : ""));
+                      // Free only while the weights dominate the reads: the cache's reads grow with the batch.
+                      (e.infer.decode_memory_bound && e.infer.decode_kv_bytes < 0.5 * e.infer.decode_weight_bytes &&
+                               2.0 * static_cast<double>(in.plan.micro_batch) <= e.infer.decode_ridge_sequences
+                           ? "; a larger batch raises throughput almost for free (up to about " +
+                                 std::to_string(static_cast<long long>(e.infer.decode_ridge_sequences)) + " sequences a step)"
+                           : e.infer.decode_memory_bound && e.infer.decode_kv_bytes >= 0.5 * e.infer.decode_weight_bytes
+                               ? std::string("; the KV cache's reads grow with the batch: a larger batch costs time")
+                           : e.infer.decode_memory_bound
+                               ? "; near " + std::to_string(static_cast<long long>(e.infer.decode_ridge_sequences)) +
+                                     " sequences a step its GEMMs reach the compute rate: a larger batch costs time"
+                               : ""));
   }
   if (!attention_note.empty()) e.notes.push_back(attention_note);
   return e;

@@ -195,7 +195,7 @@ InferenceJobRate inference_job_rate(const Model& m, const Workload& w, const Pla
   return r;
 }
 
-InferenceTime prefill_and_decode(const EstimateInput& in, const ParameterCounts& params) {
+InferenceTime prefill_and_decode(const EstimateInput& in) {
   InferenceTime out;
   out.replicas = std::max(1, in.plan.dp);
   const Model& m = *in.model;
@@ -298,9 +298,13 @@ InferenceTime prefill_and_decode(const EstimateInput& in, const ParameterCounts&
     out.decode_weight_bytes =
         layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
     out.decode_kv_bytes = layers_per_stage * kv_read;
-    double bytes = out.decode_weight_bytes + out.decode_kv_bytes;
-    double flops = 2 * params.active / (plan.tp * plan.pp) * batch;
-    out.decode_memory_bound = bytes / rates.bandwidth > flops / std::max(1.0, rates.matrix_flops);
+    // Memory-bound when reading the weights and the cache takes most of the device's step as the estimators time it
+    // (not by peak rates, which called a batch of 256 on an H100 memory-bound where its GEMMs' own time rivals the
+    // reads).
+    const double read = layers * (weight_read + kv_read) + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
+    const double read_seconds = read / achieved_bandwidth(decode, read);
+    out.decode_memory_bound = read_seconds >= 0.6 * std::max(1e-12, gpu - out.decode_comm_seconds);
+    out.decode_ridge_sequences = memory_bound_tokens(rates, weight_bytes);
     out.decode_tokens_per_second = batch / out.time_per_output_token_seconds;
   }
   // The prefill's last logits give the first output token: the other generate - 1 come from decode steps (as serve
@@ -317,8 +321,8 @@ InferenceTime prefill_and_decode(const EstimateInput& in, const ParameterCounts&
 
 }  // namespace
 
-InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params) {
-  InferenceTime out = prefill_and_decode(in, params);
+InferenceTime inference_time(const EstimateInput& in) {
+  InferenceTime out = prefill_and_decode(in);
   out.job = inference_job_rate(*in.model, in.workload, in.plan, out);
   return out;
 }

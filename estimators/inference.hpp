@@ -14,7 +14,7 @@ Precision inference_compute_precision(const Workload& w);
 // (TensorRT's INT8 and FP8 modes) hands 8-bit tensors from one layer to the next; otherwise the compute precision's.
 double generic_inference_activation_bytes(const Workload& w);
 // Prefill, decode and the job rate (InferenceTime::job) of `in`.
-InferenceTime inference_time(const EstimateInput& in, const ParameterCounts& params);
+InferenceTime inference_time(const EstimateInput& in);
 // Inference that generates nothing, one forward pass over the batch: an encoder's (BERT, ViT), a generic network's,
 // or any model's with --generate 0. Its rate is Estimate::forward_samples_per_second.
 inline bool one_forward_pass(const Model& m, long long generate) { return !m.generates() || generate == 0; }

@@ -664,3 +664,21 @@ TEST_CASE("a model that does not fit is not told to quantise weights that alread
   CHECK(four.find("int4") == std::string::npos);
   CHECK(four.find("more devices") != std::string::npos);
 }
+
+TEST_CASE("decode's bound is read from the times the estimators compute, and 'almost for free' only where it holds") {
+  auto note = [](const std::string& args) {
+    auto r = test::run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer " + args);
+    REQUIRE(r.exit_code == 0);
+    const auto at = r.out.find("decode is");
+    REQUIRE(at != std::string::npos);
+    return r.out.substr(at, r.out.find('\n', at) - at);
+  };
+  CHECK(note("--batch 1 --prompt 16 --generate 16").find("almost for free") != std::string::npos);
+  // Batch 256 -> 512 raises tokens/s by about a fifth: not for free (it said so).
+  const std::string b256 = note("--batch 256 --prompt 16 --generate 16");
+  CHECK(b256.find("almost for free") == std::string::npos);
+  CHECK(b256.find("a larger batch costs time") != std::string::npos);
+  CHECK(note("--batch 512 --prompt 16 --generate 16").find("compute-bound") != std::string::npos);
+  // Long contexts: the cache's reads grow with the batch.
+  CHECK(note("--batch 8 --prompt 32000 --generate 16").find("KV cache's reads grow") != std::string::npos);
+}
