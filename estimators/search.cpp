@@ -79,8 +79,11 @@ SearchResult search_inference(const EstimateInput& base, const SearchSpace& spac
       }
       ++result.layouts_feasible;
       Estimate e = estimate(in);
-      // Replicas serve independent streams: per-token latency is what a user feels; throughput scales by dp.
-      c.step = base.workload.generate > 0 ? e.infer.time_per_output_token_seconds : e.infer.prefill_seconds;
+      // Replicas serve independent streams: per-token latency is what a user feels; throughput scales by dp. A job of
+      // --tokens is judged by its own rate (replicas included), which is what its time and cost are priced at.
+      c.step = base.workload.tokens && e.infer.job.per_second > 0 ? 1.0 / e.infer.job.per_second
+               : base.workload.generate > 0                    ? e.infer.time_per_output_token_seconds
+                                                               : e.infer.prefill_seconds;
       if (better(c, best)) best = c;
     }
   }

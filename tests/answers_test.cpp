@@ -682,3 +682,17 @@ TEST_CASE("decode's bound is read from the times the estimators compute, and 'al
   // Long contexts: the cache's reads grow with the batch.
   CHECK(note("--batch 8 --prompt 32000 --generate 16").find("KV cache's reads grow") != std::string::npos);
 }
+
+TEST_CASE("an inference job of --tokens is laid out for its own rate, not for one stream's latency") {
+  auto run = [](const std::string& extra) {
+    auto r = test::run_hwplan("estimate --model llama-3-8b --device l4 --count 4 --task infer --batch 8 --format json" + extra);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  // Latency alone: tensor parallelism over the four cards; a job: four replicas, which finish it sooner.
+  CHECK(run("")["plan"]["tp"].get<int>() == 4);
+  const auto job = run(" --tokens 1e6");
+  CHECK(job["plan"]["dp"].get<int>() == 4);
+  const auto tp4 = run(" --tokens 1e6 --tp 4");
+  CHECK(job["inference"]["job"]["tokens_per_second"].get<double>() > tp4["inference"]["job"]["tokens_per_second"].get<double>());
+}
