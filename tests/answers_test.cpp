@@ -696,3 +696,18 @@ TEST_CASE("an inference job of --tokens is laid out for its own rate, not for on
   const auto tp4 = run(" --tokens 1e6 --tp 4");
   CHECK(job["inference"]["job"]["tokens_per_second"].get<double>() > tp4["inference"]["job"]["tokens_per_second"].get<double>());
 }
+
+TEST_CASE("inputs a command does not read are said, not silently dropped or half applied") {
+  // --global-batch with inference showed 'micro-batch 4 x 16 accum (global 64)' and changed nothing.
+  auto e = test::run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer --batch 4 --global-batch 64 --autocast on");
+  REQUIRE(e.exit_code == 0);
+  CHECK(e.out.find("micro-batch 4 x 1 accum (global 4)") != std::string::npos);
+  CHECK((e.out + e.err).find("ignored for --task infer: --global-batch, --autocast") != std::string::npos);
+  auto s = test::run_hwplan("serve --model llama-3-8b --device h100-sxm --concurrency 2 --requests 50 --tokens 1e9 "
+                            "--memory-metric allocated");
+  REQUIRE(s.exit_code == 0);
+  CHECK((s.out + s.err).find("ignored by serve: --tokens, --memory-metric") != std::string::npos);
+  auto c = test::run_hwplan("compare --model llama-3-8b --devices h100-sxm,l40s --counts 1 --count 2");
+  CHECK(c.exit_code == 2);
+  CHECK(c.err.find("'--count'") != std::string::npos);
+}

@@ -301,9 +301,12 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   const WorkloadSpec defaults;
   if (w.task == Task::kInfer) {
     // And the other way: training lengths, budgets and optimizer state change nothing in an inference estimate.
-    // (--tokens and --global-batch are read: recommend sizes an inference job by --tokens; the global batch splits
-    // into replicas' batches.)
+    // (--tokens is read: estimate and recommend size an inference job by it.) A global batch has no meaning here:
+    // replicas each take --batch, and there is no accumulation.
     add(o.seq.has_value(), "--seq");
+    add(o.global_batch.has_value(), "--global-batch");
+    add(o.autocast.has_value(), "--autocast");
+    add(o.overlap_p2p.has_value(), "--overlap-p2p");
     add(o.optimizer != defaults.optimizer, "--optimizer");
     add(o.master_weights.has_value(), "--master-weights");
     add(o.lora_rank != defaults.lora_rank, "--lora-rank");
@@ -507,7 +510,7 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
     }
     if (w.task != Task::kInfer && o.global_batch) check_batch_arithmetic(o, count, q.space);
   }
-  if (o.global_batch && !q.search) {
+  if (o.global_batch && !q.search && w.task != Task::kInfer) {
     if (o.grad_accum && o.batch && p.micro_batch * p.grad_accum * p.dp != *o.global_batch)
       bad("--global-batch", std::to_string(*o.global_batch) + " != --batch " + std::to_string(p.micro_batch) +
                                 " x --grad-accum " + std::to_string(p.grad_accum) + " x dp " + std::to_string(p.dp) + " = " +

@@ -327,8 +327,16 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     if (same) throw refusals.front();
     bad("--count", fmt::format("no tensor-parallel layout of {} fits {} devices", model.id, w.count));
   }
-  // Inputs serving does not read (--seq, --tokens, an optimizer), said once, as estimate says them.
+  // Inputs serving does not read (--seq, a global batch, an optimizer), said once, as estimate says them; and those
+  // an inference estimate reads but a simulation of traffic does not.
   for (const auto& note : queries.front().ignored_inputs) out.warnings.push_back(note);
+  std::string unread;
+  if (w.tokens) unread += "--tokens";
+  if (w.memory_metric) unread += std::string(unread.empty() ? "" : ", ") + "--memory-metric";
+  if (!unread.empty())
+    out.warnings.push_back("ignored by serve: " + unread +
+                           " (the traffic is --rate, --concurrency or --trace with --requests; the KV cache is sized from "
+                           "the device's memory)");
   if (q.overhead_seconds < 0) q.overhead_seconds = layouts.front()->workload.stack.decode_step_overhead_seconds;
   q.engine.overlap_scheduling = layouts.front()->workload.stack.overlap_scheduling;
   return out;
