@@ -412,6 +412,26 @@ TEST_CASE("unified memory: the GPU's default share of a Mac's memory is what pla
   }
 }
 
+TEST_CASE("a GDDR6 board with ECC on is planned in the memory its driver reports (1/16 keeps the check bits)") {
+  const Device& l4 = test::registry().device("l4");
+  CHECK(l4.plan_memory_bytes() == ::hwplan::test::approx(23034 * kMiB));
+  CHECK(test::registry().device("t4").plan_memory_bytes() == ::hwplan::test::approx(15360 * kMiB));
+  CHECK(test::registry().device("rtx-4090").plan_memory_bytes() == test::registry().device("rtx-4090").memory_bytes);
+  auto est = nlohmann::json::parse(test::run_hwplan("estimate --model llama-3-8b --device l4 --task infer --format json").out);
+  CHECK(est["memory"]["capacity_bytes"].get<double>() == ::hwplan::test::approx(23034 * kMiB));
+  bool noted = false;
+  for (const auto& n : est["notes"]) noted = noted || n.get<std::string>().find("ECC on as the board ships") != std::string::npos;
+  CHECK(noted);
+  // The loader refuses a reported total above the memory, naming the key.
+  const std::string file = read_source("catalog/l4.yaml");
+  try {
+    io::parse_device(replaced(file, "memory_reported_mib: 23034", "memory_reported_mib: 30000"), "user.yaml");
+    FAIL("a reported total above the memory was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("memory_reported_mib") != std::string::npos);
+  }
+}
+
 TEST_CASE("a power figure the vendor does not publish is said to be an estimate wherever it is used") {
   auto r = test::run_hwplan("estimate --model llama-2-7b --device tpu-v5p --task infer --format json");
   REQUIRE(r.exit_code == 0);

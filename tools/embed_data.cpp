@@ -95,6 +95,7 @@ void emit_device(std::ostream& o, const Device& d, int index) {
   o << "    d.release_year = " << d.release_year << ";\n";
   o << "    d.memory_bytes = " << num(d.memory_bytes) << ";\n    d.memory_type = " << str(d.memory_type) << ";\n";
   o << "    d.gpu_memory_limit_bytes = " << opt(d.gpu_memory_limit_bytes) << ";\n";
+  o << "    d.reported_memory_bytes = " << opt(d.reported_memory_bytes) << ";\n";
   o << "    d.memory_bandwidth_bytes_per_s = " << num(d.memory_bandwidth_bytes_per_s) << ";\n";
   o << "    d.peak_flops = " << precision_map(d.peak_flops) << ";\n";
   o << "    d.fp32_matrix_flops = " << opt(d.fp32_matrix_flops) << ";\n";

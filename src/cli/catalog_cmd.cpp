@@ -143,6 +143,9 @@ int run_show(const CatalogOptions& o) {
   row("memory", fmt::format("{:.0f} GiB {}", d.memory_bytes / kGiB, d.memory_type), "memory_gib");
   if (d.gpu_memory_limit_bytes)
     row("GPU's share by default", fmt::format("{:.0f} GiB (what plans fill)", *d.gpu_memory_limit_bytes / kGiB), "gpu_memory_limit_gib");
+  if (d.reported_memory_bytes)
+    row("reported by the driver", fmt::format("{:.0f} MiB (ECC on as shipped; what plans fill)", *d.reported_memory_bytes / kMiB),
+        "memory_reported_mib");
   row("memory bandwidth", fmt::format("{:.0f} GB/s", d.memory_bandwidth_bytes_per_s / kGB), "memory_bandwidth_gb_per_s");
   for (const auto& [p, v] : d.peak_flops) {
     std::string derived;

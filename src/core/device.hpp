@@ -97,9 +97,13 @@ struct Device {
   // What the GPU may use of memory it shares with the CPU, by default (macOS lets Metal wire only part of the
   // unified memory: recommendedMaxWorkingSetSize); absent where the device's own memory is all the GPU's.
   std::optional<double> gpu_memory_limit_bytes;
-  // The memory a plan may fill: the device's, or the GPU's share of a unified memory.
+  // What the driver reports as the device's total with the board's default ECC mode (nvidia-smi): GDDR6 boards keep
+  // ECC check bits in-band, 1/16 of the memory (T4: 15360 of 16384 MiB); HBM keeps them apart. Absent: all of it.
+  std::optional<double> reported_memory_bytes;
+  // The memory a plan may fill: what the driver reports of the device's, or the GPU's share of a unified memory.
   double plan_memory_bytes() const {
-    return gpu_memory_limit_bytes ? std::min(memory_bytes, *gpu_memory_limit_bytes) : memory_bytes;
+    double bytes = reported_memory_bytes ? std::min(memory_bytes, *reported_memory_bytes) : memory_bytes;
+    return gpu_memory_limit_bytes ? std::min(bytes, *gpu_memory_limit_bytes) : bytes;
   }
   std::string memory_type;
   double memory_bandwidth_bytes_per_s = 0;

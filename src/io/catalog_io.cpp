@@ -21,7 +21,7 @@ const std::vector<std::string> kSourcedKeys = {
     "release_year",     "memory_gib",          "memory_type",    "memory_bandwidth_gb_per_s", "peak_tflops",
     "vector_tflops",    "measured_matmul_tflops", "l2_cache_mib", "compute_units",            "boost_clock_mhz",
     "base_clock_mhz",   "sustained_clock_mhz", "devices_per_package", "tdp_w",                "host_link",
-    "interconnect",     "price",               "gpu_memory_limit_gib"};
+    "interconnect",     "price",               "gpu_memory_limit_gib", "memory_reported_mib"};
 
 const std::vector<std::string> kInterconnectTypes = {
     "none", "nvlink2", "nvlink3", "nvlink4", "nvlink5", "nvlink-bridge", "infinity-fabric", "hccs", "roce", "ici",
@@ -216,6 +216,10 @@ Device parse_device(const std::string& text, const std::string& file) {
     if (*limit > memory_gib) m.fail("gpu_memory_limit_gib", "is more than memory_gib");
     d.gpu_memory_limit_bytes = *limit * kGiB;
   }
+  if (auto reported = m.number("memory_reported_mib", false, 0, 1e9, /*min_exclusive=*/true)) {
+    if (*reported * kMiB > d.memory_bytes) m.fail("memory_reported_mib", "is more than memory_gib");
+    d.reported_memory_bytes = *reported * kMiB;
+  }
   d.memory_type = *m.str("memory_type", true);
   d.memory_bandwidth_bytes_per_s = *m.number("memory_bandwidth_gb_per_s", true, 0, 1e6) * kGB;
 
@@ -395,6 +399,7 @@ std::string device_to_yaml(const Device& d) {
   o << "release_year: " << d.release_year << "\n";
   o << "memory_gib: " << figure(d.memory_bytes / kGiB) << "\nmemory_type: " << yaml_quoted(d.memory_type) << "\n";
   if (d.gpu_memory_limit_bytes) o << "gpu_memory_limit_gib: " << figure(*d.gpu_memory_limit_bytes / kGiB) << "\n";
+  if (d.reported_memory_bytes) o << "memory_reported_mib: " << figure(*d.reported_memory_bytes / kMiB) << "\n";
   o << "memory_bandwidth_gb_per_s: " << figure(d.memory_bandwidth_bytes_per_s / kGB) << "\n";
   o << "peak_tflops: {";
   bool first = true;

@@ -36,7 +36,7 @@ void positive(const std::string& flag, const std::optional<double>& v, double hi
 
 
 serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Device& device) {
-  serve::EngineConfig e = serve::engine_config(engine, device.memory_bytes, device.name, host_time_ratio(device));
+  serve::EngineConfig e = serve::engine_config(engine, device.plan_memory_bytes(), device.name, host_time_ratio(device));
   if (o.block_size) {
     if (*o.block_size < 1 || *o.block_size > 4096) bad("--block-size", "must be 1 to 4096 tokens");
     e.block_tokens = static_cast<int>(*o.block_size);

@@ -42,7 +42,7 @@ std::optional<double> served_ttft_seconds(const EstimateInput& in) {
   auto engine = parse_engine(in.workload.stack.preset);
   if (!engine || !serve::engine_served(*engine)) return std::nullopt;
   serve::EngineConfig cfg =
-      serve::engine_config(*engine, in.device->memory_bytes, in.device->name, host_time_ratio(*in.device));
+      serve::engine_config(*engine, in.device->plan_memory_bytes(), in.device->name, host_time_ratio(*in.device));
   if (in.system.memory_headroom_given) cfg.memory_cap_fraction = 1 - in.system.memory_headroom_fraction;  // as serve: a given --headroom caps it
   const double request = static_cast<double>(in.workload.prompt + in.workload.generate);
   if (static_cast<double>(serve::kv_capacity(in, cfg, request).tokens) / std::max(1, in.plan.pp) < request) return std::nullopt;

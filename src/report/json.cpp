@@ -39,6 +39,7 @@ json device_json(const Device& d) {
             {"memory_bytes", d.memory_bytes},
             {"memory_gib", d.memory_bytes / kGiB},
             {"gpu_memory_limit_gib", d.gpu_memory_limit_bytes ? nlohmann::json(*d.gpu_memory_limit_bytes / kGiB) : nlohmann::json(nullptr)},
+            {"memory_reported_mib", d.reported_memory_bytes ? nlohmann::json(*d.reported_memory_bytes / kMiB) : nlohmann::json(nullptr)},
             {"memory_type", d.memory_type},
             {"memory_bandwidth_gb_per_s", d.memory_bandwidth_bytes_per_s / kGB},
             {"peak_tflops", peaks},
