@@ -104,7 +104,7 @@ std::string gpu_memory_share_note(const Device& d) {
   if (d.reported_memory_bytes && *d.reported_memory_bytes < d.memory_bytes &&
       !(d.gpu_memory_limit_bytes && *d.gpu_memory_limit_bytes <= *d.reported_memory_bytes))
     return d.name + " reports " + human_bytes(*d.reported_memory_bytes) + " of its " + human_bytes(d.memory_bytes) +
-           " (nvidia-smi, ECC on as the board ships: GDDR6 keeps its check bits in the memory itself): plans fit "
+           " (nvidia-smi, ECC on as the board ships: GDDR memory keeps its check bits in-band): plans fit "
            "within that";
   if (!d.gpu_memory_limit_bytes || !(*d.gpu_memory_limit_bytes < d.memory_bytes)) return "";
   return d.name + " shares " + human_bytes(d.memory_bytes) + " with its CPU, and by default lets the GPU use " +
