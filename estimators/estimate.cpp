@@ -418,6 +418,16 @@ Estimate estimate(const EstimateInput& in) {
                              : std::string()) +
                         ")");
     const std::string bound = decode_bound(e.infer);
+    // What twice the sequences per step would cost, as the estimators time it.
+    const double doubling = e.infer.decode_doubling_ratio;
+    const std::string larger_batch =
+        doubling < 1.25 ? "; twice the batch would take " + std::to_string(static_cast<int>(std::lround(100 * (doubling - 1)))) +
+                              "% longer a step: a larger batch raises throughput almost for free"
+                        : "; twice the batch would take " + std::to_string(static_cast<int>(std::lround(100 * (doubling - 1)))) +
+                              "% longer a step" +
+                              (e.infer.decode_kv_bytes >= 0.5 * e.infer.decode_weight_bytes ? " (the KV cache's reads grow with it)"
+                                                                                          : "");
+    const bool cuda = std::find(d.software.begin(), d.software.end(), "cuda") != d.software.end();
     if (bound == "communication")
       e.notes.push_back("decode is communication-bound: " + human_seconds(e.infer.decode_comm_seconds) + " of each " +
                         human_seconds(e.infer.decode_gpu_seconds) + " step are " +
@@ -425,27 +435,17 @@ Estimate estimate(const EstimateInput& in) {
                         e.infer.decode_comm_medium + " (fewer devices, or one node's fabric, run it faster)");
     else if (bound == "host")
       // The time row says host-bound: the note names the two sides and what removes the host's.
-      e.notes.push_back("decode is host-bound: the engine issues each token's kernels one by one from the host (" +
+      e.notes.push_back("decode is host-bound: the host issues each token's kernels and runs the engine's step (" +
                         human_seconds(e.infer.host_seconds_per_token) + " a token) while the device's work takes " +
                         human_seconds(e.infer.decode_gpu_seconds) + " (reading " + human_bytes(e.infer.decode_weight_bytes) +
-                        " of weights and " + human_bytes(e.infer.decode_kv_bytes) +
-                        " of KV cache per device); CUDA graphs (--cuda-graphs on) or a compiled engine (--engine vllm, "
-                        "trtllm, llamacpp) remove most of it, and a larger batch raises throughput almost for free");
+                        " of weights and " + human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device); " +
+                        (cuda ? "CUDA graphs (--cuda-graphs on) or a compiled engine (--engine vllm, trtllm, llamacpp) remove "
+                                "most of it"
+                              : "an engine that replays or compiles its step removes most of it") +
+                        larger_batch);
     else
-    e.notes.push_back("decode is " + bound + "-bound" +
-                      ": each token reads " + human_bytes(e.infer.decode_weight_bytes) + " of weights and " +
-                      human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device" +
-                      // Free only while the weights dominate the reads: the cache's reads grow with the batch.
-                      (e.infer.decode_memory_bound && e.infer.decode_kv_bytes < 0.5 * e.infer.decode_weight_bytes &&
-                               2.0 * static_cast<double>(in.plan.micro_batch) <= e.infer.decode_ridge_sequences
-                           ? "; a larger batch raises throughput almost for free (up to about " +
-                                 std::to_string(static_cast<long long>(e.infer.decode_ridge_sequences)) + " sequences a step)"
-                           : e.infer.decode_memory_bound && e.infer.decode_kv_bytes >= 0.5 * e.infer.decode_weight_bytes
-                               ? std::string("; the KV cache's reads grow with the batch: a larger batch costs time")
-                           : e.infer.decode_memory_bound
-                               ? "; near " + std::to_string(static_cast<long long>(e.infer.decode_ridge_sequences)) +
-                                     " sequences a step its GEMMs reach the compute rate: a larger batch costs time"
-                               : ""));
+      e.notes.push_back("decode is " + bound + "-bound: each token reads " + human_bytes(e.infer.decode_weight_bytes) +
+                        " of weights and " + human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device" + larger_batch);
   }
   if (!attention_note.empty()) e.notes.push_back(attention_note);
   return e;

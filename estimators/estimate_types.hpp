@@ -81,9 +81,9 @@ struct InferenceTime {
   double decode_weight_bytes = 0;     // bytes read per decode step per device
   double decode_kv_bytes = 0;
   bool decode_memory_bound = true;    // reading weights and cache is most of the device's decode step
-  // Sequences per decode step up to which its GEMMs stay under the device's compute rate (memory_bound_tokens): a
-  // memory-bound step can grow to about this batch almost for free.
-  double decode_ridge_sequences = 0;
+  // A decode step of twice the batch over this one's, as the estimators time it: below about 1.25 a larger batch
+  // raises throughput almost for free.
+  double decode_doubling_ratio = 2;
   bool decode_host_bound = false;     // the host issuing kernels, not the GPU, sets the pace (eager engines)
   double decode_comm_seconds = 0;     // per decode step: tensor-parallel all-reduces and pipeline sends
   double decode_gpu_seconds = 0;      // per decode step: the device's whole time (communication included)

@@ -263,53 +263,68 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
 
   // Decode: per output token, at the average context length over the generation.
   if (w.generate > 0) {
-    double context = static_cast<double>(w.prompt) + static_cast<double>(w.generate) / 2.0;
-    double weight_read = 0, kv_read = 0;
-    // A decode step of a few sequences is memory-bound: a power-limited device runs it at its boost clock.
-    const DeviceRates decode = rates_at_load(rates, batch, weight_bytes);
-    double layer = decode_layer_seconds(m, decode, batch, context, plan.tp, weight_bytes, bytes_per_element(w.kv_cache),
-                                        &weight_read, &kv_read, !eager_moe(m, w));
-    double tp_comm = plan.tp > 1 ? 2 * engine_allreduce_seconds(batch * static_cast<double>(m.hidden_size) * 2, plan.tp, tp_link,
-                                                                 w.stack.custom_allreduce)
-                                 : 0;
-    double logits = gemm_seconds(decode, batch, static_cast<double>(m.vocab_size) / plan.tp,
-                                 static_cast<double>(m.hidden_size), 1, 2, head_bytes) +
-                    4 * decode.kernel_overhead_seconds;
-    double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
-    // Pipeline stages work on different micro-batches in steady state only when there are several;
-    // a single stream walks through all stages.
-    double gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w, batch) * decode.kernel_overhead_seconds;
-    out.decode_comm_seconds = layers * tp_comm + pp_comm;
-    out.decode_comm_medium = plan.tp > 1 ? tp_link.medium : pp_link.medium;
+    const double context = static_cast<double>(w.prompt) + static_cast<double>(w.generate) / 2.0;
     const Stack& st = w.stack;
-    // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
-    // (the concatenation's kernels are already among the eager step's).
-    if (st.kv_cache_concat) gpu += layers * memory_seconds(decode, 2 * kv_read);
-    out.decode_gpu_seconds = gpu;
-    // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
-    // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
-    double host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w, batch) + 8) * st.host_seconds_per_kernel;
-    out.host_seconds_per_token = host + st.decode_step_overhead_seconds;
-    out.time_per_output_token_seconds = engine_step_seconds(gpu, host, st.decode_step_overhead_seconds, st.overlap_scheduling);
-    // An eager MoE loop synchronises with the device in every layer: the host's issue and the GPU's work add up.
-    if (eager_moe(m, w) && !st.cuda_graphs)
-      out.time_per_output_token_seconds = gpu + host + st.decode_step_overhead_seconds;
-    out.decode_host_bound = host > gpu;
-    out.decode_weight_bytes =
-        layers_per_stage * weight_read + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
-    out.decode_kv_bytes = layers_per_stage * kv_read;
-    // Memory-bound when reading the weights and the cache takes most of the device's step as the estimators time it
-    // (not by peak rates, which called a batch of 256 on an H100 memory-bound where its GEMMs' own time rivals the
-    // reads).
-    const double read = layers * (weight_read + kv_read) + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
-    const double read_seconds = read / achieved_bandwidth(decode, read);
-    out.decode_memory_bound = read_seconds >= 0.6 * std::max(1e-12, gpu - out.decode_comm_seconds);
-    out.decode_ridge_sequences = memory_bound_tokens(rates, weight_bytes);
+    struct Step {
+      double gpu = 0, host = 0, seconds = 0, comm = 0, weight_read = 0, kv_read = 0, read_seconds = 0;
+    };
+    // One decode step of `b` sequences: the device's time, the host's issue and the step as the two combine.
+    auto step = [&](double b) {
+      Step t;
+      // A decode step of a few sequences is memory-bound: a power-limited device runs it at its boost clock.
+      const DeviceRates decode = rates_at_load(rates, b, weight_bytes);
+      const double layer = decode_layer_seconds(m, decode, b, context, plan.tp, weight_bytes, bytes_per_element(w.kv_cache),
+                                                &t.weight_read, &t.kv_read, !eager_moe(m, w));
+      const double tp_comm = plan.tp > 1 ? 2 * engine_allreduce_seconds(b * static_cast<double>(m.hidden_size) * 2, plan.tp,
+                                                                          tp_link, w.stack.custom_allreduce)
+                                         : 0;
+      const double logits = gemm_seconds(decode, b, static_cast<double>(m.vocab_size) / plan.tp,
+                                         static_cast<double>(m.hidden_size), 1, 2, head_bytes) +
+                            4 * decode.kernel_overhead_seconds;
+      const double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(b * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
+      // Pipeline stages work on different micro-batches in steady state only when there are several;
+      // a single stream walks through all stages.
+      t.gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w, b) * decode.kernel_overhead_seconds;
+      t.comm = layers * tp_comm + pp_comm;
+      // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
+      // (the concatenation's kernels are already among the eager step's).
+      if (st.kv_cache_concat) t.gpu += layers * memory_seconds(decode, 2 * t.kv_read);
+      // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
+      // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
+      t.host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w, b) + 8) * st.host_seconds_per_kernel;
+      t.seconds = engine_step_seconds(t.gpu, t.host, st.decode_step_overhead_seconds, st.overlap_scheduling);
+      // An eager MoE loop synchronises with the device in every layer: the host's issue and the GPU's work add up.
+      if (eager_moe(m, w) && !st.cuda_graphs) t.seconds = t.gpu + t.host + st.decode_step_overhead_seconds;
+      const double read = layers * (t.weight_read + t.kv_read) + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
+      t.read_seconds = read / achieved_bandwidth(decode, read);
+      return t;
+    };
+    const Step now = step(batch);
+    out.decode_gpu_seconds = now.gpu;
+    out.decode_comm_seconds = now.comm;
+    out.decode_comm_medium = plan.tp > 1 ? tp_link.medium : pp_link.medium;
+    out.host_seconds_per_token = now.host + st.decode_step_overhead_seconds;
+    out.time_per_output_token_seconds = now.seconds;
+    out.decode_host_bound = now.host > now.gpu;
+    out.decode_weight_bytes = layers_per_stage * now.weight_read +
+                              static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
+    out.decode_kv_bytes = layers_per_stage * now.kv_read;
+    // What a step of twice the sequences costs, as the estimators time it: a larger batch is almost free when the step
+    // barely grows (reads of the same weights, kernels' fixed costs), not when the GEMMs near the device's compute
+    // rate, the cache's reads dominate or an MoE batch touches more experts.
+    out.decode_doubling_ratio = step(2 * batch).seconds / std::max(1e-12, now.seconds);
+    // Compute-bound when the step grows with its sequences and the weights' and cache's reads are not most of it
+    // (peak rates called a batch of 256 on an H100 memory-bound where its GEMMs' own time rivals the reads); a step
+    // that barely grows is set by its reads and its kernels' fixed costs: memory-bound.
+    out.decode_memory_bound = now.read_seconds >= 0.5 * std::max(1e-12, now.gpu - now.comm) ||
+                              out.decode_doubling_ratio < 1.5;
     out.decode_tokens_per_second = batch / out.time_per_output_token_seconds;
   }
   // The prefill's last logits give the first output token: the other generate - 1 come from decode steps (as serve
   // times a request: its TTFT, then a step per further token).
-  out.total_seconds = out.prefill_seconds + static_cast<double>(std::max<long>(0, w.generate - 1)) * out.time_per_output_token_seconds;
+  // Without a prompt there is no prefill: every output token is a decode step.
+  const long decode_steps = w.prompt > 0 ? std::max<long>(0, w.generate - 1) : std::max<long>(0, w.generate);
+  out.total_seconds = out.prefill_seconds + static_cast<double>(decode_steps) * out.time_per_output_token_seconds;
   if (!m.generates()) {
     // An encoder's inference is its forward pass over the batch: the per-token fields carry it per sample, as a
     // generic network's do.
@@ -376,7 +391,9 @@ StepRates step_rates(const EstimateInput& in) {
     fused.attention = Attention::kFlash;
     fused.stack = &fused_stack;
     const double extra = layer_cost(as_given, s.rates).forward_seconds - layer_cost(fused, s.rates).forward_seconds;
-    s.unfused_prefill_seconds_per_token = std::max(0.0, extra) * s.layers / as_given.seq;
+    // The unfused kernels' fixed costs are already in every step (extra_kernels_at): not counted twice.
+    s.unfused_prefill_seconds_per_token =
+        std::max(0.0, extra * s.layers - s.extra_kernels * s.rates.kernel_overhead_seconds) / as_given.seq;
   }
   return s;
 }

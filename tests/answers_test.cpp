@@ -648,6 +648,14 @@ TEST_CASE("a request's total is its prefill (which gives the first token) and a 
     const double prefill = j["prefill_seconds"].get<double>(), tpot = j["time_per_output_token_seconds"].get<double>();
     CHECK(j["total_seconds"].get<double>() == ::hwplan::test::approx(prefill + (generate - 1) * tpot));
   }
+  // Without a prompt there is no prefill: every token is a decode step (at --generate 1 the total and the job's rate
+  // were 0, and recommend priced the job at billions of days).
+  auto r = test::run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer --batch 1 --prompt 0 --generate 1 "
+                            "--tokens 1e6 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out)["inference"];
+  CHECK(j["total_seconds"].get<double>() == ::hwplan::test::approx(j["time_per_output_token_seconds"].get<double>()));
+  CHECK(j["job"]["tokens_per_second"].get<double>() > 100);
 }
 
 TEST_CASE("a model that does not fit is not told to quantise weights that already are") {
@@ -677,10 +685,22 @@ TEST_CASE("decode's bound is read from the times the estimators compute, and 'al
   // Batch 256 -> 512 raises tokens/s by about a fifth: not for free (it said so).
   const std::string b256 = note("--batch 256 --prompt 16 --generate 16");
   CHECK(b256.find("almost for free") == std::string::npos);
-  CHECK(b256.find("a larger batch costs time") != std::string::npos);
+  CHECK(b256.find("twice the batch would take 65% longer a step") != std::string::npos);
   CHECK(note("--batch 512 --prompt 16 --generate 16").find("compute-bound") != std::string::npos);
   // Long contexts: the cache's reads grow with the batch.
   CHECK(note("--batch 8 --prompt 32000 --generate 16").find("KV cache's reads grow") != std::string::npos);
+  // Batch 1 is memory-bound on every device, however small its reads against the kernels' fixed costs (the first
+  // rule, reads at least 60% of the step, called it compute-bound on a B200 and with int4 weights).
+  for (const std::string extra : {"--device b200", "--device h100-sxm --weights int4"}) {
+    auto r = test::run_hwplan("estimate --model llama-3-8b --task infer --batch 1 " + extra);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("decode is memory-bound") != std::string::npos);
+    CHECK(r.out.find("almost for free") != std::string::npos);
+  }
+  // An MoE batch touches more experts: their reads grow with it, and no free batch is promised.
+  auto moe = test::run_hwplan("estimate --model mixtral-8x7b --device h100-sxm --count 2 --tp 2 --task infer --batch 2");
+  REQUIRE(moe.exit_code == 0);
+  CHECK(moe.out.find("almost for free") == std::string::npos);
 }
 
 TEST_CASE("an inference job of --tokens is laid out for its own rate, not for one stream's latency") {
@@ -710,4 +730,12 @@ TEST_CASE("inputs a command does not read are said, not silently dropped or half
   auto c = test::run_hwplan("compare --model llama-3-8b --devices h100-sxm,l40s --counts 1 --count 2");
   CHECK(c.exit_code == 2);
   CHECK(c.err.find("'--count'") != std::string::npos);
+  // --count 1 is the default's value, given all the same: refused too.
+  CHECK(test::run_hwplan("compare --model llama-3-8b --devices h100-sxm --counts 2,4 --count 1").exit_code == 2);
+  // serve has no --task: its words for what it does not read.
+  CHECK((s.out + s.err).find("--task infer") == std::string::npos);
+  // --dp for inference fixes the replicas (the search ignored it and chose tp 4).
+  auto dp = test::run_hwplan("estimate --model llama-3-8b --device h100-sxm --count 4 --dp 4 --task infer --format json");
+  REQUIRE(dp.exit_code == 0);
+  CHECK(nlohmann::json::parse(dp.out)["plan"]["dp"].get<int>() == 4);
 }
