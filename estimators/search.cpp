@@ -62,6 +62,7 @@ SearchResult search_inference(const EstimateInput& base, const SearchSpace& spac
       if (space.pp && pp != *space.pp) continue;
       if (base.model->is_transformer() && pp > base.model->total_layers()) continue;
       if (!base.model->is_transformer() && pp > 1) continue;
+      if (space.dp && n / (tp * pp) != *space.dp) continue;  // replicas the user fixed
       EstimateInput in = base;
       in.plan.tp = tp;
       in.plan.pp = pp;

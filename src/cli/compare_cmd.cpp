@@ -27,9 +27,9 @@ struct Comparison {
 void compute(CompareOptions& o, Comparison& c) {
   if (!o.workload.device.empty()) throw InputError({}, "--device", "compare takes --devices a,b,c (not --device)");
   if (o.devices.empty()) throw InputError({}, "--devices", "give at least one device, e.g. --devices h100-sxm,mi300x");
-  if (!o.counts.empty() && o.workload.count != 1)
-    throw InputError({}, "--count", "give --counts a,b (the counts to compare) or --count N, not both: --counts " +
-                                        std::to_string(o.counts.front()) + " would replace it");
+  const CLI::Option* count_flag = o.app ? o.app->get_option_no_throw("--count") : nullptr;
+  if (!o.counts.empty() && ((count_flag && count_flag->count() > 0) || o.workload.count != 1))
+    throw InputError({}, "--count", "give --counts a,b (the counts to compare) or --count N, not both: --counts replaces it");
   std::vector<long long> counts = o.counts.empty() ? std::vector<long long>{o.workload.count} : o.counts;
   for (long long n : counts)
     if (n < 1) throw InputError({}, "--counts", "each count must be at least 1");
