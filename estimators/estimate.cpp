@@ -421,13 +421,10 @@ Estimate estimate(const EstimateInput& in) {
     // What twice the sequences per step would cost, as the estimators time it.
     const double doubling = e.infer.decode_doubling_ratio;
     const std::string larger_batch =
-        doubling < 1.25 ? "; twice the batch would take " + std::to_string(static_cast<int>(std::lround(100 * (doubling - 1)))) +
-                              "% longer a step: a larger batch raises throughput almost for free"
-                        : "; twice the batch would take " + std::to_string(static_cast<int>(std::lround(100 * (doubling - 1)))) +
-                              "% longer a step" +
-                              (e.infer.decode_kv_bytes >= 0.5 * e.infer.decode_weight_bytes ? " (the KV cache's reads grow with it)"
-                                                                                          : "");
-    const bool cuda = std::find(d.software.begin(), d.software.end(), "cuda") != d.software.end();
+        "; twice the batch would take " + std::to_string(std::lround(100 * (doubling - 1))) + "% longer a step" +
+        (doubling < 1.25 ? ": a larger batch raises throughput almost for free"
+         : e.infer.decode_kv_bytes >= 0.5 * e.infer.decode_weight_bytes ? " (the KV cache's reads grow with it)"
+                                                                         : "");
     if (bound == "communication")
       e.notes.push_back("decode is communication-bound: " + human_seconds(e.infer.decode_comm_seconds) + " of each " +
                         human_seconds(e.infer.decode_gpu_seconds) + " step are " +
@@ -439,7 +436,7 @@ Estimate estimate(const EstimateInput& in) {
                         human_seconds(e.infer.host_seconds_per_token) + " a token) while the device's work takes " +
                         human_seconds(e.infer.decode_gpu_seconds) + " (reading " + human_bytes(e.infer.decode_weight_bytes) +
                         " of weights and " + human_bytes(e.infer.decode_kv_bytes) + " of KV cache per device); " +
-                        (cuda ? "CUDA graphs (--cuda-graphs on) or a compiled engine (--engine vllm, trtllm, llamacpp) remove "
+                        (d.has_software("cuda") ? "CUDA graphs (--cuda-graphs on) or a compiled engine (--engine vllm, trtllm, llamacpp) remove "
                                 "most of it"
                               : "an engine that replays or compiles its step removes most of it") +
                         larger_batch);

@@ -80,7 +80,8 @@ struct InferenceTime {
   double total_seconds = 0;           // prefill (which gives the first token) + (generate - 1) x tpot
   double decode_weight_bytes = 0;     // bytes read per decode step per device
   double decode_kv_bytes = 0;
-  bool decode_memory_bound = true;    // reading weights and cache is most of the device's decode step
+  // Reading weights and cache is half the device's decode step or more, or the step barely grows with its batch.
+  bool decode_memory_bound = true;
   // A decode step of twice the batch over this one's, as the estimators time it: below about 1.25 a larger batch
   // raises throughput almost for free.
   double decode_doubling_ratio = 2;

@@ -195,6 +195,25 @@ InferenceJobRate inference_job_rate(const Model& m, const Workload& w, const Pla
   return r;
 }
 
+// One prefill: a forward pass over `batch` x the prompt, the workload's stack and attention, on the plan's split.
+LayerShape prefill_shape(const EstimateInput& in, double batch, double weight_bytes) {
+  const Workload& w = in.workload;
+  LayerShape s;
+  s.model = in.model;
+  s.micro_batch = batch;
+  s.seq = static_cast<double>(w.prompt);
+  s.tp = in.plan.tp;
+  s.ep = in.plan.ep;
+  s.sequence_parallel = in.plan.sequence_parallel;
+  s.attention = w.attention;
+  s.training = false;
+  s.lm_head = w.lm_head;
+  s.activation_bytes = activation_bytes(w.precision);
+  s.weight_bytes = weight_bytes;
+  s.stack = &w.stack;
+  return s;
+}
+
 InferenceTime prefill_and_decode(const EstimateInput& in) {
   InferenceTime out;
   out.replicas = std::max(1, in.plan.dp);
@@ -231,19 +250,7 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
 
   // Prefill: one forward pass over batch x prompt tokens.
   if (w.prompt > 0) {
-    LayerShape s;
-    s.model = &m;
-    s.micro_batch = batch;
-    s.seq = static_cast<double>(w.prompt);
-    s.tp = plan.tp;
-    s.ep = plan.ep;
-    s.sequence_parallel = plan.sequence_parallel;
-    s.attention = w.attention;
-    s.training = false;
-    s.lm_head = w.lm_head;
-    s.activation_bytes = activation_bytes(w.precision);
-    s.weight_bytes = weight_bytes;
-    s.stack = &w.stack;
+    const LayerShape s = prefill_shape(in, batch, weight_bytes);
     Cost layer = layer_cost(s, rates);
     // A plain forward (generate 0) computes logits for every position; serving keeps only the last one.
     Cost head = head_cost(s, rates);
@@ -323,7 +330,7 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
   // The prefill's last logits give the first output token: the other generate - 1 come from decode steps (as serve
   // times a request: its TTFT, then a step per further token).
   // Without a prompt there is no prefill: every output token is a decode step.
-  const long decode_steps = w.prompt > 0 ? std::max<long>(0, w.generate - 1) : std::max<long>(0, w.generate);
+  const long decode_steps = std::max<long>(0, w.generate - (w.prompt > 0 ? 1 : 0));
   out.total_seconds = out.prefill_seconds + static_cast<double>(decode_steps) * out.time_per_output_token_seconds;
   if (!m.generates()) {
     // An encoder's inference is its forward pass over the batch: the per-token fields carry it per sample, as a
@@ -373,18 +380,7 @@ StepRates step_rates(const EstimateInput& in) {
   s.extra_kernels = extra_kernels(m, w);
   s.grouped_experts = !eager_moe(m, w);
   if (m.is_transformer() && w.prompt > 0 && (w.attention == Attention::kEager || !st.fused_kernels)) {
-    LayerShape as_given;
-    as_given.model = &m;
-    as_given.micro_batch = 1;
-    as_given.seq = static_cast<double>(w.prompt);
-    as_given.tp = in.plan.tp;
-    as_given.ep = in.plan.ep;
-    as_given.attention = w.attention;
-    as_given.training = false;
-    as_given.lm_head = w.lm_head;
-    as_given.activation_bytes = activation_bytes(w.precision);
-    as_given.weight_bytes = s.weight_bytes;
-    as_given.stack = &st;
+    const LayerShape as_given = prefill_shape(in, 1, s.weight_bytes);
     Stack fused_stack = st;
     fused_stack.fused_kernels = true;
     LayerShape fused = as_given;

@@ -253,14 +253,6 @@ Framework default_framework(Task t) {
 // most often runs as eager PyTorch.
 Engine default_engine(const Model& m) { return m.generates() ? Engine::kVllm : Engine::kHf; }
 
-namespace {
-bool has_software(const Device& d, const char* tag) {
-  for (const auto& s : d.software)
-    if (s == tag) return true;
-  return false;
-}
-}  // namespace
-
 // Where each engine runs. vLLM: CUDA and ROCm in tree; Google TPU (XLA), Intel Gaudi (vllm-gaudi), Huawei Ascend
 // (vllm-ascend) and AWS Neuron through its hardware plugins. SGLang: CUDA, ROCm and Ascend NPUs. TensorRT-LLM: NVIDIA
 // GPUs with TensorRT (Jetson Orin included). ExLlamaV2: CUDA and ROCm. llama.cpp and MLC LLM: CUDA, ROCm and Metal on
@@ -268,17 +260,17 @@ bool has_software(const Device& d, const char* tag) {
 // (HPU), Ascend (torch_npu) and Neuron. Apple's Neural Engine (Core ML), the Coral Edge TPU (TFLite) and
 // Qualcomm's NPU (QNN / SNPE) run their vendors' runtimes only.
 bool engine_runs_on(Engine e, const Device& d) {
-  const bool cuda = has_software(d, "cuda"), rocm = has_software(d, "rocm");
+  const bool cuda = d.has_software("cuda"), rocm = d.has_software("rocm");
   // An Apple GPU's first stack is MLX or PyTorch (Metal); a Neural Engine's is Core ML (which schedules it).
   const bool metal = d.vendor == "apple" && !d.software.empty() && d.software.front() != "coreml";
-  const bool plugins = has_software(d, "xla") || has_software(d, "synapseai") || has_software(d, "cann") ||
-                       has_software(d, "neuron");
+  const bool plugins = d.has_software("xla") || d.has_software("synapseai") || d.has_software("cann") ||
+                       d.has_software("neuron");
   // vLLM, SGLang and TensorRT-LLM need compute capability 7.0 or newer: no Pascal (P100, P4).
   const bool volta_or_newer = !(d.vendor == "nvidia" && d.architecture_family == "pascal");
   switch (e) {
     case Engine::kVllm: return (cuda && volta_or_newer) || rocm || plugins;
-    case Engine::kSglang: return (cuda && volta_or_newer) || rocm || has_software(d, "cann");
-    case Engine::kTrtllm: return cuda && volta_or_newer && has_software(d, "tensorrt");
+    case Engine::kSglang: return (cuda && volta_or_newer) || rocm || d.has_software("cann");
+    case Engine::kTrtllm: return cuda && volta_or_newer && d.has_software("tensorrt");
     case Engine::kExllama: return cuda || rocm;
     case Engine::kLlamacpp:
     case Engine::kMlc: return cuda || rocm || metal;

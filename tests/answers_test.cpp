@@ -658,13 +658,20 @@ TEST_CASE("a request's total is its prefill (which gives the first token) and a 
   CHECK(j["job"]["tokens_per_second"].get<double>() > 100);
 }
 
+namespace {
+// The line of `hwplan <args>`'s table output that holds `needle`, from there to its end.
+std::string output_line(const std::string& args, const std::string& needle) {
+  auto r = test::run_hwplan(args);
+  REQUIRE(r.exit_code == 0);
+  const auto at = r.out.find(needle);
+  REQUIRE(at != std::string::npos);
+  return r.out.substr(at, r.out.find('\n', at) - at);
+}
+}  // namespace
+
 TEST_CASE("a model that does not fit is not told to quantise weights that already are") {
   auto hint = [](const std::string& weights) {
-    auto r = test::run_hwplan("estimate --model mixtral-8x7b --device rtx-4090 --task infer --weights " + weights);
-    REQUIRE(r.exit_code == 0);
-    const auto at = r.out.find("does not fit");
-    REQUIRE(at != std::string::npos);
-    return r.out.substr(at, r.out.find('\n', at) - at);
+    return output_line("estimate --model mixtral-8x7b --device rtx-4090 --task infer --weights " + weights, "does not fit");
   };
   CHECK(hint("bf16").find("quantised weights (int8 / int4)") != std::string::npos);
   CHECK(hint("int8").find("4-bit weights (int4)") != std::string::npos);
@@ -675,11 +682,7 @@ TEST_CASE("a model that does not fit is not told to quantise weights that alread
 
 TEST_CASE("decode's bound is read from the times the estimators compute, and 'almost for free' only where it holds") {
   auto note = [](const std::string& args) {
-    auto r = test::run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer " + args);
-    REQUIRE(r.exit_code == 0);
-    const auto at = r.out.find("decode is");
-    REQUIRE(at != std::string::npos);
-    return r.out.substr(at, r.out.find('\n', at) - at);
+    return output_line("estimate --model llama-3-8b --device h100-sxm --task infer " + args, "decode is");
   };
   CHECK(note("--batch 1 --prompt 16 --generate 16").find("almost for free") != std::string::npos);
   // Batch 256 -> 512 raises tokens/s by about a fifth: not for free (it said so).

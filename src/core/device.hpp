@@ -152,6 +152,12 @@ struct Device {
   SourceLocation where_aliases;
 
   bool supports(Precision p) const { return peak_flops.count(p) != 0; }
+  // The catalog lists `tag` among the device's software stacks (cuda, rocm, tensorrt, ...).
+  bool has_software(const std::string& tag) const {
+    for (const auto& s : software)
+      if (s == tag) return true;
+    return false;
+  }
   double peak(Precision p) const {
     auto it = peak_flops.find(p);
     return it == peak_flops.end() ? 0.0 : it->second;

@@ -327,8 +327,7 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     add(o.shard_group.has_value(), "--shard-group");
     add(o.no_overlap_grad_reduce, "--no-overlap-grad-reduce");
     if (!ignored.empty())
-      q.ignored_inputs.push_back("ignored for --task infer: " + ignored +
-                                 " (training inputs; inference reads --prompt, --generate and --engine)");
+      q.ignored_inputs = Query::Ignored{"infer", ignored, "training inputs; inference reads --prompt, --generate and --engine"};
   } else if (w.task != Task::kLora && w.task != Task::kQlora) {
     add(o.lora_rank != defaults.lora_rank, "--lora-rank");
     add(o.lora_targets != defaults.lora_targets, "--lora-targets");
@@ -344,10 +343,9 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     add(o.embedding_on_host.has_value(), "--embedding-on-host");
     add(o.custom_allreduce.has_value(), "--custom-allreduce");
     if (!ignored.empty())
-      q.ignored_inputs.push_back("ignored for --task " + o.task + ": " + ignored +
-                                 (w.task == Task::kLora || w.task == Task::kQlora
-                                      ? " (inference inputs; training reads --seq and --framework)"
-                                      : " (inference and LoRA inputs; training reads --seq and --framework)"));
+      q.ignored_inputs = Query::Ignored{o.task, ignored, w.task == Task::kLora || w.task == Task::kQlora
+                                                     ? "inference inputs; training reads --seq and --framework"
+                                                     : "inference and LoRA inputs; training reads --seq and --framework"};
   }
   check_range("--prompt", o.prompt, 0, 100'000'000);
   check_range("--generate", o.generate, 0, 100'000'000);
@@ -528,8 +526,7 @@ void resolve_profile(const WorkloadSpec& o, ProfileScope scope, Query& q) {
   if (!o.profile) return;
   q.profile = io::load_profile_cached(*o.profile);
   // A CPU's curves describe no accelerator: 30x slower GEMMs on an H100 are not an estimate of it.
-  const auto& sw = q.device->software;
-  const bool gpu_stack = std::find(sw.begin(), sw.end(), "cuda") != sw.end() || std::find(sw.begin(), sw.end(), "rocm") != sw.end();
+  const bool gpu_stack = q.device->has_software("cuda") || q.device->has_software("rocm");
   if (q.profile->backend == "cpu" && gpu_stack && scope == ProfileScope::kNamedDevice)
     throw InputError({}, "--profile", *o.profile + " was measured on the CPU (" + q.profile->device_name + "): it does not describe " +
                                           q.device->id + "; calibrate on that device (hwplan calibrate --backend cuda) or drop --profile");
@@ -587,7 +584,7 @@ Outcome run_query(Query& q) {
   q.input.profile = q.profile.get();
   if (!q.search) {
     out.estimate = estimate(q.input);
-    for (const auto& note : q.ignored_inputs) out.estimate.warnings.push_back(note);
+    if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
     return out;
   }
   SearchResult r = search_layouts(q.input, q.space);
@@ -601,7 +598,7 @@ Outcome run_query(Query& q) {
                           q.space.global_batch, human_count(static_cast<double>(q.space.global_batch) * q.input.workload.seq))
             : fmt::format("global batch {} samples assumed (the size recommend compares devices at): set --global-batch",
                           q.space.global_batch));
-  for (const auto& note : q.ignored_inputs) out.estimate.warnings.push_back(note);
+  if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
   if (r.found || r.layouts_evaluated > 0) q.input.plan = r.best;
   out.search = std::move(r);
   return out;

@@ -31,8 +31,15 @@ struct Query {
   // Training searched with no --global-batch, --batch or --grad-accum: the global batch recommend compares devices at
   // (default_global_batch), said in the estimate's warnings.
   bool global_batch_assumed = false;
-  // Inputs the task does not use (inference flags given to training): said in the estimate's warnings.
-  std::vector<std::string> ignored_inputs;
+  // Inputs the task does not use (inference flags given to training), and why: said in the estimate's warnings as
+  // "ignored for --task T: ..." (serve, which has no --task, words them as its own).
+  struct Ignored {
+    std::string task;   // the --task they were given to
+    std::string flags;  // "--seq, --optimizer"
+    std::string why;    // "training inputs; inference reads ..."
+    std::string note(const std::string& by) const { return "ignored " + by + ": " + flags + " (" + why + ")"; }
+  };
+  std::optional<Ignored> ignored_inputs;
 };
 
 // The sequence length a workload gets when --seq is not given: the model's context, at most 2048 tokens

@@ -50,9 +50,7 @@ double own_cost_usd(const Device& d, int count, double job_hours, double years, 
 }
 
 bool needs_port(const Device& d) {
-  bool cuda = std::find(d.software.begin(), d.software.end(), "cuda") != d.software.end();
-  bool rocm = std::find(d.software.begin(), d.software.end(), "rocm") != d.software.end();
-  return !cuda && !rocm && d.device_class != DeviceClass::kEdge;
+  return !d.has_software("cuda") && !d.has_software("rocm") && d.device_class != DeviceClass::kEdge;
 }
 
 struct DeviceResult {

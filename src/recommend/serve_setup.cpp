@@ -329,11 +329,7 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   }
   // Inputs serving does not read (--seq, a global batch, an optimizer), said once, as estimate says them; and those
   // an inference estimate reads but a simulation of traffic does not.
-  const std::string infer_words = "ignored for --task infer: ";
-  for (std::string note : queries.front().ignored_inputs) {
-    if (note.rfind(infer_words, 0) == 0) note = "ignored by serve: " + note.substr(infer_words.size());  // serve has no --task
-    out.warnings.push_back(note);
-  }
+  if (queries.front().ignored_inputs) out.warnings.push_back(queries.front().ignored_inputs->note("by serve"));
   std::string unread;
   if (w.tokens) unread += "--tokens";
   if (w.memory_metric) unread += std::string(unread.empty() ? "" : ", ") + "--memory-metric";
