@@ -247,6 +247,11 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
                                       : assumptions().default_kernel_overhead_seconds;
   r.memory_bound_kernel_overhead_seconds = clocked ? assumptions().kernel_overhead_cycles / (*device.boost_clock_mhz * 1e6)
                                                    : assumptions().default_kernel_overhead_seconds;
+  // A device that streams its parameters (Device::streams_parameters) lists its host link's rate as its bandwidth:
+  // what its layers read and write stays in on-chip SRAM, whose bandwidth is not published and is not what bounds a
+  // systolic array fed from it. Its traffic is taken at one byte per operation of the matrix unit, so it never
+  // outweighs an 8-bit layer's arithmetic; the parameters it cannot cache cross the host link (estimators/inference.cpp).
+  if (device.streams_parameters() && r.matrix_flops > 0) r.bandwidth = r.matrix_flops;
   if (profile) {
     auto it = profile->gemm.find(precision);
     if (it != profile->gemm.end() && !it->second.empty()) r.gemm_curve = &it->second;

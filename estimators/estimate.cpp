@@ -96,8 +96,11 @@ bool interleaving_fits(const Model& m, int pp, int vp) {
 }
 
 MemoryBreakdown estimate_memory(const EstimateInput& in, const ParameterCounts& params) {
-  return is_training(in.workload.task) ? training_memory(*in.model, params, *in.device, in.workload, in.plan)
-                                       : inference_memory(*in.model, params, *in.device, in.workload, in.plan);
+  if (is_training(in.workload.task)) return training_memory(*in.model, params, *in.device, in.workload, in.plan);
+  MemoryBreakdown m = inference_memory(*in.model, params, *in.device, in.workload, in.plan);
+  // What the on-chip cache of a device without memory of its own cannot hold streams from the host.
+  if (in.device->streams_parameters()) stream_parameters(m, in.system.usable_bytes(in.device->plan_memory_bytes()));
+  return m;
 }
 
 std::string gpu_memory_share_note(const Device& d) {

@@ -7,6 +7,8 @@
 #include "estimators/efficiency.hpp"
 #include "estimators/memory.hpp"
 #include "estimators/operators.hpp"
+#include "estimators/params.hpp"
+#include "core/assumptions.hpp"
 
 namespace hwplan {
 namespace {
@@ -214,6 +216,29 @@ LayerShape prefill_shape(const EstimateInput& in, double batch, double weight_by
   return s;
 }
 
+// A device without memory of its own (Device::streams_parameters): the parameters its on-chip cache cannot hold
+// cross the host link on every forward pass, while the layers before them compute (the Edge TPU re-reads them for
+// each inference; coral.ai's benchmarks show models beyond its 8 MB slowing down sharply). The pass lasts as long as
+// the longer of the two: ResNet-50 at 299x299 (18.4 MiB streamed) takes 49 ms and VGG16 (about 130 MB) 296 ms on the
+// USB Accelerator, 0.41-0.44 GB/s if the transfer overlaps the arithmetic, against USB 3's realistic 0.4.
+double streamed_parameter_seconds(const EstimateInput& in) {
+  const Device& d = *in.device;
+  if (!d.streams_parameters()) return 0;
+  MemoryBreakdown m = inference_memory(*in.model, count_parameters(*in.model), d, in.workload, in.plan);
+  stream_parameters(m, in.system.usable_bytes(d.plan_memory_bytes()));
+  const double streamed = m.streamed_bytes;
+  const double rate = d.host_link.bytes_per_s() * assumptions().host_link_efficiency;
+  return streamed > 0 && rate > 0 ? streamed / rate : 0;
+}
+
+// An NPU runtime's invoke hands the input over and takes the output back: across the host link for a device on one
+// (a USB stick, a PCIe card); nothing to move on a chip that shares the host's memory.
+double invoke_transfer_seconds(const Device& d, double bytes) {
+  if (d.host_link.type == "soc") return 0;
+  const double rate = d.host_link.bytes_per_s() * assumptions().host_link_efficiency;
+  return rate > 0 ? bytes / rate : 0;
+}
+
 InferenceTime prefill_and_decode(const EstimateInput& in) {
   InferenceTime out;
   out.replicas = std::max(1, in.plan.dp);
@@ -235,10 +260,22 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     s.activation_bytes = generic_inference_activation_bytes(w);
     s.stack = &w.stack;
     Cost c = generic_cost(s, rates);
-    out.prefill_seconds = c.forward_seconds;
-    out.total_seconds = c.forward_seconds;
-    out.decode_tokens_per_second = batch / std::max(1e-12, c.forward_seconds);  // samples/s
-    out.time_per_output_token_seconds = c.forward_seconds;
+    double forward = std::max(c.forward_seconds, streamed_parameter_seconds(in));
+    if (w.stack.invoke_seconds > 0) {
+      // One invoke per forward pass; the input image (the first convolution's input, in the 8-bit or 16-bit tensors
+      // the graph takes) and the output cross the host link.
+      double input = 0;
+      if (!m.convolutions.empty()) {
+        const ConvLayer& first = m.convolutions.front();
+        const double side = static_cast<double>(first.output_size * first.stride);
+        input = batch * static_cast<double>(first.in_channels) * side * side * s.activation_bytes;
+      }
+      forward += w.stack.invoke_seconds + invoke_transfer_seconds(*in.device, input);
+    }
+    out.prefill_seconds = forward;
+    out.total_seconds = forward;
+    out.decode_tokens_per_second = batch / std::max(1e-12, forward);  // samples/s
+    out.time_per_output_token_seconds = forward;
     return out;
   }
 
@@ -265,13 +302,16 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
                                  : 0;
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Stages run one after another for a single batch.
-    out.prefill_seconds = layers * (layer.forward_seconds + tp_comm) + head.forward_seconds + pp_comm;
+    out.prefill_seconds =
+        std::max(layers * (layer.forward_seconds + tp_comm) + head.forward_seconds + pp_comm, streamed_parameter_seconds(in)) +
+        w.stack.invoke_seconds;
   }
 
   // Decode: per output token, at the average context length over the generation.
   if (w.generate > 0) {
     const double context = static_cast<double>(w.prompt) + static_cast<double>(w.generate) / 2.0;
     const Stack& st = w.stack;
+    const double streamed = streamed_parameter_seconds(in);  // every step reads the weights again
     struct Step {
       double gpu = 0, host = 0, seconds = 0, comm = 0, weight_read = 0, kv_read = 0, read_seconds = 0;
     };
@@ -291,7 +331,8 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
       const double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(b * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
       // Pipeline stages work on different micro-batches in steady state only when there are several;
       // a single stream walks through all stages.
-      t.gpu = layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w, b) * decode.kernel_overhead_seconds;
+      t.gpu = std::max(layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w, b) * decode.kernel_overhead_seconds,
+                       streamed);
       t.comm = layers * tp_comm + pp_comm;
       // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
       // (the concatenation's kernels are already among the eager step's).

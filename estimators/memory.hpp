@@ -24,6 +24,9 @@ struct MemoryBreakdown {
   // Managed bytes the device cannot hold: the driver evicts them to host memory and pages them back for each
   // optimizer step (set by page_out()).
   double paged_out_bytes = 0;
+  // Parameters a device without memory of its own (Device::streams_parameters) cannot cache on chip: they stay in
+  // host memory (counted in host_bytes too) and cross the host link on every forward pass.
+  double streamed_bytes = 0;
   double runtime() const { return runtime_context + runtime_workspace + runtime_fragmentation; }
   // Everything the run allocates on the device, evicted managed pages included.
   double demand() const { return weights + gradients + optimizer + activations + kv_cache + runtime(); }
@@ -40,6 +43,10 @@ struct MemoryBreakdown {
     return total();
   }
 };
+
+// A device without memory of its own (Device::streams_parameters): its on-chip SRAM (`usable` of it) holds the
+// activations and as many parameters as fit beside them; the rest move to streamed_bytes (and host_bytes).
+void stream_parameters(MemoryBreakdown& m, double usable);
 
 // Bytes per element of stored activations for a compute precision.
 double activation_bytes(Precision p);

@@ -423,7 +423,10 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
       const double in_side = static_cast<double>(l.output_size * l.stride);
       const double in_pos = batch * in_side * in_side;
       const double cin = static_cast<double>(l.in_channels) / g, cout = static_cast<double>(l.out_channels) / g;
-      const double x_bytes = in_pos * cin * g * e, y_bytes = out_pos * cout * g * e, w_bytes = cout * cin * k2 * g * e;
+      // An NPU graph keeps the layer's input and output on chip (Stack::on_chip_activations): only its weights move.
+      const double off_chip = s.stack && s.stack->on_chip_activations && !s.training ? 0.0 : 1.0;
+      const double x_bytes = off_chip * in_pos * cin * g * e, y_bytes = off_chip * out_pos * cout * g * e;
+      const double w_bytes = cout * cin * k2 * g * e;
       // Groups of a few channels (depthwise convolutions) have no matrix shape to speak of: their kernels run on the
       // vector units and are bound by their traffic. (An input layer's 3 channels are padded to 4 or 8 and stay on
       // the matrix units.)
@@ -448,9 +451,11 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
           }
         }
         // Its traffic hidden under its arithmetic by conv_traffic_overlap (0: in series, the conservative bound; 1:
-        // the roofline's max).
+        // the roofline's max). An NPU graph's DMA engines bring the next layer's weights into local memory while this
+        // one computes (the Edge TPU streams them so: estimators/inference.cpp): the longer of the two.
         const double memory = bytes / achieved_bandwidth(r, bytes);
-        return compute + memory - a.conv_traffic_overlap * std::min(compute, memory) + r.kernel_overhead_seconds;
+        const double overlap = off_chip > 0 ? a.conv_traffic_overlap : 1.0;
+        return compute + memory - overlap * std::min(compute, memory) + r.kernel_overhead_seconds;
       };
       listed_flops += l.forward_flops() * batch;
       conv.forward_bytes += l.count * (x_bytes + y_bytes + w_bytes);
@@ -505,7 +510,7 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
   const double forward_passes = std::max(0.0, (s.training ? a.cnn_training_forward_passes
                                                : fused    ? a.cnn_fused_inference_passes
                                                           : a.cnn_eager_inference_passes) - own_forward_passes);
-  pass.forward_bytes = forward_passes * saved;
+  pass.forward_bytes = s.stack && s.stack->on_chip_activations && !s.training ? 0.0 : forward_passes * saved;
   pass.forward_kernels = static_cast<int>(others);
   auto bytes_seconds = [&](double bytes, double n) {
     if (bytes <= 0) return n * r.kernel_overhead_seconds;

@@ -241,6 +241,23 @@ Stack engine_preset(Engine e) {
       // moved to the first layer's device (exllamav2/embedding.py, safe_move_tensor).
       s.embedding_on_host = true;
       break;
+    case Engine::kNpuRuntime:
+      // An NPU's own runtime (TensorFlow Lite with the Edge TPU delegate, Core ML, Qualcomm's QNN) runs a graph its
+      // compiler fused and scheduled ahead of time: normalisation and activations folded into the convolutions,
+      // 8-bit tensors between layers, every linear layer and the embedding quantised, no per-op dispatch from the
+      // host. What the host pays is one invoke per forward pass (a decode step is one invoke too).
+      s.fused_kernels = true;
+      s.cuda_graphs = true;
+      s.quantized_head = true;
+      s.quantized_embedding = true;
+      s.invoke_seconds = assumptions().npu_invoke_seconds;
+      // Its compiler keeps the tensors between layers in the NPU's local memory (the Hexagon NPU's VTCM, the Neural
+      // Engine's and the Edge TPU's SRAM), tiling a layer that does not fit: the weights are what DRAM delivers.
+      // Qualcomm AI Hub's ResNet-50 w8a8 on a Galaxy S24 (0.66 ms under QNN) is about its 25 MB of weights at
+      // the LPDDR5X rate plus one invoke; with every activation crossing DRAM too it would take twice that.
+      s.on_chip_activations = true;
+      s.decode_step_overhead_seconds = s.invoke_seconds;
+      break;
   }
   return s;
 }
@@ -275,6 +292,7 @@ bool engine_runs_on(Engine e, const Device& d) {
     case Engine::kLlamacpp:
     case Engine::kMlc: return cuda || rocm || metal;
     case Engine::kHf: return cuda || rocm || metal || plugins;
+    case Engine::kNpuRuntime: return !npu_runtime_of(d).empty();
   }
   return false;
 }
@@ -283,7 +301,16 @@ Engine default_engine(const Model& m, const Device& d) {
   const Engine e = default_engine(m);
   if (engine_runs_on(e, d)) return e;
   if (m.generates() && engine_runs_on(Engine::kLlamacpp, d)) return Engine::kLlamacpp;
+  if (engine_runs_on(Engine::kNpuRuntime, d)) return Engine::kNpuRuntime;
   return e;
+}
+
+std::string npu_runtime_of(const Device& d) {
+  for (const char* runtime : {"tflite", "coreml", "qnn"})
+    if (d.has_software(runtime)) return runtime;
+  // Qualcomm's older SDK (SNPE) runs the same Hexagon graphs; QNN is its successor.
+  if (d.has_software("snpe")) return "qnn";
+  return "";
 }
 
 // Single-threaded host work (Python dispatch, scheduling, request handling) scales with the core's clock. GPU

@@ -2,7 +2,10 @@
 // each part changes the term it models, in the direction and by the amount its derivation says.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <unistd.h>
 
 #include "core/assumptions.hpp"
 #include "estimators/efficiency.hpp"
@@ -979,8 +982,73 @@ TEST_CASE("engines run where their software does: the default picks one that run
   auto named = test::run_hwplan("estimate --model llama-3.2-1b --device apple-a17-pro-ane --task infer --engine vllm");
   CHECK(named.exit_code == 0);
   CHECK(named.out.find("vllm does not run on apple-a17-pro-ane (its software: coreml)") != std::string::npos);
-  CHECK(test::run_hwplan("estimate --model llama-3.2-1b --device coral-edge-tpu --task infer").out.find(
-            "no engine preset runs on coral-edge-tpu") != std::string::npos);
+  // An NPU runs its own runtime: the default there, named by the product, without a warning; another's is said.
+  CHECK(engine_runs_on(Engine::kNpuRuntime, reg.device("coral-edge-tpu")));
+  CHECK_FALSE(engine_runs_on(Engine::kNpuRuntime, reg.device("h100-sxm")));
+  CHECK(default_engine(llama, reg.device("coral-edge-tpu")) == Engine::kNpuRuntime);
+  CHECK(npu_runtime_of(reg.device("snapdragon-8-gen3-npu")) == "qnn");
+  CHECK(npu_runtime_of(reg.device("apple-m4-ane")) == "coreml");
+  const auto coral = test::run_hwplan("estimate --model llama-3.2-1b --device coral-edge-tpu --task infer");
+  CHECK(coral.out.find("tflite (assumed; set --engine)") != std::string::npos);
+  CHECK(coral.out.find("no engine preset runs") == std::string::npos);
+  const auto foreign = test::run_hwplan("estimate --model resnet-50 --device coral-edge-tpu --task infer --engine coreml");
+  CHECK(foreign.exit_code == 0);
+  CHECK(foreign.out.find("coreml does not run on coral-edge-tpu (its software: tflite)") != std::string::npos);
+  CHECK(test::run_hwplan("estimate --model resnet-50 --device coral-edge-tpu --task infer --engine tflite").out.find(
+            "does not run") == std::string::npos);
+  CHECK(test::run_hwplan("estimate --model resnet-50 --device h100-sxm --task infer --engine qnn").out.find(
+            "qnn does not run on h100-sxm") != std::string::npos);
+}
+
+TEST_CASE("an NPU runtime: one invoke per forward pass, no per-op host cost, activations on chip, weights overlapped") {
+  auto json = [](const std::string& args) { return nlohmann::json::parse(test::run_hwplan(args + " --format json").out); };
+  const std::string base = "estimate --model resnet-50 --device snapdragon-8-gen3-npu --task infer --batch 1 --weights int8";
+  const auto npu = json(base);
+  CHECK(npu["stack"]["preset"] == "qnn");
+  CHECK(npu["stack"]["invoke_seconds"].get<double>() == doctest::Approx(assumptions().npu_invoke_seconds));
+  CHECK(npu["stack"]["on_chip_activations"].get<bool>());
+  const double t = npu["inference"]["prefill_seconds"].get<double>();
+  // Its floor: the invoke and the int8 weights read once from LPDDR5X; the same network issued op by op as eager
+  // PyTorch (hf's behaviour, as before NPU runtimes were modelled) takes longer.
+  const Device& d = test::registry().device("snapdragon-8-gen3-npu");
+  const double weights = 25557032.0 / (d.memory_bandwidth_bytes_per_s * assumptions().bandwidth_efficiency);
+  CHECK(t > assumptions().npu_invoke_seconds + weights);
+  CHECK(t < json(base + " --engine hf")["inference"]["prefill_seconds"].get<double>());
+  // The invoke is the runtime's and overridable: a millisecond more adds a millisecond, once.
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("hwplan_npu_invoke_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(file) << "npu_invoke_seconds: " << assumptions().npu_invoke_seconds + 1e-3 << "\n";
+  const auto slower = json("--assumptions " + file.string() + " " + base);
+  fs::remove(file);
+  CHECK(slower["inference"]["prefill_seconds"].get<double>() == doctest::Approx(t + 1e-3));
+}
+
+TEST_CASE("a device without memory of its own caches what parameters fit on chip and streams the rest every pass") {
+  auto json = [](const std::string& model) {
+    return nlohmann::json::parse(
+        test::run_hwplan("estimate --model " + model + " --device coral-edge-tpu --task infer --batch 1 --format json").out);
+  };
+  const Device& coral = test::registry().device("coral-edge-tpu");
+  REQUIRE(coral.streams_parameters());
+  CHECK_FALSE(test::registry().device("h100-sxm").streams_parameters());
+  // MobileNet v2's 3.5 MB of int8 parameters fit in the 8 MiB: nothing streams.
+  const auto small = json("mobilenet-v2");
+  CHECK(small["memory"]["fits"].get<bool>());
+  CHECK(small["memory"]["streamed_bytes"].get<double>() == 0);
+  // VGG16's 138 MB do not: the SRAM holds the activations and what it can of the parameters, the rest streams over
+  // USB 3 (0.4 GB/s realistic) while the layers compute, and the pass lasts at least that long.
+  const auto big = json("vgg16");
+  CHECK(big["memory"]["fits"].get<bool>());
+  const double streamed = big["memory"]["streamed_bytes"].get<double>();
+  // (int8 weights carry their scales: a little over a byte a parameter)
+  const double cached = big["memory"]["breakdown"]["weights"].get<double>();
+  CHECK(cached + streamed == doctest::Approx(138357544.0).epsilon(0.02));
+  CHECK(cached > 0);
+  CHECK(cached + big["memory"]["breakdown"]["activations"].get<double>() <= coral.plan_memory_bytes());
+  CHECK(big["memory"]["host_bytes"].get<double>() >= streamed);
+  const double link = coral.host_link.bytes_per_s() * assumptions().host_link_efficiency;
+  CHECK(big["inference"]["prefill_seconds"].get<double>() > streamed / link);
+  CHECK(big["inference"]["prefill_seconds"].get<double>() < streamed / link + 0.05);
 }
 
 TEST_CASE("FSDP2's gather copy-out: a read and a write of each gathered layer, twice a micro-batch, on the compute stream") {

@@ -44,6 +44,9 @@ struct Assumptions {
   double eager_host_seconds_per_kernel = 27e-6;     // eager PyTorch: Python module call + dispatcher + launch
   double compiled_host_seconds_per_kernel = 8e-6;   // torch.compile's wrapper launching its kernels
   double native_host_seconds_per_kernel = 4e-6;     // a C++ engine's cudaLaunchKernel
+  // One forward pass of a graph compiled for an NPU, beside its arithmetic and transfers (estimators/stack.cpp):
+  double edgetpu_invoke_seconds = 1.8e-3;           // TensorFlow Lite's Edge TPU delegate (Coral)
+  double npu_invoke_seconds = 0.23e-3;              // QNN on Qualcomm's Hexagon NPU (Core ML assumed alike)
   double desktop_host_time_ratio = 0.65;            // host time on a desktop CPU / on a GPU server's CPU
   double eager_traffic_factor = 2.0;                // bytes eager 16-bit training moves / the per-op pass counts
   double fused_optimizer_bandwidth_share = 0.66;    // a fused AdamW kernel's bandwidth / a streaming kernel's

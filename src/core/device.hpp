@@ -100,8 +100,13 @@ struct Device {
   // What the driver reports as the device's total with the board's default ECC mode (nvidia-smi): GDDR6 boards keep
   // ECC check bits in-band, 1/16 of the memory (T4: 15360 of 16384 MiB); HBM keeps them apart. Absent: all of it.
   std::optional<double> reported_memory_bytes;
-  // The memory a plan may fill: what the driver reports of the device's, or the GPU's share of a unified memory.
+  // No memory of its own beside on-chip SRAM (the Coral Edge TPU): the compiler caches the parameters there as far
+  // as they fit and the rest stream in from the host over its link on every forward pass.
+  bool streams_parameters() const { return memory_bytes <= 0 && llc_bytes && *llc_bytes > 0; }
+  // The memory a plan may fill: what the driver reports of the device's, or the GPU's share of a unified memory; on a
+  // device that streams its parameters, the on-chip cache they are kept in.
   double plan_memory_bytes() const {
+    if (streams_parameters()) return *llc_bytes;
     double bytes = reported_memory_bytes ? std::min(memory_bytes, *reported_memory_bytes) : memory_bytes;
     return gpu_memory_limit_bytes ? std::min(bytes, *gpu_memory_limit_bytes) : bytes;
   }

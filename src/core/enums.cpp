@@ -39,9 +39,10 @@ constexpr std::array<std::pair<Framework, const char*>, 7> kFrameworks{{
     {Framework::kTorchtune, "torchtune"}, {Framework::kTorchtitan, "torchtitan"}, {Framework::kMegatron, "megatron"},
     {Framework::kLitgpt, "litgpt"},
 }};
-constexpr std::array<std::pair<Engine, const char*>, 7> kEngines{{
+constexpr std::array<std::pair<Engine, const char*>, 8> kEngines{{
     {Engine::kHf, "hf"}, {Engine::kVllm, "vllm"}, {Engine::kSglang, "sglang"}, {Engine::kTrtllm, "trtllm"},
     {Engine::kLlamacpp, "llamacpp"}, {Engine::kExllama, "exllama"}, {Engine::kMlc, "mlc"},
+    {Engine::kNpuRuntime, "npu-runtime"},
 }};
 constexpr std::array<std::pair<MemoryMetric, const char*>, 3> kMemoryMetrics{{
     {MemoryMetric::kAllocated, "allocated"}, {MemoryMetric::kReserved, "reserved"}, {MemoryMetric::kDevice, "device"},
@@ -110,8 +111,10 @@ const char* to_string(MemoryMetric m) { return name_of(kMemoryMetrics, m); }
 std::optional<Framework> parse_framework(const std::string& s) { return parse_of(kFrameworks, s); }
 // "tensorrt" names the TensorRT family for networks TensorRT-LLM does not serve (a CNN through TensorRT): the same
 // preset (fused kernels, layouts of its choosing, no per-op host cost).
+// "tflite", "coreml" and "qnn" name an NPU's own runtime (one preset: a graph compiled ahead of time).
 std::optional<Engine> parse_engine(const std::string& s) {
   if (s == "tensorrt") return Engine::kTrtllm;
+  if (s == "tflite" || s == "coreml" || s == "qnn") return Engine::kNpuRuntime;
   return parse_of(kEngines, s);
 }
 std::optional<MemoryMetric> parse_memory_metric(const std::string& s) { return parse_of(kMemoryMetrics, s); }

@@ -16,7 +16,9 @@ enum class Offload { kNone, kOptimizer, kParams };
 enum class Attention { kEager, kFlash };
 enum class Optimizer { kAdamW, kSgd, kAdafactor, kAdam8bit };
 enum class Framework { kHfTrainer, kDeepspeed, kFsdp, kTorchtune, kTorchtitan, kMegatron, kLitgpt };
-enum class Engine { kHf, kVllm, kSglang, kTrtllm, kLlamacpp, kExllama, kMlc };
+// kNpuRuntime: an NPU's own compiled-graph runtime (TensorFlow Lite with the Edge TPU delegate, Core ML, Qualcomm's
+// QNN), named on the command line by its product (tflite, coreml, qnn).
+enum class Engine { kHf, kVllm, kSglang, kTrtllm, kLlamacpp, kExllama, kMlc, kNpuRuntime };
 // Which peak a stack reports: PyTorch's allocated bytes, the caching allocator's reserved bytes, or the
 // device's used memory as nvidia-smi shows it (reserved + CUDA context).
 enum class MemoryMetric { kAllocated, kReserved, kDevice };
@@ -152,6 +154,13 @@ struct Stack {
   bool channels_last = false;
   double host_seconds_per_kernel = 0;   // CPU cost of issuing one kernel (eager op dispatch incl. Python)
   double decode_step_overhead_seconds = 0;  // per generated token: sampling, scheduler, stop checks
+  // Per forward pass of a network compiled ahead of time into one graph (an NPU runtime's invoke: the call into the
+  // runtime, the driver's submission and completion, the input and output buffers' hand-over); 0 for stacks that
+  // issue kernels one by one, whose host cost host_seconds_per_kernel already counts.
+  double invoke_seconds = 0;
+  // The compiled graph tiles each layer's input and output through the NPU's on-chip memory (fused layer groups,
+  // depth-first tiling): only the weights come from DRAM.
+  bool on_chip_activations = false;
   // The two host times above are a GPU server's CPU's (where the presets' figures were measured); true: scaled to
   // a desktop's faster cores (consumer cards; src/recommend/query.cpp, desktop_host_time_ratio).
   bool desktop_host = false;

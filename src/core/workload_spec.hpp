@@ -46,7 +46,7 @@ struct WorkloadSpec {
   bool no_overlap_grad_reduce = false;
   // The software stack (presets of modelled behaviour; see estimators/stack.hpp). Each part is overridable.
   std::optional<std::string> framework;        // training: hf-trainer | deepspeed | fsdp | torchtune | torchtitan | megatron | litgpt
-  std::optional<std::string> engine;           // inference: hf | vllm | sglang | trtllm | llamacpp | exllama | mlc
+  std::optional<std::string> engine;           // inference: hf | vllm | sglang | trtllm | llamacpp | exllama | mlc | tflite | coreml | qnn
   std::optional<std::string> master_weights;   // fp32 | none
   std::optional<bool> fused_kernels;           // fused norm / activation / RoPE / loss kernels
   std::optional<bool> cuda_graphs;             // decode launched as a CUDA graph (no per-kernel host cost)

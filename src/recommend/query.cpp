@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/assumptions.hpp"
 #include "core/normal.hpp"
 #include "core/strings.hpp"
 #include "estimators/stack.hpp"
@@ -83,18 +84,29 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   Stack s;
   if (task == Task::kInfer) {
     if (o.framework) bad("--framework", "applies to training tasks; inference takes --engine");
-    Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm (or tensorrt), llamacpp, exllama, mlc")
+    Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm (or tensorrt), llamacpp, exllama, mlc, tflite, coreml, qnn")
                         : default_engine(model, device);
     s = engine_preset(e);
-    if (!engine_runs_on(e, device)) {
+    // An NPU runtime goes by its product's name: the one the user gave, else the device's own.
+    std::string runtime = e == Engine::kNpuRuntime ? npu_runtime_of(device) : "";
+    const bool foreign_runtime = e == Engine::kNpuRuntime && o.engine && *o.engine != runtime &&
+                                 *o.engine != to_string(Engine::kNpuRuntime);
+    if (e == Engine::kNpuRuntime) {
+      if (o.engine && *o.engine != to_string(Engine::kNpuRuntime)) runtime = *o.engine;
+      if (!runtime.empty()) s.preset = runtime;
+      // TensorFlow Lite on the catalog's only TFLite accelerator, the Edge TPU, through its delegate.
+      if (runtime == "tflite") s.invoke_seconds = s.decode_step_overhead_seconds = assumptions().edgetpu_invoke_seconds;
+    }
+    if (!engine_runs_on(e, device) || foreign_runtime) {
+      const std::string name = e == Engine::kNpuRuntime && !runtime.empty() ? runtime : to_string(e);
       std::string software;
       for (const auto& t : device.software) software += (software.empty() ? "" : ", ") + t;
       if (software.empty()) software = "none listed";
       s.platform_warning =
-          o.engine ? std::string(to_string(e)) + " does not run on " + device.id + " (its software: " + software +
-                         "): the figures model " + to_string(e) + "'s behaviour on this hardware, not a setup that exists"
+          o.engine ? name + " does not run on " + device.id + " (its software: " + software + "): the figures model " +
+                         name + "'s behaviour on this hardware, not a setup that exists"
                    : "no engine preset runs on " + device.id + " (its software: " + software + "): the figures assume " +
-                         to_string(e) + "'s behaviour" +
+                         name + "'s behaviour" +
                          (device.device_class == DeviceClass::kEdge
                               ? " (with quantized --weights, every linear layer and the embedding quantized, as on-device "
                                 "runtimes do)"

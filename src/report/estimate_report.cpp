@@ -108,6 +108,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                  {"required_headroom_fraction", in.system.memory_headroom_fraction},
                  {"fits", e.fits},
                  {"host_bytes", m.host_bytes},
+                {"streamed_bytes", m.streamed_bytes},
                  {"paged_out_bytes", m.paged_out_bytes},
                  {"breakdown",
                   {{"weights", m.weights},
@@ -194,6 +195,8 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"master_weights", st.master_weights_fp32 ? "fp32" : "none"},
                 {"fused_kernels", st.fused_kernels},
                 {"cuda_graphs", st.cuda_graphs},
+                {"invoke_seconds", st.invoke_seconds},
+                {"on_chip_activations", st.on_chip_activations},
                 {"overlap_scheduling", st.overlap_scheduling},
                 {"overlap_p2p", st.overlap_p2p},
                 {"quantized_head", st.quantized_head},
@@ -251,7 +254,11 @@ std::string stack_summary(const EstimateInput& in) {
   if (st.preset_assumed) out += w.task == Task::kInfer ? " (assumed; set --engine)" : " (assumed; set --framework)";
   out += st.fused_kernels ? ": fused kernels" : ": unfused eager kernels";
   if (w.task == Task::kInfer) {
-    out += st.cuda_graphs ? ", CUDA graphs"
+    if (st.invoke_seconds > 0)
+      out += fmt::format(", one compiled graph ({:.2f} ms an invoke){}", st.invoke_seconds * 1e3,
+                         st.on_chip_activations ? ", activations kept on chip" : "");
+    else
+      out += st.cuda_graphs ? ", CUDA graphs"
                           : fmt::format(", {:.0f} us host time per kernel{}", st.host_seconds_per_kernel * 1e6,
                                         st.desktop_host ? " (desktop CPU)" : "");
     // Quantized weights: whether the output projection is quantized with them (memory.cpp head_weight_bytes).
@@ -356,6 +363,9 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                                human_bytes(m.runtime_context), human_bytes(m.runtime_workspace),
                                human_bytes(m.runtime_fragmentation)));
   if (m.host_bytes > 0) row("host memory", human_bytes(m.host_bytes));
+  if (m.streamed_bytes > 0)
+    row("  streamed", fmt::format("{} of parameters the on-chip cache cannot hold, over {} every forward pass",
+                                  human_bytes(m.streamed_bytes), in.device->host_link.type));
   if (m.paged_out_bytes > 0) row("paged to host", human_bytes(m.paged_out_bytes) + " of the optimizer's managed memory");
   if (e.training) {
     const TrainingTime& tt = e.train;
