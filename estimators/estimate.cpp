@@ -320,6 +320,12 @@ Estimate estimate(const EstimateInput& in) {
     e.notes.push_back("the paged optimizer's states do not all fit: " + human_bytes(mem.paged_out_bytes) +
                       " live in host memory and cross the host link in and out every step (" +
                       human_seconds(e.train.paging_seconds) + ")");
+  if (mem.streamed_bytes > 0 && !e.training) {
+    const double seconds = streamed_parameter_seconds(in);
+    e.notes.push_back(human_bytes(mem.streamed_bytes) + " of parameters do not fit beside the activations in the " +
+                      human_bytes(e.capacity_bytes) + " on chip: they stream over " + d.host_link.type +
+                      " on every forward pass (" + human_seconds(seconds) + ", overlapped with the layers computing)");
+  }
   if (e.fits) {
     e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - needed) + " free of " +
                       human_bytes(e.capacity_bytes) + " (plans keep at least " + pct(in.system.memory_headroom_fraction) +
@@ -343,6 +349,8 @@ Estimate estimate(const EstimateInput& in) {
                                                      : "";
       hint = mem.kv_cache > mem.weights ? "a smaller batch or context, or an 8-bit KV cache"
                                         : quantise + "more devices with tensor parallelism";
+      // Its parameters already stream from the host: what does not fit is what must stay on chip.
+      if (d.streams_parameters()) hint = "a smaller batch or context (the parameters already stream from the host)";
     }
     const bool only_headroom = needed <= e.capacity_bytes;
     e.notes.push_back("does not fit: needs " + human_bytes(needed) +

@@ -180,6 +180,21 @@ Precision inference_compute_precision(const Workload& w) {
   return w.weights ? compute_precision(*w.weights) : w.precision;
 }
 
+// A device without memory of its own (Device::streams_parameters): the parameters its on-chip cache cannot hold
+// cross the host link on every forward pass, while the layers before them compute (the Edge TPU re-reads them for
+// each inference; coral.ai's benchmarks show models beyond its 8 MB slowing down sharply). The pass lasts as long as
+// the longer of the two: ResNet-50 at 299x299 (18.4 MiB streamed) takes 49 ms and VGG16 (about 130 MB) 296 ms on the
+// USB Accelerator, 0.41-0.44 GB/s if the transfer overlaps the arithmetic, against USB 3's realistic 0.4.
+double streamed_parameter_seconds(const EstimateInput& in) {
+  const Device& d = *in.device;
+  if (!d.streams_parameters()) return 0;
+  MemoryBreakdown m = inference_memory(*in.model, count_parameters(*in.model), d, in.workload, in.plan);
+  stream_parameters(m, in.system.usable_bytes(d.plan_memory_bytes()));
+  const double streamed = m.streamed_bytes;
+  const double rate = d.host_link.bytes_per_s() * assumptions().host_link_efficiency;
+  return streamed > 0 && rate > 0 ? streamed / rate : 0;
+}
+
 namespace {
 
 InferenceJobRate inference_job_rate(const Model& m, const Workload& w, const Plan& plan, const InferenceTime& t) {
@@ -216,29 +231,6 @@ LayerShape prefill_shape(const EstimateInput& in, double batch, double weight_by
   return s;
 }
 
-// A device without memory of its own (Device::streams_parameters): the parameters its on-chip cache cannot hold
-// cross the host link on every forward pass, while the layers before them compute (the Edge TPU re-reads them for
-// each inference; coral.ai's benchmarks show models beyond its 8 MB slowing down sharply). The pass lasts as long as
-// the longer of the two: ResNet-50 at 299x299 (18.4 MiB streamed) takes 49 ms and VGG16 (about 130 MB) 296 ms on the
-// USB Accelerator, 0.41-0.44 GB/s if the transfer overlaps the arithmetic, against USB 3's realistic 0.4.
-double streamed_parameter_seconds(const EstimateInput& in) {
-  const Device& d = *in.device;
-  if (!d.streams_parameters()) return 0;
-  MemoryBreakdown m = inference_memory(*in.model, count_parameters(*in.model), d, in.workload, in.plan);
-  stream_parameters(m, in.system.usable_bytes(d.plan_memory_bytes()));
-  const double streamed = m.streamed_bytes;
-  const double rate = d.host_link.bytes_per_s() * assumptions().host_link_efficiency;
-  return streamed > 0 && rate > 0 ? streamed / rate : 0;
-}
-
-// An NPU runtime's invoke hands the input over and takes the output back: across the host link for a device on one
-// (a USB stick, a PCIe card); nothing to move on a chip that shares the host's memory.
-double invoke_transfer_seconds(const Device& d, double bytes) {
-  if (d.host_link.type == "soc") return 0;
-  const double rate = d.host_link.bytes_per_s() * assumptions().host_link_efficiency;
-  return rate > 0 ? bytes / rate : 0;
-}
-
 InferenceTime prefill_and_decode(const EstimateInput& in) {
   InferenceTime out;
   out.replicas = std::max(1, in.plan.dp);
@@ -247,6 +239,8 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
   const Plan& plan = in.plan;
   const Precision compute = inference_compute_precision(w);
   DeviceRates rates = device_rates(*in.device, compute, in.profile);
+  // An NPU's graph has no per-kernel launch floors (Stack::npu_graph).
+  if (w.stack.npu_graph) rates.kernel_overhead_seconds = rates.memory_bound_kernel_overhead_seconds = 0;
   const double weight_bytes = weight_bytes_per_param(w);
   const double head_bytes = head_weight_bytes(w);  // the output projection's (16-bit in quantized checkpoints)
   const double batch = static_cast<double>(plan.micro_batch);
@@ -261,17 +255,8 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     s.stack = &w.stack;
     Cost c = generic_cost(s, rates);
     double forward = std::max(c.forward_seconds, streamed_parameter_seconds(in));
-    if (w.stack.invoke_seconds > 0) {
-      // One invoke per forward pass; the input image (the first convolution's input, in the 8-bit or 16-bit tensors
-      // the graph takes) and the output cross the host link.
-      double input = 0;
-      if (!m.convolutions.empty()) {
-        const ConvLayer& first = m.convolutions.front();
-        const double side = static_cast<double>(first.output_size * first.stride);
-        input = batch * static_cast<double>(first.in_channels) * side * side * s.activation_bytes;
-      }
-      forward += w.stack.invoke_seconds + invoke_transfer_seconds(*in.device, input);
-    }
+    // One invoke per forward pass (its fixed cost includes handing a 224x224 image over: the rows that set it).
+    if (w.stack.npu_graph) forward += w.stack.invoke_seconds;
     out.prefill_seconds = forward;
     out.total_seconds = forward;
     out.decode_tokens_per_second = batch / std::max(1e-12, forward);  // samples/s
@@ -397,6 +382,7 @@ StepRates step_rates(const EstimateInput& in) {
   const Precision compute = inference_compute_precision(w);
   s.model = &m;
   s.rates = device_rates(*in.device, compute, in.profile);
+  if (w.stack.npu_graph) s.rates.kernel_overhead_seconds = s.rates.memory_bound_kernel_overhead_seconds = 0;
   s.tp = in.plan.tp;
   s.pp = in.plan.pp;
   s.tp_link = group_link(*in.device, in.system, in.plan.tp, 1);

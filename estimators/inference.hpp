@@ -15,6 +15,9 @@ Precision inference_compute_precision(const Workload& w);
 double generic_inference_activation_bytes(const Workload& w);
 // Prefill, decode and the job rate (InferenceTime::job) of `in`.
 InferenceTime inference_time(const EstimateInput& in);
+// A device without memory of its own (Device::streams_parameters): how long the parameters its on-chip cache cannot
+// hold take to cross the host link, which they do on every forward pass; 0 elsewhere.
+double streamed_parameter_seconds(const EstimateInput& in);
 // Inference that generates nothing, one forward pass over the batch: an encoder's (BERT, ViT), a generic network's,
 // or any model's with --generate 0. Its rate is Estimate::forward_samples_per_second.
 inline bool one_forward_pass(const Model& m, long long generate) { return !m.generates() || generate == 0; }

@@ -413,8 +413,9 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
     m.activations = live * batch * generic_inference_activation_bytes(w) / 4;
   }
   // A device that streams its parameters runs a runtime that lives in the host's memory: its SRAM holds the
-  // activations and what it caches of the parameters (stream_parameters).
-  if (device.streams_parameters()) return m;
+  // activations and what it caches of the parameters (stream_parameters). An NPU runtime (Core ML, QNN) keeps no
+  // CUDA-style context, workspace or caching allocator: its compiled graph's buffers are the activations above.
+  if (device.streams_parameters() || w.stack.npu_graph) return m;
   add_runtime(m, device, plan.count() > 1);
   return m;
 }
@@ -423,7 +424,8 @@ void stream_parameters(MemoryBreakdown& m, double usable) {
   // The Edge TPU compiler plans the activations' buffers first and caches parameters in the rest of the 8 MiB: its
   // printouts give 7.98 MiB available to a tiny CNN, 6.25 MiB to ResNet-50 (18.43 MiB streamed), 1.73 MiB to a
   // network with a 1920x1058 input.
-  const double cached = std::clamp(usable - m.activations, 0.0, m.weights);
+  // Whatever else it holds (a language model's KV cache) comes before the parameters too.
+  const double cached = std::clamp(usable - (m.demand() - m.weights), 0.0, m.weights);
   m.streamed_bytes = m.weights - cached;
   m.host_bytes += m.streamed_bytes;
   m.weights = cached;

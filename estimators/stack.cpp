@@ -246,8 +246,10 @@ Stack engine_preset(Engine e) {
       // compiler fused and scheduled ahead of time: normalisation and activations folded into the convolutions,
       // 8-bit tensors between layers, every linear layer and the embedding quantised, no per-op dispatch from the
       // host. What the host pays is one invoke per forward pass (a decode step is one invoke too).
+      // Qualcomm AI Hub's GoogLeNet w8a8 runs its 144 QNN layers in 0.182 ms on a Galaxy S24, the invoke included:
+      // under 1.3 us a layer whatever else it does, where a GPU's launch and ramp-up floor is 4 us.
+      s.npu_graph = true;
       s.fused_kernels = true;
-      s.cuda_graphs = true;
       s.quantized_head = true;
       s.quantized_embedding = true;
       s.invoke_seconds = assumptions().npu_invoke_seconds;
@@ -306,10 +308,13 @@ Engine default_engine(const Model& m, const Device& d) {
 }
 
 std::string npu_runtime_of(const Device& d) {
-  for (const char* runtime : {"tflite", "coreml", "qnn"})
-    if (d.has_software(runtime)) return runtime;
+  // The device's first stack is its NPU's runtime (Apple's GPUs list Core ML after MLX and PyTorch: Core ML schedules
+  // them through Metal, not as an NPU graph).
+  if (d.software.empty()) return "";
+  const std::string& first = d.software.front();
+  if (first == "tflite" || first == "coreml" || first == "qnn") return first;
   // Qualcomm's older SDK (SNPE) runs the same Hexagon graphs; QNN is its successor.
-  if (d.has_software("snpe")) return "qnn";
+  if (first == "snpe") return "qnn";
   return "";
 }
 

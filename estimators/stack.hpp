@@ -23,7 +23,7 @@ bool engine_runs_on(Engine e, const Device& d);
 // The engine assumed when the user names none: default_engine(m) where it runs on the device, else one that does
 // (llama.cpp on an Apple GPU); the same default where none does (an NPU with its own runtime).
 Engine default_engine(const Model& m, const Device& d);
-// The NPU runtime a device runs (its catalog software: tflite, coreml, qnn; SNPE counts as qnn), or "" for none.
+// The NPU runtime a device runs (its catalog software leads with tflite, coreml or qnn; SNPE counts as qnn), or "".
 std::string npu_runtime_of(const Device& d);
 // Host (CPU) time on the machine a device sits in, as a multiple of a GPU server's, where the presets' host times were
 // measured: a GeForce card's desktop runs single-threaded work faster (assumptions().desktop_host_time_ratio);

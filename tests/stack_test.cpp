@@ -1049,6 +1049,34 @@ TEST_CASE("a device without memory of its own caches what parameters fit on chip
   const double link = coral.host_link.bytes_per_s() * assumptions().host_link_efficiency;
   CHECK(big["inference"]["prefill_seconds"].get<double>() > streamed / link);
   CHECK(big["inference"]["prefill_seconds"].get<double>() < streamed / link + 0.05);
+  // Whatever else must stay on chip comes first: a language model's KV cache too, so a tiny one with a short context
+  // fits (its parameters stream) and a batch of images too large for the SRAM is told to shrink the batch.
+  auto gpt2 = nlohmann::json::parse(test::run_hwplan("estimate --model gpt2 --device coral-edge-tpu --task infer --prompt 2 "
+                                                     "--generate 2 --format json").out);
+  CHECK(gpt2["memory"]["fits"].get<bool>());
+  CHECK(gpt2["memory"]["streamed_bytes"].get<double>() > 0);
+  const auto batch = test::run_hwplan("estimate --model resnet-50 --device coral-edge-tpu --task infer --batch 8");
+  CHECK(batch.out.find("a smaller batch or context (the parameters already stream from the host)") != std::string::npos);
+  CHECK(batch.out.find("tensor parallelism") == std::string::npos);
+  // serve has no KV cache to place there: it says so instead of sizing one.
+  const auto served = test::run_hwplan("serve --model gpt2 --device coral-edge-tpu --concurrency 1 --prompt 8 --generate 8");
+  CHECK(served.exit_code == 2);
+  CHECK(served.err.find("has no memory of its own") != std::string::npos);
+}
+
+TEST_CASE("an NPU runtime keeps no CUDA context, and serve on an NPU names what it assumes") {
+  auto npu = nlohmann::json::parse(test::run_hwplan("estimate --model mobilenet-v2 --device apple-m4-ane --task infer "
+                                                    "--batch 1 --format json").out);
+  CHECK(npu["stack"]["preset"] == "coreml");
+  CHECK(npu["memory"]["breakdown"]["runtime"].get<double>() == 0);
+  CHECK(test::run_hwplan("estimate --model mobilenet-v2 --device apple-m4-ane --task infer --engine npu-runtime").exit_code == 0);
+  // Apple's GPUs list Core ML too, but Core ML schedules them through Metal: no NPU graph there by default.
+  CHECK(npu_runtime_of(test::registry().device("apple-m2-max-gpu")).empty());
+  const auto served = test::run_hwplan("serve --model llama-3.2-1b --device snapdragon-8-gen3-npu --rate 0.1 --prompt 200 "
+                                       "--generate 50 --requests 50 --format json");
+  REQUIRE(served.exit_code == 0);
+  const auto j = nlohmann::json::parse(served.out);
+  CHECK(j["engine"]["preset"].get<std::string>().find("qnn") != std::string::npos);
 }
 
 TEST_CASE("FSDP2's gather copy-out: a read and a write of each gathered layer, twice a micro-batch, on the compute stream") {

@@ -100,7 +100,7 @@ void add_switch(CLI::App& app, const std::string& name, std::optional<bool>& int
 void add_stack_options(CLI::App& app, WorkloadOptions& w) {
   app.add_option("--framework", w.framework,
                  "Training stack preset: hf-trainer | deepspeed | fsdp | torchtune | torchtitan | megatron | litgpt");
-  app.add_option("--engine", w.engine, "Inference engine preset: hf | vllm | sglang | trtllm | llamacpp | exllama | mlc (tensorrt: trtllm's preset, for a CNN through TensorRT; tflite | coreml | qnn: an NPU's own compiled-graph runtime, the default on NPUs)");
+  app.add_option("--engine", w.engine, "Inference engine preset: hf | vllm | sglang | trtllm | llamacpp | exllama | mlc (tensorrt: trtllm's preset, for a CNN through TensorRT; tflite | coreml | qnn (npu-runtime: the device's own): an NPU's compiled-graph runtime, the default on NPUs)");
   app.add_option("--master-weights", w.master_weights, "fp32 master weights in mixed precision, or none (pure bf16)");
   add_switch(app, "--fused-kernels", w.fused_kernels, "Fused norm / activation / RoPE / loss kernels");
   add_switch(app, "--cuda-graphs", w.cuda_graphs, "Decode steps replayed as CUDA graphs (no per-kernel host cost)");
@@ -121,11 +121,11 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
              "since 2023, torchtitan); off: each transfer waits");
   add_switch(app, "--quantized-head", w.quantized_head,
              "Quantized weights (--weights int8|int4|nf4|fp8): the quantization covers the output projection too (on for "
-             "llamacpp, mlc, exllama and, with no --engine, edge devices; gpt-fast, torchao); off: it stays in the compute "
+             "llamacpp, mlc, exllama, the NPU runtimes and, with no --engine, edge devices; gpt-fast, torchao); off: it stays in the compute "
              "format (GPTQ, AWQ, bitsandbytes, FP8 checkpoints). A checkpoint read from its files prices its own");
   add_switch(app, "--quantized-embedding", w.quantized_embedding,
-             "Quantized weights: the token embedding table is quantized too (on for llamacpp, mlc and, with no --engine, "
-             "edge devices); off: it stays in the compute format (gpt-fast, torchao, GPTQ, AWQ, bitsandbytes quantize "
+             "Quantized weights: the token embedding table is quantized too (on for llamacpp, mlc, the NPU runtimes and, "
+             "with no --engine, edge devices); off: it stays in the compute format (gpt-fast, torchao, GPTQ, AWQ, bitsandbytes quantize "
              "Linear layers only). Memory only: a decode step reads one row of it");
   add_switch(app, "--custom-allreduce", w.custom_allreduce,
              "Inference with --tp inside an NVLink-class fabric: all-reduces as the engine's own one-kernel all-reduce, a "

@@ -158,6 +158,9 @@ struct Stack {
   // runtime, the driver's submission and completion, the input and output buffers' hand-over); 0 for stacks that
   // issue kernels one by one, whose host cost host_seconds_per_kernel already counts.
   double invoke_seconds = 0;
+  // An NPU's compiled graph: the NPU's own sequencer starts each layer as the last ends, with no launch from the host,
+  // so the per-kernel floors of a GPU (launch, ramp-up, tail) do not apply; the invoke above is paid instead.
+  bool npu_graph = false;
   // The compiled graph tiles each layer's input and output through the NPU's on-chip memory (fused layer groups,
   // depth-first tiling): only the weights come from DRAM.
   bool on_chip_activations = false;

@@ -84,7 +84,7 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   Stack s;
   if (task == Task::kInfer) {
     if (o.framework) bad("--framework", "applies to training tasks; inference takes --engine");
-    Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm (or tensorrt), llamacpp, exllama, mlc, tflite, coreml, qnn")
+    Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm (or tensorrt), llamacpp, exllama, mlc, tflite, coreml, qnn (or npu-runtime)")
                         : default_engine(model, device);
     s = engine_preset(e);
     // An NPU runtime goes by its product's name: the one the user gave, else the device's own.
@@ -95,7 +95,8 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
       if (o.engine && *o.engine != to_string(Engine::kNpuRuntime)) runtime = *o.engine;
       if (!runtime.empty()) s.preset = runtime;
       // TensorFlow Lite on the catalog's only TFLite accelerator, the Edge TPU, through its delegate.
-      if (runtime == "tflite") s.invoke_seconds = s.decode_step_overhead_seconds = assumptions().edgetpu_invoke_seconds;
+      if (runtime == "tflite" && npu_runtime_of(device) == "tflite")
+        s.invoke_seconds = s.decode_step_overhead_seconds = assumptions().edgetpu_invoke_seconds;
     }
     if (!engine_runs_on(e, device) || foreign_runtime) {
       const std::string name = e == Engine::kNpuRuntime && !runtime.empty() ? runtime : to_string(e);

@@ -250,6 +250,9 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   std::vector<std::string>& warnings = out.warnings;
   if (search && w.count != 1) warnings.push_back("--count is not used with latency targets: the devices needed are what is searched");
   if (w.count < 1) bad("--count", fmt::format("{} devices: must be at least 1", w.count));
+  if (device.streams_parameters())
+    bad("--device", device.name + " has no memory of its own: its parameters stream from the host on every pass and a "
+                    "serving engine's KV cache has nowhere to live (hwplan estimate --task infer times one request)");
   if (device.host_link.standalone() && (w.tp.value_or(1) > 1 || w.pp.value_or(1) > 1))
     bad(w.tp.value_or(1) > 1 ? "--tp" : "--pp",
         device.name + " is a standalone device: a replica is one device (--count N gives N replicas)");
@@ -268,15 +271,22 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
 
   // Engine.
   Engine engine = default_engine(model, device);
+  // An NPU's runtime (Core ML, QNN) times the steps but has no serving scheduler of its own: an app on the device runs
+  // a request loop of a few slots, as llama-server does.
+  const bool npu = engine == Engine::kNpuRuntime;
   if (w.engine) {
     auto e = parse_engine(*w.engine);
     if (!e || !serve::engine_served(*e)) bad("--engine", "'" + *w.engine + "' is not one of: vllm, sglang, trtllm, llamacpp");
     engine = *e;
   } else {
-    warnings.push_back(engine == Engine::kLlamacpp ? "no --engine given: llama-server's defaults assumed (what runs on this device)"
-                                                   : "no --engine given: vLLM's scheduler defaults assumed");
+    warnings.push_back(npu ? "no --engine given: " + npu_runtime_of(device) +
+                                 " times the steps (the device's own runtime) under llama-server's scheduler defaults "
+                                 "(it has no serving scheduler of its own)"
+                       : engine == Engine::kLlamacpp ? "no --engine given: llama-server's defaults assumed (what runs on this device)"
+                                                     : "no --engine given: vLLM's scheduler defaults assumed");
   }
-  q.engine = engine_config(o, engine, device);
+  q.engine = engine_config(o, !w.engine && npu ? Engine::kLlamacpp : engine, device);
+  if (!w.engine && npu) q.engine.preset = npu_runtime_of(device) + " (llama-server's scheduler)";
   if (std::string share = gpu_memory_share_note(device); !share.empty()) warnings.push_back(share);
   if (!(w.headroom >= 0 && w.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   // The engine fills memory to its own fraction (--kv-memory-fraction); a --headroom given keeps that much free too.

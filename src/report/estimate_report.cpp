@@ -108,7 +108,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                  {"required_headroom_fraction", in.system.memory_headroom_fraction},
                  {"fits", e.fits},
                  {"host_bytes", m.host_bytes},
-                {"streamed_bytes", m.streamed_bytes},
+                 {"streamed_bytes", m.streamed_bytes},
                  {"paged_out_bytes", m.paged_out_bytes},
                  {"breakdown",
                   {{"weights", m.weights},
@@ -254,7 +254,7 @@ std::string stack_summary(const EstimateInput& in) {
   if (st.preset_assumed) out += w.task == Task::kInfer ? " (assumed; set --engine)" : " (assumed; set --framework)";
   out += st.fused_kernels ? ": fused kernels" : ": unfused eager kernels";
   if (w.task == Task::kInfer) {
-    if (st.invoke_seconds > 0)
+    if (st.npu_graph)
       out += fmt::format(", one compiled graph ({:.2f} ms an invoke){}", st.invoke_seconds * 1e3,
                          st.on_chip_activations ? ", activations kept on chip" : "");
     else

@@ -24,9 +24,14 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
   RooflineChart chart;
   // The title names what runs: a precision the device lacks falls back as the estimate's (fp8 on an A100: bf16).
   chart.title = fmt::format("{}: {} {} ({})", d.name, in.model->id, task, to_string(effective_precision(d, compute).effective));
-  chart.bandwidth_bytes_per_s = d.memory_bandwidth_bytes_per_s;
-  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8}) {
+  // The roof the estimators time traffic against (a device that streams its parameters lists its host link as its
+  // bandwidth; its on-chip traffic runs at the stand-in efficiency.cpp's device_rates gives it).
+  chart.bandwidth_bytes_per_s = device_rates(d, compute, nullptr).bandwidth;
+  for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8,
+                      Precision::kInt8}) {
     if (!d.supports(p)) continue;
+    // The int8 roof where int8 is what runs (integer-only NPUs, int8 engines).
+    if (p == Precision::kInt8 && effective_precision(d, compute).effective != Precision::kInt8) continue;
     if (p == Precision::kFp16 && d.supports(Precision::kBf16) && d.peak(p) == d.peak(Precision::kBf16)) continue;
     chart.ceilings.push_back({fmt::format("{} peak {:.0f} TFLOP/s", to_string(p), d.peak(p) / kTera), d.peak(p)});
     auto m = d.measured_matmul_flops.find(p);
