@@ -117,6 +117,8 @@ std::string gpu_memory_share_note(const Device& d) {
 
 const char* decode_bound(const InferenceTime& t) {
   if (t.decode_host_bound) return "host";
+  // Parameters streamed over the host link every step, and as long as the step: the link sets the pace.
+  if (t.decode_streamed_seconds > 0 && t.decode_streamed_seconds >= t.decode_gpu_seconds) return "host-link";
   // All-reduces (and sends) that take half the step or more: the link, not the memory, sets the pace.
   if (t.decode_gpu_seconds > 0 && t.decode_comm_seconds >= 0.5 * t.decode_gpu_seconds) return "communication";
   return t.decode_memory_bound ? "memory" : "compute";
@@ -436,7 +438,11 @@ Estimate estimate(const EstimateInput& in) {
         (doubling < 1.25 ? ": a larger batch raises throughput almost for free"
          : e.infer.decode_kv_bytes >= 0.5 * e.infer.decode_weight_bytes ? " (the KV cache's reads grow with it)"
                                                                          : "");
-    if (bound == "communication")
+    if (bound == "host-link")
+      e.notes.push_back("decode is host-link-bound: each token streams " + human_bytes(mem.streamed_bytes) +
+                        " of parameters the on-chip cache cannot hold over " + d.host_link.type + " (" +
+                        human_seconds(e.infer.decode_streamed_seconds) + " a step)" + larger_batch);
+    else if (bound == "communication")
       e.notes.push_back("decode is communication-bound: " + human_seconds(e.infer.decode_comm_seconds) + " of each " +
                         human_seconds(e.infer.decode_gpu_seconds) + " step are " +
                         (in.plan.tp > 1 ? "tensor-parallel all-reduces" : "pipeline sends") + " over " +

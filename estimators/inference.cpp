@@ -335,6 +335,7 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     const Step now = step(batch);
     out.decode_gpu_seconds = now.gpu;
     out.decode_comm_seconds = now.comm;
+    out.decode_streamed_seconds = streamed;
     out.decode_comm_medium = plan.tp > 1 ? tp_link.medium : pp_link.medium;
     out.host_seconds_per_token = now.host + st.decode_step_overhead_seconds;
     out.time_per_output_token_seconds = now.seconds;

@@ -429,9 +429,8 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
       const double w_bytes = cout * cin * k2 * g * e;
       // Groups of a few channels (depthwise convolutions) have no matrix shape to speak of: their kernels run on the
       // vector units and are bound by their traffic. (An input layer's 3 channels are padded to 4 or 8 and stay on
-      // the matrix units.) A device without vector units (the Edge TPU) runs them on its matrix unit, whose thin
-      // shape there the GEMM efficiency prices.
-      const bool thin = l.groups > 1 && (cin < 8 || cout < 8) && r.simt_flops > 0;
+      // the matrix units.)
+      const bool thin = l.groups > 1 && (cin < 8 || cout < 8);
       const double winograd = !r.tensor_cores && !thin && l.groups == 1 && l.kernel == 3 && l.stride == 1 ? a.winograd_speedup : 1.0;
       auto implicit_gemm = [&](double gm, double gn, double gk, double bytes) {
         const double flops = 2 * gm * gn * gk * g;

@@ -246,15 +246,16 @@ Stack engine_preset(Engine e) {
       // compiler fused and scheduled ahead of time: normalisation and activations folded into the convolutions,
       // 8-bit tensors between layers, every linear layer and the embedding quantised, no per-op dispatch from the
       // host. What the host pays is one invoke per forward pass (a decode step is one invoke too).
-      // Qualcomm AI Hub's GoogLeNet w8a8 runs its 144 QNN layers in 0.182 ms on a Galaxy S24, the invoke included:
-      // under 1.3 us a layer whatever else it does, where a GPU's launch and ramp-up floor is 4 us.
+      // Qualcomm AI Hub's GoogLeNet w8a8 runs its 144 QNN layers in 0.182 ms on a Galaxy S24, everything included:
+      // under 1.3 us a layer, where a GPU's launch and ramp-up floor is 4 us: no per-layer floor is charged.
       s.npu_graph = true;
       s.fused_kernels = true;
       s.quantized_head = true;
       s.quantized_embedding = true;
       s.invoke_seconds = assumptions().npu_invoke_seconds;
-      // Its compiler keeps the tensors between layers in the NPU's local memory (the Hexagon NPU's VTCM, the Neural
-      // Engine's and the Edge TPU's SRAM), tiling a layer that does not fit: the weights are what DRAM delivers.
+      // Its compiler keeps a convolutional network's tensors between layers in the NPU's local memory (the Hexagon
+      // NPU's VTCM, the Neural Engine's and the Edge TPU's SRAM), tiling a layer that does not fit: the weights are
+      // what DRAM delivers. (A transformer's layers are still timed with their activations' DRAM traffic.)
       // Qualcomm AI Hub's ResNet-50 w8a8 on a Galaxy S24 (0.66 ms under QNN) is about its 25 MB of weights at
       // the LPDDR5X rate plus one invoke; with every activation crossing DRAM too it would take twice that.
       s.on_chip_activations = true;

@@ -1062,6 +1062,20 @@ TEST_CASE("a device without memory of its own caches what parameters fit on chip
   const auto served = test::run_hwplan("serve --model gpt2 --device coral-edge-tpu --concurrency 1 --prompt 8 --generate 8");
   CHECK(served.exit_code == 2);
   CHECK(served.err.find("has no memory of its own") != std::string::npos);
+  // Its decode is bound by the link the parameters cross, and says so.
+  const auto decode = test::run_hwplan("estimate --model gpt2 --device coral-edge-tpu --task infer --prompt 2 --generate 2");
+  CHECK(decode.out.find("decode is host-link-bound") != std::string::npos);
+  // The Edge TPU runs only full-integer 8-bit models: another weight format or fp32 is priced as that int8 model.
+  auto vgg = [](const std::string& extra) {
+    return nlohmann::json::parse(test::run_hwplan("estimate --model vgg16 --device coral-edge-tpu --task infer --format json " +
+                                                  extra).out)["inference"]["prefill_seconds"].get<double>();
+  };
+  const double int8 = vgg("");
+  CHECK(vgg("--weights int4") == doctest::Approx(int8));
+  CHECK(vgg("--weights fp16") == doctest::Approx(int8));
+  CHECK(vgg("--precision fp32") == doctest::Approx(int8));
+  CHECK(test::run_hwplan("estimate --model vgg16 --device coral-edge-tpu --task infer --weights int4").out.find(
+            "--weights int4 priced as int8") != std::string::npos);
 }
 
 TEST_CASE("an NPU runtime keeps no CUDA context, and serve on an NPU names what it assumes") {
@@ -1077,6 +1091,22 @@ TEST_CASE("an NPU runtime keeps no CUDA context, and serve on an NPU names what 
   REQUIRE(served.exit_code == 0);
   const auto j = nlohmann::json::parse(served.out);
   CHECK(j["engine"]["preset"].get<std::string>().find("qnn") != std::string::npos);
+  // Named, the same.
+  CHECK(test::run_hwplan("serve --model llama-3.2-1b --device snapdragon-8-gen3-npu --rate 0.1 --prompt 200 --generate 50 "
+                         "--requests 50 --engine qnn").exit_code == 0);
+  // A GPU stack's switches do not apply to an NPU's compiled graph: said, and nothing moves.
+  const std::string base = "estimate --model mobilenet-v2 --device coral-edge-tpu --task infer --format json";
+  const double t = nlohmann::json::parse(test::run_hwplan(base).out)["inference"]["prefill_seconds"].get<double>();
+  const auto set = test::run_hwplan(base + " --host-kernel-us 50 --fused-kernels off --cuda-graphs on --memory-format nchw");
+  const auto sj = nlohmann::json::parse(set.out);
+  CHECK(sj["inference"]["prefill_seconds"].get<double>() == doctest::Approx(t));
+  CHECK(sj["stack"]["overridden"].empty());
+  bool said = false;
+  for (const auto& w : sj["warnings"]) said = said || w.get<std::string>().find("ignored by tflite: --fused-kernels") == 0;
+  CHECK(said);
+  // Core ML named on an Apple GPU, which lists it: said as what it is.
+  CHECK(test::run_hwplan("estimate --model mobilenet-v2 --device apple-m4-max-gpu --task infer --engine coreml").out.find(
+            "coreml is not an NPU runtime on apple-m4-max-gpu") != std::string::npos);
 }
 
 TEST_CASE("FSDP2's gather copy-out: a read and a write of each gathered layer, twice a micro-batch, on the compute stream") {

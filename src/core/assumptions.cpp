@@ -86,12 +86,15 @@ constexpr Entry kEntries[] = {
      "cudaLaunchKernel from C++ (llama.cpp, ExLlama)"},
     {"edgetpu_invoke_seconds", &Assumptions::edgetpu_invoke_seconds, "s", 0, 1,
      "coral.ai Edge TPU benchmarks, Table 1 (USB Accelerator, C++ benchmark): MobileNet v1 224 (1.14 GFLOP) 2.4 ms, "
-     "Inception v1 224 (3.0 GFLOP) 3.4 ms: the line through them meets 0 FLOP at 1.8 ms (the Dev Board, whose Edge TPU "
-     "sits on PCIe, times them alike: the runtime's, not the USB link's); models the zoo has are left to check it"},
+     "Inception v1 224 (3.0 GFLOP) 3.4 ms: the line through them meets 0 FLOP at 1.8 ms, the image's hand-over included "
+     "(the Dev Board, whose Edge TPU sits on PCIe, takes 2.4 ms for MobileNet v1 too); models the zoo has are left to "
+     "check it"},
     {"npu_invoke_seconds", &Assumptions::npu_invoke_seconds, "s", 0, 1,
      "quic/ai-hub-models perf.yaml (052dc1f375), Samsung Galaxy S24 (Snapdragon 8 Gen 3), qnn_dlc w8a8, all layers on the "
-     "NPU: ResNet-18 (1.82 GMAC) 0.402 ms, ResNet-101 (7.83 GMAC) 0.969 ms: the line through them meets 0 at 0.23 ms; "
-     "SqueezeNet 1.1 w8a8 takes 0.27 ms in all. No Core ML figure on a catalog device was found: assumed alike"},
+     "NPU: ResNet-18 (1.82 GMAC) 0.402 ms, ResNet-101 (7.83 GMAC) 0.969 ms: the line through them meets 0 at 0.23 ms. "
+     "Small networks' totals scatter around it: SqueezeNet 1.1 0.27 ms, ShuffleNet v2 0.338 ms, GoogLeNet 0.182 ms (less "
+     "than the line's intercept: the fixed part is not one figure). No Core ML figure on a catalog device was found: "
+     "assumed alike"},
     {"desktop_host_time_ratio", &Assumptions::desktop_host_time_ratio, "x", 0.05, 2,
      "single-thread host work scales with the core's clock at equal IPC: GPU servers' CPUs turbo to 3.7-3.8 GHz (AMD EPYC "
      "9654, Intel Xeon Platinum 8480+), desktops' to 5.7-5.8 GHz (Ryzen 9 7950X, Core i9-13900K): 3.7/5.7"},

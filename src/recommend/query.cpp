@@ -104,7 +104,11 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
       for (const auto& t : device.software) software += (software.empty() ? "" : ", ") + t;
       if (software.empty()) software = "none listed";
       s.platform_warning =
-          o.engine ? name + " does not run on " + device.id + " (its software: " + software + "): the figures model " +
+          foreign_runtime && device.has_software(runtime)
+              ? runtime + " is not an NPU runtime on " + device.id + " (its software: " + software +
+                    (runtime == "coreml" ? "; Core ML schedules a GPU through Metal" : "") +
+                    "): the figures model an NPU's compiled graph on this hardware"
+          : o.engine ? name + " does not run on " + device.id + " (its software: " + software + "): the figures model " +
                          name + "'s behaviour on this hardware, not a setup that exists"
                    : "no engine preset runs on " + device.id + " (its software: " + software + "): the figures assume " +
                          name + "'s behaviour" +
@@ -202,6 +206,31 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   }
   // CUDA graphs replay the whole decode step: no per-kernel host cost.
   if (s.cuda_graphs) s.host_seconds_per_kernel = 0;
+  // An NPU's compiled graph fuses its layers, lays its tensors out itself and issues nothing from the host: the switches
+  // of a GPU stack do not apply to it (said, and neither applied nor listed as set).
+  if (s.npu_graph) {
+    std::vector<std::string> ignored;
+    auto drop = [&](bool given, const char* name, const char* prefix) {
+      if (!given) return;
+      ignored.push_back(name);
+      s.overridden.erase(std::remove_if(s.overridden.begin(), s.overridden.end(),
+                                        [&](const std::string& set) { return set.rfind(prefix, 0) == 0; }),
+                         s.overridden.end());
+    };
+    drop(o.fused_kernels.has_value(), "--fused-kernels", "fused-kernels");
+    drop(o.cuda_graphs.has_value(), "--cuda-graphs", "cuda-graphs");
+    drop(o.host_kernel_us.has_value(), "--host-kernel-us", "host-kernel-us");
+    drop(o.memory_format.has_value(), "--memory-format", "memory-format");
+    s.fused_kernels = s.channels_last = true;
+    s.cuda_graphs = s.desktop_host = false;
+    s.host_seconds_per_kernel = 0;
+    if (!ignored.empty()) {
+      std::string flags;
+      for (const auto& f : ignored) flags += (flags.empty() ? "" : ", ") + f;
+      s.platform_warning += (s.platform_warning.empty() ? "" : "; ") + std::string("ignored by ") + s.preset + ": " +
+                            flags + " (an NPU's compiled graph fuses its layers and issues no kernels from the host)";
+    }
+  }
   return s;
 }
 
@@ -273,6 +302,16 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
       q.model.ingest_notes.push_back(std::string("weights assumed ") + to_string(*w.weights) + " (" + q.device->id +
                                      " computes only in integers: the model is quantised to run on it); --weights overrides");
     }
+  }
+  // The Edge TPU's compiler takes only full-integer 8-bit models: another weight format is priced as the int8 model it
+  // becomes, and an fp32 request computes in int8 like any other (its tensors between layers are 8-bit too).
+  if (w.task == Task::kInfer && npu_runtime_of(*q.device) == "tflite") {
+    if (w.weights && *w.weights != WeightFormat::kInt8) {
+      q.model.ingest_notes.push_back(std::string("--weights ") + to_string(*w.weights) + " priced as int8: " + q.device->id +
+                                     " runs only full-integer 8-bit models (its compiler quantises every tensor to int8)");
+      w.weights = WeightFormat::kInt8;
+    }
+    if (w.precision == Precision::kFp32) w.precision = Precision::kBf16;
   }
   if (!o.weights && w.task == Task::kInfer && q.model.checkpoint_weight_bytes > 0) {
     double params = count_parameters(q.model).total;

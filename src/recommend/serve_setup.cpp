@@ -273,20 +273,23 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   Engine engine = default_engine(model, device);
   // An NPU's runtime (Core ML, QNN) times the steps but has no serving scheduler of its own: an app on the device runs
   // a request loop of a few slots, as llama-server does.
-  const bool npu = engine == Engine::kNpuRuntime;
+  const std::string npu_name = w.engine && *w.engine != to_string(Engine::kNpuRuntime) ? *w.engine : npu_runtime_of(device);
   if (w.engine) {
     auto e = parse_engine(*w.engine);
-    if (!e || !serve::engine_served(*e)) bad("--engine", "'" + *w.engine + "' is not one of: vllm, sglang, trtllm, llamacpp");
+    if (!e || (!serve::engine_served(*e) && *e != Engine::kNpuRuntime))
+      bad("--engine", "'" + *w.engine + "' is not one of: vllm, sglang, trtllm, llamacpp, or an NPU's runtime (tflite, coreml, qnn)");
     engine = *e;
-  } else {
-    warnings.push_back(npu ? "no --engine given: " + npu_runtime_of(device) +
-                                 " times the steps (the device's own runtime) under llama-server's scheduler defaults "
-                                 "(it has no serving scheduler of its own)"
+  }
+  const bool npu = engine == Engine::kNpuRuntime;
+  if (!w.engine || npu) {
+    warnings.push_back(npu ? std::string(w.engine ? "" : "no --engine given: ") + npu_name +
+                                 " times the steps under llama-server's scheduler defaults (an NPU runtime has no "
+                                 "serving scheduler of its own)"
                        : engine == Engine::kLlamacpp ? "no --engine given: llama-server's defaults assumed (what runs on this device)"
                                                      : "no --engine given: vLLM's scheduler defaults assumed");
   }
-  q.engine = engine_config(o, !w.engine && npu ? Engine::kLlamacpp : engine, device);
-  if (!w.engine && npu) q.engine.preset = npu_runtime_of(device) + " (llama-server's scheduler)";
+  q.engine = engine_config(o, npu ? Engine::kLlamacpp : engine, device);
+  if (npu) q.engine.preset = npu_name + " (llama-server's scheduler)";
   if (std::string share = gpu_memory_share_note(device); !share.empty()) warnings.push_back(share);
   if (!(w.headroom >= 0 && w.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   // The engine fills memory to its own fraction (--kv-memory-fraction); a --headroom given keeps that much free too.

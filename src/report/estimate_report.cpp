@@ -256,7 +256,7 @@ std::string stack_summary(const EstimateInput& in) {
   if (w.task == Task::kInfer) {
     if (st.npu_graph)
       out += fmt::format(", one compiled graph ({:.2f} ms an invoke){}", st.invoke_seconds * 1e3,
-                         st.on_chip_activations ? ", activations kept on chip" : "");
+                         st.on_chip_activations && !in.model->is_transformer() ? ", activations kept on chip" : "");
     else
       out += st.cuda_graphs ? ", CUDA graphs"
                           : fmt::format(", {:.0f} us host time per kernel{}", st.host_seconds_per_kernel * 1e6,
