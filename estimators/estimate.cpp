@@ -2,6 +2,7 @@
 #include "core/assumptions.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <string>
 
@@ -14,6 +15,15 @@
 
 namespace hwplan {
 namespace {
+
+// A rate to three significant figures at most, as the table shows it ("2.9", "18.6", "3337").
+std::string three_figures(double x) {
+  char buf[32];
+  if (x >= 100) std::snprintf(buf, sizeof buf, "%.0f", x);
+  else if (x >= 10) std::snprintf(buf, sizeof buf, "%.1f", x);
+  else std::snprintf(buf, sizeof buf, "%.2g", x);
+  return buf;
+}
 
 std::string pct(double x, int decimals = 0) {
   char buf[32];
@@ -411,7 +421,7 @@ Estimate estimate(const EstimateInput& in) {
                         " can interleave: --vp N sets it, or leave --dp free and the layout search chooses it");
   } else if (!m.is_transformer()) {
     e.notes.push_back("a forward pass of batch " + std::to_string(in.plan.micro_batch) + " takes " +
-                      human_seconds(e.infer.prefill_seconds) + " (" + std::to_string(static_cast<long long>(e.infer.decode_tokens_per_second)) +
+                      human_seconds(e.infer.prefill_seconds) + " (" + three_figures(e.infer.decode_tokens_per_second) +
                       " samples/s)");
     if (!w.stack.fused_kernels)
       e.notes.push_back("eager inference runs BatchNorm and the activations as their own kernels; an engine that folds "

@@ -1104,6 +1104,12 @@ TEST_CASE("an NPU runtime keeps no CUDA context, and serve on an NPU names what 
   bool said = false;
   for (const auto& w : sj["warnings"]) said = said || w.get<std::string>().find("ignored by tflite: --fused-kernels") == 0;
   CHECK(said);
+  // A CNN's rate is samples, in recommend's reasons and estimate's note alike.
+  const auto ranked = test::run_hwplan("recommend --model mobilenet-v2 --task infer --class edge");
+  CHECK(ranked.out.find("samples/s per watt of its rated power") != std::string::npos);
+  CHECK(ranked.out.find("tokens/s per watt") == std::string::npos);
+  CHECK(test::run_hwplan("estimate --model resnet-50 --device coral-edge-tpu --task infer").out.find(
+            "(18.6 samples/s)") != std::string::npos);
   // Core ML named on an Apple GPU, which lists it: said as what it is.
   CHECK(test::run_hwplan("estimate --model mobilenet-v2 --device apple-m4-max-gpu --task infer --engine coreml").out.find(
             "coreml is not an NPU runtime on apple-m4-max-gpu") != std::string::npos);

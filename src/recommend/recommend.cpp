@@ -2,6 +2,7 @@
 #include "io/profile_io.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
@@ -175,7 +176,8 @@ void explain(Candidate& c, const Device& d, const RecommendSpec& spec, bool infe
   if (d.device_class == DeviceClass::kConsumer)
     c.reasons.push_back("consumer card: no datacenter cooling needed");  // the link is named with the layout
   if (d.device_class == DeviceClass::kEdge && inference)
-    c.reasons.push_back(fmt::format("{:.2f} tokens/s per watt", c.tokens_per_second / std::max(1.0, c.power_w)));
+    c.reasons.push_back(fmt::format("{:.2f} {}/s per watt of its rated power", c.tokens_per_second / std::max(1.0, c.power_w),
+                                    std::string_view(c.estimate.infer.job.counts) == "samples" ? "samples" : "tokens"));
   if (d.confidence == "low") c.reasons.push_back("catalog figures are low-confidence for this device");
   if (!unit_price)
     c.reasons.push_back(fmt::format("no {} price in the catalog: ranked on {} only ({})", basis_price_noun(spec.cost_basis),
