@@ -1173,3 +1173,22 @@ TEST_CASE("an inference roofline draws the decode step beside the prefill's oper
   in.workload.generate = 0;
   for (const auto& p : report::roofline_chart(in, "infer").points) CHECK(p.label.find("decode") == std::string::npos);
 }
+
+TEST_CASE("the roofline draws an NPU graph's convolutions as the estimate times them") {
+  const auto& reg = test::registry();
+  Model m = reg.model("mobilenet-v2");
+  const Device& npu = reg.device("snapdragon-8-gen3-npu");
+  Stack st = engine_preset(Engine::kNpuRuntime);
+  EstimateInput in = input(m, npu, Task::kInfer, st);
+  in.workload.weights = WeightFormat::kInt8;
+  double flops = 0, rate = 0;
+  for (const auto& pt : report::roofline_chart(in, "infer").points)
+    if (pt.label == "convolutions") {
+      rate = pt.achieved_flops_per_s;
+      flops = m.forward_flops_per_sample;
+    }
+  REQUIRE(rate > 0);
+  // The point's time is the estimate's forward pass without its invoke (no launch floors, 8-bit tensors).
+  const Estimate e = estimate(in);
+  CHECK(flops / rate == ::hwplan::test::approx(e.infer.prefill_seconds - st.invoke_seconds).epsilon(0.02));
+}

@@ -100,7 +100,7 @@ void add_switch(CLI::App& app, const std::string& name, std::optional<bool>& int
 void add_stack_options(CLI::App& app, WorkloadOptions& w) {
   app.add_option("--framework", w.framework,
                  "Training stack preset: hf-trainer | deepspeed | fsdp | torchtune | torchtitan | megatron | litgpt");
-  app.add_option("--engine", w.engine, "Inference engine preset: hf | vllm | sglang | trtllm | llamacpp | exllama | mlc (tensorrt: trtllm's preset, for a CNN through TensorRT; tflite | coreml | qnn (npu-runtime: the device's own): an NPU's compiled-graph runtime, the default on NPUs)");
+  app.add_option("--engine", w.engine, "Inference engine preset: hf | vllm | sglang | trtllm | llamacpp | exllama | mlc (tensorrt: trtllm's preset, for a CNN through TensorRT; tflite | coreml | qnn (npu-runtime: the device's own): an NPU's compiled-graph runtime, the default where the catalog's software for the device leads with it: the Coral Edge TPU, Apple's Neural Engines, Qualcomm's NPU)");
   app.add_option("--master-weights", w.master_weights, "fp32 master weights in mixed precision, or none (pure bf16)");
   add_switch(app, "--fused-kernels", w.fused_kernels, "Fused norm / activation / RoPE / loss kernels");
   add_switch(app, "--cuda-graphs", w.cuda_graphs, "Decode steps replayed as CUDA graphs (no per-kernel host cost)");

@@ -8,8 +8,8 @@ namespace hwplan::cli {
 void describe_serving_engines(CLI::App& app) {
   if (CLI::Option* engine = app.get_option_no_throw("--engine"))
     engine->description("Serving engine preset: vllm | sglang | trtllm | llamacpp (default: vllm, or llamacpp where vLLM does "
-                        "not run); on an NPU, tflite | coreml | qnn (its own runtime, the default there) times the steps "
-                        "under llama-server's scheduler");
+                        "not run); on a phone or Apple NPU, coreml | qnn (its own runtime, the default there) times the "
+                        "steps under llama-server's scheduler");
 }
 
 void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {

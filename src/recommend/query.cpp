@@ -311,7 +311,11 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
                                      " runs only full-integer 8-bit models (its compiler quantises every tensor to int8)");
       w.weights = WeightFormat::kInt8;
     }
-    if (w.precision == Precision::kFp32) w.precision = Precision::kBf16;
+    if (w.precision == Precision::kFp32) {
+      q.model.ingest_notes.push_back("--precision fp32 computes as the int8 model " + q.device->id +
+                                     " runs (its compiler quantises every tensor to int8)");
+      w.precision = Precision::kBf16;
+    }
   }
   if (!o.weights && w.task == Task::kInfer && q.model.checkpoint_weight_bytes > 0) {
     double params = count_parameters(q.model).total;

@@ -27,6 +27,7 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
   // The roof the estimators time traffic against (a device that streams its parameters lists its host link as its
   // bandwidth; its on-chip traffic runs at the stand-in efficiency.cpp's device_rates gives it).
   chart.bandwidth_bytes_per_s = device_rates(d, compute, nullptr).bandwidth;
+  if (d.streams_parameters()) chart.bandwidth_name = "on-chip stand-in";  // 1 byte per op: efficiency.cpp
   for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8,
                       Precision::kInt8}) {
     if (!d.supports(p)) continue;
@@ -70,6 +71,10 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
   if (in.workload.task == Task::kInfer) {
     s.training = false;
     s.seq = static_cast<double>(std::max<std::int64_t>(1, in.workload.prompt));
+    // As the inference estimate prices a CNN: 8-bit tensors between an 8-bit engine's layers, and an NPU graph
+    // without per-kernel launch floors (estimators/inference.cpp).
+    if (!transformer) s.activation_bytes = generic_inference_activation_bytes(in.workload);
+    if (in.workload.stack.npu_graph) rates.kernel_overhead_seconds = rates.memory_bound_kernel_overhead_seconds = 0;
   }
   std::vector<OpRecord> ops;
   if (transformer) {

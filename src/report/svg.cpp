@@ -319,6 +319,7 @@ struct Ceiling {
 // What a roofline draws: the chart's values that can be drawn on log axes, ceilings coloured.
 struct RooflineData {
   double peak_bw = 0, measured_bw = 0;  // bytes/s, 0 = none
+  std::string peak_bw_name = "memory roof";
   double max_ceiling = 0;               // FLOP/s
   std::vector<Ceiling> ceilings;
   std::vector<const RooflinePoint*> points;
@@ -328,6 +329,7 @@ struct RooflineData {
 RooflineData roofline_data(const RooflineChart& chart) {
   RooflineData d;
   d.peak_bw = positive(chart.bandwidth_bytes_per_s) ? chart.bandwidth_bytes_per_s : 0;
+  d.peak_bw_name = chart.bandwidth_name;
   d.measured_bw = positive(chart.measured_bandwidth_bytes_per_s) ? chart.measured_bandwidth_bytes_per_s : 0;
   for (const auto& c : chart.ceilings) {
     if (!positive(c.flops_per_s)) continue;
@@ -602,7 +604,7 @@ void draw_roofline_legend(Svg& svg, const RooflineData& d, const RooflineLayout&
     return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2.5\"{}/>\n",
                        px(x), px(y), px(x + 26), px(y), colour, extra);
   };
-  if (d.peak_bw > 0) entry(sample_line(kMemoryRoofColour, ""), "memory roof " + bandwidth_text(d.peak_bw), "");
+  if (d.peak_bw > 0) entry(sample_line(kMemoryRoofColour, ""), d.peak_bw_name + " " + bandwidth_text(d.peak_bw), "");
   if (d.measured_bw > 0)
     entry(sample_line(kMemoryRoofColour, " stroke-dasharray=\"7 4\""),
           "measured memory " + bandwidth_text(d.measured_bw), "");

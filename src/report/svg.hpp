@@ -33,6 +33,7 @@ struct RooflinePoint {
 struct RooflineChart {
   std::string title;
   double bandwidth_bytes_per_s = 0;           // memory roof (peak); 0 = none
+  std::string bandwidth_name = "memory roof";  // what that roof is, in the legend
   double measured_bandwidth_bytes_per_s = 0;  // optional second memory roof, drawn dashed; 0 = none
   std::vector<RooflineCeiling> ceilings;      // one or more
   std::vector<RooflinePoint> points;
