@@ -128,7 +128,7 @@ std::string gpu_memory_share_note(const Device& d) {
 const char* decode_bound(const InferenceTime& t) {
   if (t.decode_host_bound) return "host";
   // Parameters streamed over the host link every step, and as long as the step: the link sets the pace.
-  if (t.decode_streamed_seconds > 0 && t.decode_streamed_seconds >= t.decode_gpu_seconds) return "host-link";
+  if (t.streamed_seconds > 0 && t.streamed_seconds >= t.decode_gpu_seconds) return "host-link";
   // All-reduces (and sends) that take half the step or more: the link, not the memory, sets the pace.
   if (t.decode_gpu_seconds > 0 && t.decode_comm_seconds >= 0.5 * t.decode_gpu_seconds) return "communication";
   return t.decode_memory_bound ? "memory" : "compute";
@@ -332,12 +332,11 @@ Estimate estimate(const EstimateInput& in) {
     e.notes.push_back("the paged optimizer's states do not all fit: " + human_bytes(mem.paged_out_bytes) +
                       " live in host memory and cross the host link in and out every step (" +
                       human_seconds(e.train.paging_seconds) + ")");
-  if (mem.streamed_bytes > 0 && !e.training) {
-    const double seconds = streamed_parameter_seconds(in);
+  if (mem.streamed_bytes > 0 && !e.training)
     e.notes.push_back(human_bytes(mem.streamed_bytes) + " of parameters do not fit beside the activations in the " +
                       human_bytes(e.capacity_bytes) + " on chip: they stream over " + d.host_link.type +
-                      " on every forward pass (" + human_seconds(seconds) + ", overlapped with the layers computing)");
-  }
+                      " on every forward pass (" + human_seconds(e.infer.streamed_seconds) +
+                      ", overlapped with the layers computing)");
   if (e.fits) {
     e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - needed) + " free of " +
                       human_bytes(e.capacity_bytes) + " (plans keep at least " + pct(in.system.memory_headroom_fraction) +
@@ -451,7 +450,7 @@ Estimate estimate(const EstimateInput& in) {
     if (bound == "host-link")
       e.notes.push_back("decode is host-link-bound: each token streams " + human_bytes(mem.streamed_bytes) +
                         " of parameters the on-chip cache cannot hold over " + d.host_link.type + " (" +
-                        human_seconds(e.infer.decode_streamed_seconds) + " a step)" + larger_batch);
+                        human_seconds(e.infer.streamed_seconds) + " a step)" + larger_batch);
     else if (bound == "communication")
       e.notes.push_back("decode is communication-bound: " + human_seconds(e.infer.decode_comm_seconds) + " of each " +
                         human_seconds(e.infer.decode_gpu_seconds) + " step are " +

@@ -87,7 +87,8 @@ struct InferenceTime {
   double decode_doubling_ratio = 2;
   bool decode_host_bound = false;     // the host issuing kernels, not the GPU, sets the pace (eager engines)
   double decode_comm_seconds = 0;     // per decode step: tensor-parallel all-reduces and pipeline sends
-  double decode_streamed_seconds = 0;  // per decode step: parameters a device without memory streams from the host
+  // Per forward pass or decode step: the parameters a device without memory of its own streams from the host.
+  double streamed_seconds = 0;
   double decode_gpu_seconds = 0;      // per decode step: the device's whole time (communication included)
   const char* decode_comm_medium = "";  // the tensor-parallel link's ("scale-up fabric", "pcie", "network")
   double host_seconds_per_token = 0;  // host time per decode step incl. the engine's per-step overhead

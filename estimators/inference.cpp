@@ -195,6 +195,12 @@ double streamed_parameter_seconds(const EstimateInput& in) {
   return streamed > 0 && rate > 0 ? streamed / rate : 0;
 }
 
+DeviceRates inference_rates(const EstimateInput& in) {
+  DeviceRates r = device_rates(*in.device, inference_compute_precision(in.workload), in.profile);
+  if (in.workload.stack.npu_graph) r.kernel_overhead_seconds = r.memory_bound_kernel_overhead_seconds = 0;
+  return r;
+}
+
 namespace {
 
 InferenceJobRate inference_job_rate(const Model& m, const Workload& w, const Plan& plan, const InferenceTime& t) {
@@ -237,10 +243,9 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
   const Model& m = *in.model;
   const Workload& w = in.workload;
   const Plan& plan = in.plan;
-  const Precision compute = inference_compute_precision(w);
-  DeviceRates rates = device_rates(*in.device, compute, in.profile);
-  // An NPU's graph has no per-kernel launch floors (Stack::npu_graph).
-  if (w.stack.npu_graph) rates.kernel_overhead_seconds = rates.memory_bound_kernel_overhead_seconds = 0;
+  const DeviceRates rates = inference_rates(in);
+  // Parameters a device without memory of its own streams in, every forward pass and every decode step.
+  out.streamed_seconds = streamed_parameter_seconds(in);
   const double weight_bytes = weight_bytes_per_param(w);
   const double head_bytes = head_weight_bytes(w);  // the output projection's (16-bit in quantized checkpoints)
   const double batch = static_cast<double>(plan.micro_batch);
@@ -254,7 +259,7 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     s.activation_bytes = generic_inference_activation_bytes(w);
     s.stack = &w.stack;
     Cost c = generic_cost(s, rates);
-    double forward = std::max(c.forward_seconds, streamed_parameter_seconds(in));
+    double forward = std::max(c.forward_seconds, out.streamed_seconds);
     // One invoke per forward pass (its fixed cost includes handing a 224x224 image over: the rows that set it).
     if (w.stack.npu_graph) forward += w.stack.invoke_seconds;
     out.prefill_seconds = forward;
@@ -288,7 +293,7 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Stages run one after another for a single batch.
     out.prefill_seconds =
-        std::max(layers * (layer.forward_seconds + tp_comm) + head.forward_seconds + pp_comm, streamed_parameter_seconds(in)) +
+        std::max(layers * (layer.forward_seconds + tp_comm) + head.forward_seconds + pp_comm, out.streamed_seconds) +
         w.stack.invoke_seconds;
   }
 
@@ -296,7 +301,6 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
   if (w.generate > 0) {
     const double context = static_cast<double>(w.prompt) + static_cast<double>(w.generate) / 2.0;
     const Stack& st = w.stack;
-    const double streamed = streamed_parameter_seconds(in);  // every step reads the weights again
     struct Step {
       double gpu = 0, host = 0, seconds = 0, comm = 0, weight_read = 0, kv_read = 0, read_seconds = 0;
     };
@@ -317,7 +321,7 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
       // Pipeline stages work on different micro-batches in steady state only when there are several;
       // a single stream walks through all stages.
       t.gpu = std::max(layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w, b) * decode.kernel_overhead_seconds,
-                       streamed);
+                       out.streamed_seconds);
       t.comm = layers * tp_comm + pp_comm;
       // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
       // (the concatenation's kernels are already among the eager step's).
@@ -335,7 +339,6 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     const Step now = step(batch);
     out.decode_gpu_seconds = now.gpu;
     out.decode_comm_seconds = now.comm;
-    out.decode_streamed_seconds = streamed;
     out.decode_comm_medium = plan.tp > 1 ? tp_link.medium : pp_link.medium;
     out.host_seconds_per_token = now.host + st.decode_step_overhead_seconds;
     out.time_per_output_token_seconds = now.seconds;
@@ -380,10 +383,8 @@ StepRates step_rates(const EstimateInput& in) {
   StepRates s;
   const Model& m = *in.model;
   const Workload& w = in.workload;
-  const Precision compute = inference_compute_precision(w);
   s.model = &m;
-  s.rates = device_rates(*in.device, compute, in.profile);
-  if (w.stack.npu_graph) s.rates.kernel_overhead_seconds = s.rates.memory_bound_kernel_overhead_seconds = 0;
+  s.rates = inference_rates(in);
   s.tp = in.plan.tp;
   s.pp = in.plan.pp;
   s.tp_link = group_link(*in.device, in.system, in.plan.tp, 1);

@@ -15,6 +15,9 @@ Precision inference_compute_precision(const Workload& w);
 double generic_inference_activation_bytes(const Workload& w);
 // Prefill, decode and the job rate (InferenceTime::job) of `in`.
 InferenceTime inference_time(const EstimateInput& in);
+// The rates an inference of `in` runs at: its compute precision's, and without per-kernel launch floors in an NPU's
+// compiled graph (Stack::npu_graph).
+DeviceRates inference_rates(const EstimateInput& in);
 // A device without memory of its own (Device::streams_parameters): how long the parameters its on-chip cache cannot
 // hold take to cross the host link, which they do on every forward pass; 0 elsewhere.
 double streamed_parameter_seconds(const EstimateInput& in);

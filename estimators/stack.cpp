@@ -319,6 +319,19 @@ std::string npu_runtime_of(const Device& d) {
   return "";
 }
 
+std::string npu_runtime_named(const std::optional<std::string>& engine, const Device& d) {
+  return engine && *engine != to_string(Engine::kNpuRuntime) ? *engine : npu_runtime_of(d);
+}
+
+Stack npu_runtime_preset(const std::string& runtime, const Device& d) {
+  Stack s = engine_preset(Engine::kNpuRuntime);
+  if (!runtime.empty()) s.preset = runtime;
+  // TensorFlow Lite on the catalog's only TFLite accelerator, the Edge TPU, through its delegate.
+  if (runtime == "tflite" && npu_runtime_of(d) == "tflite")
+    s.invoke_seconds = s.decode_step_overhead_seconds = assumptions().edgetpu_invoke_seconds;
+  return s;
+}
+
 // Single-threaded host work (Python dispatch, scheduling, request handling) scales with the core's clock. GPU
 // servers' CPUs turbo to 3.7-3.8 GHz; GeForce cards sit in desktops whose cores reach 5.7-5.8 GHz at the same IPC.
 // Workstation cards are as often in servers as in workstations: they keep the server's time, the slower of the two.

@@ -3,6 +3,9 @@
 // every part can be overridden by its own flag (resolved in src/recommend/query.cpp).
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "core/device.hpp"
 #include "core/model.hpp"
 #include "core/workload.hpp"
@@ -25,6 +28,10 @@ bool engine_runs_on(Engine e, const Device& d);
 Engine default_engine(const Model& m, const Device& d);
 // The NPU runtime a device runs (its catalog software leads with tflite, coreml or qnn; SNPE counts as qnn), or "".
 std::string npu_runtime_of(const Device& d);
+// The NPU runtime an --engine names (tflite, coreml, qnn), or the device's own for npu-runtime or none given.
+std::string npu_runtime_named(const std::optional<std::string>& engine, const Device& d);
+// The NPU runtime preset under that runtime's name, with its invoke (the Edge TPU's delegate on the Edge TPU).
+Stack npu_runtime_preset(const std::string& runtime, const Device& d);
 // Host (CPU) time on the machine a device sits in, as a multiple of a GPU server's, where the presets' host times were
 // measured: a GeForce card's desktop runs single-threaded work faster (assumptions().desktop_host_time_ratio);
 // every other class keeps the server's time.

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/assumptions.hpp"
 #include "core/normal.hpp"
 #include "core/strings.hpp"
 #include "estimators/stack.hpp"
@@ -86,18 +85,10 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
     if (o.framework) bad("--framework", "applies to training tasks; inference takes --engine");
     Engine e = o.engine ? parse_choice<Engine>("--engine", *o.engine, parse_engine, "hf, vllm, sglang, trtllm (or tensorrt), llamacpp, exllama, mlc, tflite, coreml, qnn (or npu-runtime)")
                         : default_engine(model, device);
-    s = engine_preset(e);
     // An NPU runtime goes by its product's name: the one the user gave, else the device's own.
-    std::string runtime = e == Engine::kNpuRuntime ? npu_runtime_of(device) : "";
-    const bool foreign_runtime = e == Engine::kNpuRuntime && o.engine && *o.engine != runtime &&
-                                 *o.engine != to_string(Engine::kNpuRuntime);
-    if (e == Engine::kNpuRuntime) {
-      if (o.engine && *o.engine != to_string(Engine::kNpuRuntime)) runtime = *o.engine;
-      if (!runtime.empty()) s.preset = runtime;
-      // TensorFlow Lite on the catalog's only TFLite accelerator, the Edge TPU, through its delegate.
-      if (runtime == "tflite" && npu_runtime_of(device) == "tflite")
-        s.invoke_seconds = s.decode_step_overhead_seconds = assumptions().edgetpu_invoke_seconds;
-    }
+    const std::string runtime = e == Engine::kNpuRuntime ? npu_runtime_named(o.engine, device) : "";
+    const bool foreign_runtime = e == Engine::kNpuRuntime && runtime != npu_runtime_of(device);
+    s = e == Engine::kNpuRuntime ? npu_runtime_preset(runtime, device) : engine_preset(e);
     if (!engine_runs_on(e, device) || foreign_runtime) {
       const std::string name = e == Engine::kNpuRuntime && !runtime.empty() ? runtime : to_string(e);
       std::string software;

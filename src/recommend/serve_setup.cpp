@@ -273,7 +273,7 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   Engine engine = default_engine(model, device);
   // An NPU's runtime (Core ML, QNN) times the steps but has no serving scheduler of its own: an app on the device runs
   // a request loop of a few slots, as llama-server does.
-  std::string npu_name = w.engine && *w.engine != to_string(Engine::kNpuRuntime) ? *w.engine : npu_runtime_of(device);
+  std::string npu_name = npu_runtime_named(w.engine, device);
   if (npu_name.empty()) npu_name = to_string(Engine::kNpuRuntime);  // named on a device that has none
   if (w.engine) {
     auto e = parse_engine(*w.engine);

@@ -63,18 +63,18 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
   // A transformer's layer and head operators; a CNN's listed convolutions as one point (FLOPs over their own traffic).
   const bool transformer = in.model->is_transformer();
   if (!transformer && in.model->convolutions.empty()) return chart;
-  DeviceRates rates = device_rates(d, compute, in.profile);
+  const bool infer = in.workload.task == Task::kInfer;
+  // An inference at the rates the estimate prices it at (inference_rates: no launch floors in an NPU graph).
+  const DeviceRates rates = infer ? inference_rates(in) : device_rates(d, compute, in.profile);
   LayerShape s = training_shape(in);
   // fp8 training keeps the attention core in bf16, as the training estimate prices it.
   const std::optional<DeviceRates> sixteen = sixteen_bit_rates(in);
   if (sixteen && in.workload.task != Task::kInfer) s.attention_rates = &*sixteen;
-  if (in.workload.task == Task::kInfer) {
+  if (infer) {
     s.training = false;
     s.seq = static_cast<double>(std::max<std::int64_t>(1, in.workload.prompt));
-    // As the inference estimate prices a CNN: 8-bit tensors between an 8-bit engine's layers, and an NPU graph
-    // without per-kernel launch floors (estimators/inference.cpp).
+    // As the inference estimate prices a CNN: 8-bit tensors between an 8-bit engine's layers.
     if (!transformer) s.activation_bytes = generic_inference_activation_bytes(in.workload);
-    if (in.workload.stack.npu_graph) rates.kernel_overhead_seconds = rates.memory_bound_kernel_overhead_seconds = 0;
   }
   std::vector<OpRecord> ops;
   if (transformer) {
