@@ -1062,6 +1062,12 @@ TEST_CASE("a device without memory of its own caches what parameters fit on chip
   const auto served = test::run_hwplan("serve --model gpt2 --device coral-edge-tpu --concurrency 1 --prompt 8 --generate 8");
   CHECK(served.exit_code == 2);
   CHECK(served.err.find("has no memory of its own") != std::string::npos);
+  // plot serve names the flag that gave the refused device: --devices here, not a --device never passed.
+  const auto plotted = test::run_hwplan("plot serve --model gpt2 --devices rtx-4090,coral-edge-tpu --concurrency 1 "
+                                        "--prompt 8 --generate 8 -o /dev/null");
+  CHECK(plotted.exit_code == 2);
+  CHECK(plotted.err.find("key '--devices'") != std::string::npos);
+  CHECK(plotted.err.find("Coral") != std::string::npos);
   // Its decode is bound by the link the parameters cross, and says so.
   const auto decode = test::run_hwplan("estimate --model gpt2 --device coral-edge-tpu --task infer --prompt 2 --generate 2");
   CHECK(decode.out.find("decode is host-link-bound") != std::string::npos);

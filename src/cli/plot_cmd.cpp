@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -111,11 +112,20 @@ int run_serve_plot(PlotOptions& o) {
   std::optional<serve::ServeQuestion> first;
   for (const Device* device : drawn) {
     const Device& d = *device;
-    ServeSetup setup = prepare_serve(registry, o.serve_options, &d);
+    // A device refused names the flag that gave it (--device is drawn first), and which device it was.
+    const char* flag = device == drawn.front() && !o.serve_options.workload.device.empty() ? "--device" : "--devices";
+    std::optional<ServeSetup> prepared;
+    try {
+      prepared.emplace(prepare_serve(registry, o.serve_options, &d));
+    } catch (const InputError& e) {
+      if (e.key() != "--device") throw;
+      throw InputError(e.where(), flag, e.detail());
+    }
+    ServeSetup& setup = *prepared;
     const serve::ServeQuestion& q = setup.question;
     serve::ServeAnswer a = serve::plan_serving(setup.layouts, q, threads_of(o.serve_options));
     auto s = report::serve_latency_series(setup.layouts, q, a, d.id);
-    if (!s) throw InputError({}, "--device", q.engine.preset + ": " + setup.model.id + " does not fit " + d.id);
+    if (!s) throw InputError({}, flag, q.engine.preset + ": " + setup.model.id + " does not fit " + d.id);
     series.push_back(std::move(*s));
     if (!first) {
       first = q;
