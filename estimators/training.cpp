@@ -155,7 +155,9 @@ LayerShape training_shape(const EstimateInput& in) {
   s.lora_rank = w.lora_rank;
   s.activation_bytes = activation_bytes(w.precision);
   s.weight_bytes = s.dequantize ? 2 : weight_bytes_per_param(w);
-  s.fp8 = w.precision == Precision::kFp8;
+  // fp8 casts and scaling only where fp8 runs: a device without fp8 units runs the GEMMs in 16 bits (the fallback the
+  // estimate warns of), with no casts to pay.
+  s.fp8 = w.precision == Precision::kFp8 && effective_precision(*in.device, w.precision).effective == Precision::kFp8;
   s.stack = &in.workload.stack;
   return s;
 }

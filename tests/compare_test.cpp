@@ -2,6 +2,7 @@
 // of each row marked.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "test_util.hpp"
@@ -121,4 +122,14 @@ TEST_CASE("a plan over the headroom that the engine still runs is not called one
   // recommend --task serve reads --count as a cap: serve's note that targets leave it unused is not repeated there.
   auto rec = hwplan::test::run_hwplan("recommend --task serve --model llama-3-8b --rate 30 --ttft-p95 1 --devices h100-sxm,l40s --count 2");
   CHECK(rec.out.find("--count is not used") == std::string::npos);
+}
+
+TEST_CASE("compare's decode tokens/s is all replicas together, as estimate's") {
+  const std::string workload = " --model llama-3-8b --task infer --batch 8 --tp 1";
+  auto table = run_hwplan("compare --devices h100-sxm --count 8" + workload);
+  REQUIRE(table.exit_code == 0);
+  auto e = json::parse(run_hwplan("estimate --device h100-sxm --count 8" + workload + " --format json").out);
+  const double total = e["inference"]["decode_tokens_per_second"].get<double>();
+  CHECK(total > 7 * e["inference"]["decode_tokens_per_second_per_replica"].get<double>());
+  CHECK(table.out.find(fmt::format("{:.1f}", total)) != std::string::npos);
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "recommend/recommend.hpp"
@@ -303,6 +304,15 @@ TEST_CASE("an assumption or fallback that changes the numbers is said by every c
   };
   const std::string train = "--model llama-3-8b --precision fp8 --batch 1 --seq 4096";
   CHECK(has(json::parse(test::run_hwplan("estimate --device a100-80gb-sxm --format json " + train).out)["warnings"]));
+  // And it is what runs: the same step as asking for bf16 (no fp8 casts added to GEMMs that run in 16 bits).
+  for (const char* task : {"train", "lora"}) {
+    auto step = [&](const std::string& precision) {
+      return json::parse(test::run_hwplan("estimate --device a100-80gb-sxm --format json --model llama-3-8b --batch 1 "
+                                          "--seq 1024 --task " + std::string(task) + " --precision " + precision).out)
+          ["time"]["step_seconds"].get<double>();
+    };
+    CHECK(step("fp8") == doctest::Approx(step("bf16")));
+  }
   CHECK(has(json::parse(test::run_hwplan("fit --device a100-80gb-sxm --format json " + train).out)["warnings"]));
   CHECK(test::run_hwplan("fit --device a100-80gb-sxm " + train).out.find("warning: " + fallback) != std::string::npos);
   const json rec = json::parse(test::run_hwplan("recommend --devices a100-80gb-sxm --count 8 --tokens 1e9 --rent --format json "
@@ -489,4 +499,26 @@ TEST_CASE("an inference job of --tokens takes the same time in estimate, compare
   // Without --tokens there is no job.
   auto plain = nlohmann::json::parse(hwplan::test::run_hwplan("estimate --device h100-sxm --model llama-3-8b --task infer --format json").out);
   CHECK(plain["inference"]["job"].is_null());
+}
+
+TEST_CASE("recommend for inference names the engine each device was priced with") {
+  const std::string q = "recommend --model llama-3-8b --task infer --batch 1 --weights int4 --buy "
+                        "--devices rtx-4090,apple-m4-max-gpu";
+  const json j = json::parse(test::run_hwplan(q + " --format json").out);
+  std::map<std::string, std::string> engine;
+  for (const auto& c : j["candidates"]) {
+    engine[c["device"].get<std::string>()] = c["stack"].get<std::string>();
+    CHECK(c["stack_assumed"].get<bool>());
+  }
+  CHECK(engine["rtx-4090"] == "vllm");
+  CHECK(engine["apple-m4-max-gpu"] == "llamacpp");
+  const auto table = test::run_hwplan(q);
+  CHECK(table.out.find("engine: each device's default") != std::string::npos);
+  CHECK(table.out.find("llamacpp") != std::string::npos);
+  // Named, it is the one every row uses.
+  const json named = json::parse(test::run_hwplan(q + " --engine llamacpp --format json").out);
+  for (const auto& c : named["candidates"]) {
+    CHECK(c["stack"] == "llamacpp");
+    CHECK_FALSE(c["stack_assumed"].get<bool>());
+  }
 }

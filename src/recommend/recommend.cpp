@@ -103,6 +103,8 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
   c.device = &d;
   c.count = count;
   c.estimate = e;
+  c.stack = query.input.workload.stack.preset;
+  c.stack_assumed = query.input.workload.stack.preset_assumed;
   c.cost_basis = basis;
   c.power_w = count * d.tdp_w;
   if (inference) {

@@ -27,6 +27,8 @@ struct Candidate {
   double power_w = 0;
   double score = 0;                // 0..1, 1 = best on the objective
   bool one_pass = false;           // inference that generates nothing (a CNN, an encoder, --generate 0)
+  std::string stack;               // the engine or framework preset the device was priced with (Stack::preset)
+  bool stack_assumed = true;       // the user named none: the device's default (it differs between devices)
   std::vector<std::string> reasons;
   std::vector<std::string> price_notes;  // a price on the list's basis over two years old (as hwplan tco says it)
   bool at_search_limit = false;    // the chosen count is the largest tried: more devices might do better

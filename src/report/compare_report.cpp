@@ -83,7 +83,9 @@ std::vector<Row> rows_for(bool training, bool one_pass, const std::vector<Compar
                     [](const Compared&, double v) { return human_seconds(v); }});
     rows.push_back({"time per output token", [](const Compared& c) { return std::optional<double>(c.estimate->infer.time_per_output_token_seconds); },
                     [](const Compared&, double v) { return human_seconds(v); }});
-    rows.push_back({"decode tokens/s", [](const Compared& c) { return std::optional<double>(c.estimate->infer.decode_tokens_per_second); },
+    // All replicas together, as estimate, batch and the JSON give it (one replica's rate beside another column's total
+    // would mark the wrong best).
+    rows.push_back({"decode tokens/s", [](const Compared& c) { return std::optional<double>(c.estimate->infer.total_decode_tokens_per_second()); },
                     [](const Compared&, double v) { return fmt::format("{:.1f}", v); }, false});
   }
   const bool job = !items.empty() && items.front().input->workload.tokens.has_value();

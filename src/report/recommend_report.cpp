@@ -74,6 +74,8 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
                                {"device_name", c.device->name},
                                {"count", c.count},
                                {"plan", plan_json(c.estimate.plan)},
+                               {"stack", c.stack},
+                               {"stack_assumed", c.stack_assumed},
                                {"fits", c.estimate.fits},
                                {"per_device_bytes", c.estimate.memory.total()},
                                {"capacity_bytes", c.estimate.capacity_bytes},
@@ -108,7 +110,7 @@ json recommendation_json(const Recommendation& r, const WorkloadSpec& w, const R
 Table recommendation_csv_table(const Recommendation& r, const WorkloadSpec& w, const RecommendSpec& spec) {
   Table t;
   const bool inference = w.task == "infer";
-  t.header = {"rank", "device", "count", "tp", "pp", "dp", "memory_per_device_gib", "capacity_gib",
+  t.header = {"rank", "device", "count", "tp", "pp", "dp", "stack", "memory_per_device_gib", "capacity_gib",
               r.counts_input_tokens ? "input_tokens_per_second" : inference ? "output_tokens_per_second" : "tokens_per_second", "job_hours", "cost_usd", "cost_basis",
               "energy_kwh", "score", "at_search_limit", "job_tokens", "job_tokens_assumed", "warnings", "price_notes"};
   long long shown = 0;
@@ -117,7 +119,7 @@ Table recommendation_csv_table(const Recommendation& r, const WorkloadSpec& w, c
     ++shown;
     const Plan& p = c.estimate.plan;
     t.rows.push_back({std::to_string(shown), c.device->id, std::to_string(c.count), std::to_string(p.tp), std::to_string(p.pp),
-                      std::to_string(p.dp), fmt::format("{:.3f}", c.estimate.memory.total() / kGiB),
+                      std::to_string(p.dp), c.stack, fmt::format("{:.3f}", c.estimate.memory.total() / kGiB),
                       fmt::format("{:.3f}", c.estimate.capacity_bytes / kGiB), fmt::format("{:.1f}", c.tokens_per_second),
                       fmt::format("{:.4f}", c.total_seconds / 3600), c.cost_usd >= 0 ? fmt::format("{:.2f}", c.cost_usd) : "",
                       c.cost_usd >= 0 ? c.cost_basis : "", fmt::format("{:.3f}", c.energy_kwh), fmt::format("{:.4f}", c.score),
@@ -138,6 +140,12 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
   const char* rate = r.counts_samples ? "samples/s" : r.counts_input_tokens ? "input tok/s" : inference ? "output tok/s" : "tokens/s";
   t.header = {"#", "device", "count", "layout", "memory/device", rate, "job time", "cost", "basis", "energy", "score"};
   t.right_align = {true, false, true, false, true, true, true, true, false, true, true};
+  // Inference: each device is priced with an engine, without --engine its own default (vLLM on a datacenter GPU,
+  // llama.cpp on a Mac, its NPU runtime on an NPU), which changes memory and speed: each row names it.
+  if (inference) {
+    t.header.insert(t.header.begin() + 4, "engine");
+    t.right_align.insert(t.right_align.begin() + 4, false);
+  }
   long long shown = 0;
   for (const auto& c : r.candidates) {
     if (shown >= spec.top) break;
@@ -153,6 +161,7 @@ Table recommendation_table(const Recommendation& r, const WorkloadSpec& w, const
                       c.cost_usd >= 0 ? money(c.cost_usd) : std::string("-"), c.cost_usd >= 0 ? c.cost_basis : "no price",
                       fmt::format("{:.2f} kWh", c.energy_kwh),
                       fmt::format("{:.2f}", c.score)});
+    if (inference) t.rows.back().insert(t.rows.back().begin() + 4, c.stack);
   }
   return t;
 }
@@ -170,6 +179,8 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
   if (auto task = parse_task(w.task); task && *task != Task::kInfer)
     stack = w.framework ? ", " + *w.framework + " stack"
                         : ", " + std::string(to_string(default_framework(*task))) + " stack, assumed: set --framework";
+  else if (task && !w.engine)
+    stack = ", engine: each device's default, in column 'engine' (set --engine)";
   if (words)
     out += fmt::format("{} {} ({}{}), job of {} {}{}{}; optimizing {}\n\n", r.model_id, w.task, 
                        w.weights ? *w.weights + " weights" : w.precision, stack, human_count(r.job_tokens),
