@@ -180,7 +180,7 @@ std::string render_recommendation(const Recommendation& r, const WorkloadSpec& w
     stack = w.framework ? ", " + *w.framework + " stack"
                         : ", " + std::string(to_string(default_framework(*task))) + " stack, assumed: set --framework";
   else if (task && !w.engine)
-    stack = ", engine: each device's default, in column 'engine' (set --engine)";
+    stack = ", engine: each device's default, named per row; --engine sets one";
   if (words)
     out += fmt::format("{} {} ({}{}), job of {} {}{}{}; optimizing {}\n\n", r.model_id, w.task, 
                        w.weights ? *w.weights + " weights" : w.precision, stack, human_count(r.job_tokens),
