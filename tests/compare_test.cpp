@@ -133,3 +133,13 @@ TEST_CASE("compare's decode tokens/s is all replicas together, as estimate's") {
   CHECK(total > 7 * e["inference"]["decode_tokens_per_second_per_replica"].get<double>());
   CHECK(table.out.find(fmt::format("{:.1f}", total)) != std::string::npos);
 }
+
+TEST_CASE("compare's CSV and markdown keep the warnings the table prints") {
+  const std::string q = "compare --devices apple-m4-max-gpu --model llama-3-8b --task infer --batch 8";
+  const std::string fallback = "bf16 is not supported by Apple M4 Max GPU";
+  CHECK(run_hwplan(q).out.find(fallback) != std::string::npos);
+  const std::string csv = run_hwplan(q + " --format csv").out;
+  CHECK(csv.find("warnings,") != std::string::npos);
+  CHECK(csv.find(fallback) != std::string::npos);
+  CHECK(run_hwplan(q + " --format markdown").out.find("**warning:** apple-m4-max-gpu x1: " + fallback) != std::string::npos);
+}

@@ -522,3 +522,34 @@ TEST_CASE("recommend for inference names the engine each device was priced with"
     CHECK_FALSE(c["stack_assumed"].get<bool>());
   }
 }
+
+TEST_CASE("fit's verdict on an offload the host cannot hold is the one it gives the same change as advice") {
+  const std::string a = "--model mixtral-8x7b --device a100-80gb-sxm --count 8 --task finetune --seq 2048 --global-batch 32";
+  // As advice, --offload params is no way to fit: more host memory than a typical host has.
+  std::string advice;
+  const json advised = json::parse(test::run_hwplan("fit " + a + " --format json").out);
+  for (const auto& c : advised["changes"])
+    if (c["flags"].get<std::string>() == "--offload params") {
+      CHECK_FALSE(c["fits"].get<bool>());
+      advice = c["change"].get<std::string>();
+    }
+  CHECK(advice.find("more host memory than a typical host has") != std::string::npos);
+  // As the configuration given, it is not a plain "fits" either, in any format.
+  const std::string offload = a + " --offload params";
+  CHECK(test::run_hwplan("fit " + offload).out.find("fits the device, but its host needs more memory") != std::string::npos);
+  const json j = json::parse(test::run_hwplan("fit " + offload + " --format json").out);
+  CHECK(j["fits"].get<bool>());
+  CHECK(j["host_memory_short"].get<bool>());
+  const auto e = json::parse(test::run_hwplan("estimate " + offload + " --format json").out);
+  CHECK(e["memory"]["host_memory_short"].get<bool>());
+  CHECK(test::run_hwplan("estimate " + offload).out.find("host memory short") != std::string::npos);
+  // CSV and markdown carry what the table prints around its rows: the configuration as given, the largest batch,
+  // the warnings.
+  const std::string csv = test::run_hwplan("fit " + offload + " --format csv").out;
+  CHECK(csv.find("as configured,,host memory short") != std::string::npos);
+  CHECK(csv.find("largest micro-batch that fits as configured") != std::string::npos);
+  CHECK(csv.find("warning,the host needs") != std::string::npos);
+  const std::string md = test::run_hwplan("fit " + offload + " --format markdown").out;
+  CHECK(md.find("As configured:") != std::string::npos);
+  CHECK(md.find("**warning:** the host needs") != std::string::npos);
+}

@@ -1,6 +1,7 @@
 #include "report/compare_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -181,7 +182,22 @@ std::string compare_text(const std::vector<Compared>& items, Format format) {
                        to_string(in.workload.task), to_string(in.workload.precision), items.size(),
                        misses ? "; (brackets) = would be, if it fit: it does not" : "");
   }
-  out += render(compare_table(items), format);
+  Table t = compare_table(items);
+  // A CSV keeps each column's warnings in a row of its own (several joined by " | "), as estimate's CSV keeps its.
+  if (format == Format::kCsv) {
+    std::vector<std::string> row{"warnings"};
+    bool any = false;
+    for (const auto& c : items) {
+      row.push_back(fmt::format("{}", fmt::join(c.estimate->warnings, " | ")));
+      any = any || !c.estimate->warnings.empty();
+    }
+    if (any) t.rows.push_back(std::move(row));
+  }
+  out += render(t, format);
+  if (format == Format::kMarkdown)
+    for (const auto& c : items)
+      for (const auto& w : c.estimate->warnings)
+        out += fmt::format("\n**warning:** {} x{}: {}\n", c.input->device->id, c.input->system.count, w);
   if (format == Format::kTable) {
     out += "\ncost: rental (count x catalog $/h x time to finish) where the catalog has a cloud price, else the purchase price\n"
            "(the best cost is marked only when every column has the same basis).\n"

@@ -107,6 +107,7 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                  {"usable_bytes", e.usable_bytes},
                  {"required_headroom_fraction", in.system.memory_headroom_fraction},
                  {"fits", e.fits},
+                 {"host_memory_short", e.host_memory_short},
                  {"host_bytes", m.host_bytes},
                  {"streamed_bytes", m.streamed_bytes},
                  {"paged_out_bytes", m.paged_out_bytes},
@@ -347,7 +348,8 @@ Table estimate_summary_table(const EstimateInput& in, const Estimate& e) {
                           p.micro_batch, p.grad_accum, p.global_batch()));
   const MemoryBreakdown& m = e.memory;
   row("memory / device", fmt::format("{} of {} ({}; typically within +/-{:.0f}%)", human_bytes(m.total()),
-                                     human_bytes(e.capacity_bytes), e.fits ? "fits" : "DOES NOT FIT",
+                                     human_bytes(e.capacity_bytes),
+                                     !e.fits ? "DOES NOT FIT" : e.host_memory_short ? "fits the device; host memory short: see warning" : "fits",
                                      100 * band(Regime::kMemory).p80_relative_error));
   if (std::fabs(m.reported(in.workload.stack.memory_metric) - m.total()) > 0.01 * m.total())
     row("  as reported", fmt::format("{} ({} by the stack)", human_bytes(m.reported(in.workload.stack.memory_metric)),

@@ -245,6 +245,8 @@ json fit_json(const FitReport& f, const WorkloadSpec& w) {
   j["schema_version"] = kSchemaVersion;
   j["query"] = {{"model", w.model}, {"device", w.device}, {"count", w.count}, {"task", w.task}};
   j["fits"] = f.baseline.fits;
+  // Fits the device while offloading more than a host of its class holds (a warning says how much).
+  j["host_memory_short"] = f.baseline.host_memory_short;
   j["per_device_bytes"] = f.baseline.memory.total();
   j["capacity_bytes"] = f.baseline.capacity_bytes;
   j["max_micro_batch"] = f.max_micro_batch ? json(*f.max_micro_batch) : json(nullptr);
@@ -287,9 +289,16 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format)
   if (format == Format::kJson) return fit_json(f, w).dump(2) + "\n";
   std::string out;
   const MemoryBreakdown& m = f.baseline.memory;
-  if (format == Format::kTable) {
+  // Fitting the device while offloading more than a host of its class holds is not a plain "fits" (the same
+  // configuration suggested as a change is marked as no way to fit).
+  const std::string verdict = !f.baseline.fits ? "DOES NOT FIT"
+                              : f.baseline.host_memory_short
+                                  ? "fits the device, but its host needs more memory than a typical one has (warning below)"
+                                  : "fits";
+  const bool words = format == Format::kTable || format == Format::kMarkdown;
+  if (words) {
     out += fmt::format("As configured: {} of {} per device: {}.\n", human_bytes(m.total()), human_bytes(f.baseline.capacity_bytes),
-                       f.baseline.fits ? "fits" : "DOES NOT FIT");
+                       verdict);
     out += fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, KV cache {}, runtime {}\n", human_bytes(m.weights),
                        human_bytes(m.gradients), human_bytes(m.optimizer), human_bytes(m.activations), human_bytes(m.kv_cache),
                        human_bytes(m.runtime()));
@@ -303,8 +312,19 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format)
                                  : "none");
   }
   Table t = fit_table(f);
+  if (format == Format::kCsv) {
+    // The configuration as given first, then the changes; the largest batch and sequence and the warnings as rows
+    // of their own (what the table prints around its rows).
+    t.rows.insert(t.rows.begin(), {"as configured", "", !f.baseline.fits ? "no" : f.baseline.host_memory_short ? "host memory short" : "yes",
+                                   human_bytes(m.total()), "-"});
+    t.rows.push_back({fmt::format("largest {} that fits as configured", w.task == "infer" ? "batch" : "micro-batch"), "",
+                      f.max_micro_batch ? std::to_string(*f.max_micro_batch) : "none", "", ""});
+    t.rows.push_back({fmt::format("longest {} that fits as configured", w.task == "infer" ? "context" : "sequence"), "",
+                      f.max_seq ? std::to_string(*f.max_seq) : "none", "", ""});
+    for (const auto& warning : f.baseline.warnings) t.rows.push_back({"warning", warning, "", "", ""});
+  }
   out += render(t, format);
-  if (format == Format::kTable) {
+  if (words) {
     out += "\n* changes the model's numerics or the task (quantisation, adapters, shorter context).\n";
     bool any = f.baseline.fits || std::any_of(f.changes.begin(), f.changes.end(), [](const FitChange& c) { return c.fits; });
     if (f.combined)
@@ -314,7 +334,8 @@ std::string render_fit(const FitReport& f, const WorkloadSpec& w, Format format)
     else if (!any)
       out += "Nothing fits on this device, even with every change combined: use more devices (hwplan estimate --count N,\n"
              "or hwplan recommend) or a shorter sequence.\n";
-    for (const auto& warning : f.baseline.warnings) out += "warning: " + warning + "\n";
+    for (const auto& warning : f.baseline.warnings)
+      out += (format == Format::kMarkdown ? "\n**warning:** " : "warning: ") + warning + "\n";
   }
   return out;
 }
