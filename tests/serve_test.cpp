@@ -97,8 +97,10 @@ TEST_CASE("estimate quotes the TTFT hwplan serve gives a lone request: the same 
   auto text = run("estimate --task infer --batch 1 " + work);
   CHECK(text.out.find(fmt::format("through a server, {}", human_seconds(ttft))) != std::string::npos);
   // A prompt over the engine's chunk budget takes several steps, on both sides; llama.cpp and a desktop host too.
+  // An NPU's runtime, which serve times under llama-server's scheduler, too.
   for (const std::string other : {"--model llama-3-8b --device h100-sxm --engine vllm --prompt 20000 --generate 10",
-                                  "--model llama-3-8b --device rtx-4090 --engine llamacpp --weights q4_0 --prompt 700"}) {
+                                  "--model llama-3-8b --device rtx-4090 --engine llamacpp --weights q4_0 --prompt 700",
+                                  "--model qwen2.5-7b --device apple-m4-ane --prompt 1000 --generate 200"}) {
     const double quoted = json::parse(run("estimate --task infer --batch 1 --format json " + other).out)["inference"]
                                                                                                           ["served_time_to_first_token_seconds"];
     const double simulated =
@@ -115,6 +117,10 @@ TEST_CASE("estimate quotes the TTFT hwplan serve gives a lone request: the same 
   CHECK(json::parse(run("estimate --task infer --batch 1 --format json " + capped.substr(0, capped.find(" --headroom"))).out)
             ["inference"]["served_time_to_first_token_seconds"]
                 .is_number());
+  // serve refuses a device without memory of its own: no served TTFT to quote there.
+  CHECK(json::parse(run("estimate --task infer --batch 1 --format json --model gpt2 --device coral-edge-tpu --prompt 8 "
+                        "--generate 8").out)["inference"]["served_time_to_first_token_seconds"]
+            .is_null());
   // Plain Transformers has no server to add.
   auto hf = run("estimate --task infer --batch 1 --model llama-3-8b --device h100-sxm --engine hf --prompt 1000 --generate 200");
   CHECK(hf.out.find("through a server") == std::string::npos);

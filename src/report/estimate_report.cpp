@@ -40,6 +40,12 @@ std::string stored_weights(const Workload& w) {
 std::optional<double> served_ttft_seconds(const EstimateInput& in) {
   if (!in.model->is_transformer() || in.workload.prompt <= 0 || in.workload.generate <= 0) return std::nullopt;
   auto engine = parse_engine(in.workload.stack.preset);
+  // An NPU runtime is served as serve serves it: its steps under llama-server's scheduler, on a device with memory
+  // of its own (serve refuses one that streams its parameters).
+  if (engine == Engine::kNpuRuntime) {
+    if (in.device->streams_parameters()) return std::nullopt;
+    engine = Engine::kLlamacpp;
+  }
   if (!engine || !serve::engine_served(*engine)) return std::nullopt;
   serve::EngineConfig cfg =
       serve::engine_config(*engine, in.device->plan_memory_bytes(), in.device->name, host_time_ratio(*in.device));
