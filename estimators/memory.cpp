@@ -416,7 +416,9 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
   // activations and what it caches of the parameters (stream_parameters). An NPU runtime (Core ML, QNN) keeps no
   // CUDA-style context, workspace or caching allocator: its compiled graph's buffers are the activations above.
   if (device.streams_parameters() || w.stack.npu_graph) return m;
-  add_runtime(m, device, plan.count() > 1);
+  // Communication buffers only where a replica spans devices (tensor or pipeline parallel): data-parallel replicas
+  // of inference serve their own batches and never talk to each other.
+  add_runtime(m, device, plan.count() / std::max(1, plan.dp) > 1);
   return m;
 }
 

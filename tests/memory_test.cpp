@@ -1,5 +1,6 @@
 // Formula-level references for the memory estimator.
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/units.hpp"
 #include "estimators/estimate.hpp"
@@ -276,4 +277,17 @@ TEST_CASE("DeepSpeed ZeRO-3 keeps up to stage3_max_live_parameters gathered, FSD
   w.stack.zero3_live_parameters = 1e9;
   p.offload = Offload::kParams;
   CHECK(training_memory(m, c, d, w, p).weights == ::hwplan::test::approx(1e9 * 2).epsilon(1e-9));
+}
+
+TEST_CASE("inference replicas that never talk to each other carry no communication buffers") {
+  auto memory = [](const std::string& layout) {
+    return nlohmann::json::parse(::hwplan::test::run_hwplan("estimate --model llama-3-8b --device h100-sxm --task infer "
+                                                            "--batch 8 --format json " + layout).out)["memory"];
+  };
+  // Eight data-parallel replicas: each device holds what one device alone holds.
+  CHECK(memory("--count 8 --tp 1")["per_device_bytes"].get<double>() ==
+        doctest::Approx(memory("--count 1")["per_device_bytes"].get<double>()));
+  // A replica over two devices (tensor parallel) has its collectives' buffers: a larger workspace.
+  CHECK(memory("--count 2 --tp 2")["runtime_detail"]["workspace"].get<double>() >
+        memory("--count 8 --tp 1")["runtime_detail"]["workspace"].get<double>());
 }
