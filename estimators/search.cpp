@@ -161,13 +161,17 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
           for (int zero = 0; zero <= 3; ++zero) {
             if (space.zero ? zero != *space.zero : (dp * cp == 1 && zero > 0)) continue;
             if (space.shard_group && zero == 0) continue;
-            // Shard sizes: the user's; else all of dp, and one node's worth of ranks when dp spans nodes.
+            // Shard sizes: the user's; else all of dp, and every smaller group of ranks inside a node that divides
+            // them (HYBRID_SHARD / hpZ: a smaller group gathers over fewer, and on a PCIe or multi-node system faster,
+            // links, for more memory per device).
             std::vector<int> shard_groups{0};
             // Data-parallel ranks are consecutive after the tensor-parallel ones (pipeline outermost: Plan).
             const int node_ranks = std::max(1, node / tp);
             const int replica_ranks = dp * cp;
             if (space.shard_group) shard_groups = {*space.shard_group};
-            else if (zero >= 1 && replica_ranks > node_ranks && replica_ranks % node_ranks == 0) shard_groups.push_back(node_ranks);
+            else if (zero >= 1)
+              for (int g : divisors(replica_ranks))
+                if (g > 1 && g < replica_ranks && g <= node_ranks) shard_groups.push_back(g);
             for (int shard_group : shard_groups) {
               if (shard_group > 0 && replica_ranks % shard_group != 0) continue;
               for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
