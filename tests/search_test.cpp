@@ -331,3 +331,14 @@ TEST_CASE("a synchronous job steps at the pace of its slowest device") {
   CHECK(t.step_seconds == ::hwplan::test::approx(rest + t.slowest_device_seconds).epsilon(1e-9));
   CHECK(zero3(1, 0, 400).train.slowest_device_seconds == 0);
 }
+
+TEST_CASE("the layout search is never slower than a shard group the user could name") {
+  const std::string a = "estimate --model qwen2.5-7b --device rtx-4090 --count 8 --task qlora --seq 2048 --global-batch 64 "
+                        "--format json";
+  auto step = [&](const std::string& extra) {
+    return nlohmann::json::parse(::hwplan::test::run_hwplan(a + extra).out)["time"]["step_seconds"].get<double>();
+  };
+  const double searched = step("");
+  for (const char* group : {" --zero 3 --shard-group 2", " --zero 3 --shard-group 4", " --zero 3"})
+    CHECK(searched <= step(group) * (1 + 1e-9));
+}
