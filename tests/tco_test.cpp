@@ -186,3 +186,20 @@ TEST_CASE("recommend --own-years ranks on the owned cost of hwplan tco, one basi
   CHECK(test::run_hwplan("recommend --model llama-2-7b --task lora --own-years 3 --buy").exit_code == 2);
   CHECK(test::run_hwplan("recommend --model llama-2-7b --task lora --own-years 0").exit_code == 2);
 }
+
+TEST_CASE("tco times the job on the hosts it costs") {
+  // Eight consumer cards are costed as four two-card desktops: the job is timed on four nodes linked by the network,
+  // as estimate times it with --devices-per-node 2, and the networking between them is costed.
+  const std::string work = "--model 1b --device rtx-4090 --count 8 --task train --seq 2048 --global-batch 256 --tokens 2e10";
+  auto t = test::run_hwplan("tco " + work + " --format json");
+  REQUIRE(t.exit_code == 0);
+  const auto j = nlohmann::json::parse(t.out);
+  const auto e = nlohmann::json::parse(test::run_hwplan("estimate " + work + " --devices-per-node 2 --format json").out);
+  CHECK(j["inputs"]["job_hours"].get<double>() == ::hwplan::test::approx(e["time"]["total_seconds"].get<double>() / 3600));
+  CHECK(j["tco"]["own"]["network_usd"].get<double>() > 0);
+  CHECK(test::run_hwplan("tco " + work).err.find("timed on the hosts costed: 2 device(s) per host") != std::string::npos);
+  // Hosts of the node's size, or a node given: nothing to reconcile, no note.
+  CHECK(test::run_hwplan("tco " + work + " --devices-per-node 8").err.find("timed on the hosts") == std::string::npos);
+  CHECK(test::run_hwplan("tco --model 1b --device h100-sxm --count 8 --task train --seq 2048 --global-batch 256 "
+                         "--tokens 2e10").err.find("timed on the hosts") == std::string::npos);
+}

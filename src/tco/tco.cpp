@@ -56,11 +56,14 @@ HostClass host_class_of(const Device& d) {
 HostDefaults host_defaults(HostClass c) {
   switch (c) {
     case HostClass::kDesktop:
-      // A desktop for up to two cards: CPU, board, 64 GB RAM, SSD, 1,200 W PSU, case; 150 W under load.
-      return {2, 1500, 150, 0, kUsdPerKwh, 1.0, 0, 0, kConsumerResidualPerYear};
+      // A desktop for up to two cards: CPU, board, 64 GB RAM, SSD, 1,200 W PSU, case; 150 W under load. With more than
+      // one host, the 25 GbE per card that the estimate times them over (System's default network for the class): a
+      // dual-port NIC, two switch ports and cables, USD 500 per host.
+      return {2, 1500, 150, 500, kUsdPerKwh, 1.0, 0, 0, kConsumerResidualPerYear};
     case HostClass::kWorkstation:
-      // A workstation for four cards (Threadripper/Xeon W class), 300 W under load.
-      return {4, 5000, 300, 0, kUsdPerKwh, 1.0, 0, 0.02, 0.80};
+      // A workstation for four cards (Threadripper/Xeon W class), 300 W under load; 25 GbE per card between hosts,
+      // USD 1,000 per host.
+      return {4, 5000, 300, 1000, kUsdPerKwh, 1.0, 0, 0.02, 0.80};
     case HostClass::kServer:
       // An 8-accelerator server without its accelerators (two CPUs, 2 TB RAM, NVMe, chassis, power): USD 30,000,
       // 1,500 W for CPUs, memory, fans and NICs; USD 15,000 of NICs, cables and switch ports per server when
@@ -85,9 +88,10 @@ std::vector<std::pair<std::string, std::string>> default_sources(HostClass c) {
                    "each has a flag"});
   } else {
     out.push_back({"pue", "1.0: no cooling plant is billed at home, on a desk or for a module (assumption); --pue"});
-    out.push_back({"host_usd, host_watts, operations_fraction_per_year",
-                   "round assumptions, not measurements (the host this class of device sits in, its upkeep); --host-usd, "
-                   "--host-watts, --operations"});
+    out.push_back({"host_usd, host_watts, network_usd_per_host, operations_fraction_per_year",
+                   "round assumptions, not measurements (the host this class of device sits in, its upkeep; between hosts, "
+                   "25 GbE per card: USD 500 per desktop, 1,000 per workstation); --host-usd, --host-watts, "
+                   "--network-usd-per-host, --operations"});
   }
   out.push_back({"resale_fraction",
                  c == HostClass::kDesktop
