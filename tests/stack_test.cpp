@@ -1198,3 +1198,21 @@ TEST_CASE("the roofline draws an NPU graph's convolutions as the estimate times 
   const Estimate e = estimate(in);
   CHECK(flops / rate == ::hwplan::test::approx(e.infer.prefill_seconds - st.invoke_seconds).epsilon(0.02));
 }
+
+TEST_CASE("a stack switch given where it changes nothing is said to have no effect") {
+  auto warned = [](const std::string& args, const std::string& flag) {
+    const auto j = nlohmann::json::parse(hwplan::test::run_hwplan("estimate --format json " + args).out);
+    for (const auto& w : j["warnings"])
+      if (w.get<std::string>().find("no effect here: " + flag) != std::string::npos) return true;
+    return false;
+  };
+  const std::string infer = "--model llama-3-8b --device h100-sxm --task infer --engine vllm ";
+  CHECK(warned(infer + "--quantized-head on", "--quantized-head"));
+  CHECK_FALSE(warned(infer + "--quantized-head on --weights int4", "--quantized-head"));
+  CHECK(warned(infer + "--host-kernel-us 5", "--host-kernel-us"));
+  CHECK_FALSE(warned("--model llama-3-8b --device h100-sxm --task infer --engine hf --host-kernel-us 5", "--host-kernel-us"));
+  const std::string train = "--model llama-3-8b --device h100-sxm --count 8 --batch 1 --seq 2048 ";
+  CHECK(warned(train + "--zero 2 --gather-copy-out on", "--gather-copy-out"));
+  CHECK(warned(train + "--zero 1 --zero3-live-params 1e8", "--zero3-live-params"));
+  CHECK_FALSE(warned(train + "--zero 3 --gather-copy-out on", "--gather-copy-out"));
+}

@@ -290,8 +290,10 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     const Precision runs = effective_precision(*q.device, w.precision).effective;
     if (runs == Precision::kInt8 || runs == Precision::kInt4) {
       w.weights = runs == Precision::kInt8 ? WeightFormat::kInt8 : WeightFormat::kInt4;
+      // The Edge TPU takes no other format (below): --weights does not override there.
       q.model.ingest_notes.push_back(std::string("weights assumed ") + to_string(*w.weights) + " (" + q.device->id +
-                                     " computes only in integers: the model is quantised to run on it); --weights overrides");
+                                     " computes only in integers: the model is quantised to run on it)" +
+                                     (npu_runtime_of(*q.device) == "tflite" ? "" : "; --weights overrides"));
     }
   }
   // The Edge TPU's compiler takes only full-integer 8-bit models: another weight format is priced as the int8 model it
