@@ -203,3 +203,19 @@ TEST_CASE("tco times the job on the hosts it costs") {
   CHECK(test::run_hwplan("tco --model 1b --device h100-sxm --count 8 --task train --seq 2048 --global-batch 256 "
                          "--tokens 2e10").err.find("timed on the hosts") == std::string::npos);
 }
+
+TEST_CASE("recommend --own-years times and costs owned consumer cards on the hosts hwplan tco costs") {
+  const std::string work = "--model 1b --task train --seq 2048 --global-batch 256 --tokens 2e10";
+  const auto r = nlohmann::json::parse(
+      test::run_hwplan("recommend " + work + " --own-years 3 --devices rtx-4090 --count 8 --format json").out);
+  REQUIRE(r["candidates"].size() == 1);
+  const auto& c = r["candidates"][0];
+  // One job over the three years: hwplan tco --jobs 1 on the same devices.
+  const auto t = nlohmann::json::parse(
+      test::run_hwplan("tco " + work + " --device rtx-4090 --count 8 --jobs 1 --format json").out);
+  CHECK(c["total_seconds"].get<double>() / 3600 == ::hwplan::test::approx(t["inputs"]["job_hours"].get<double>()));
+  CHECK(c["cost_usd"].get<double>() == ::hwplan::test::approx(t["tco"]["own"]["total_usd"].get<double>()));
+  bool said = false;
+  for (const auto& reason : c["reasons"]) said = said || reason.get<std::string>().find("timed on the hosts owned: 2 per host") != std::string::npos;
+  CHECK(said);
+}

@@ -212,7 +212,9 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
       ->each([&w](const std::string&) { w.generate_given = true; });
   app.add_option("--kv-cache", w.kv_cache, "KV cache format: fp16 | bf16 | fp8 | int8");
   app.add_option("--profile", w.profile, "Calibration profile (hwplan calibrate -o FILE)");
-  app.add_option("--devices-per-node", w.devices_per_node, "Devices per node (scale-up domain)")->capture_default_str();
+  app.add_option("--devices-per-node", w.devices_per_node, "Devices per node (scale-up domain)")
+      ->capture_default_str()
+      ->each([&w](const std::string&) { w.devices_per_node_given = true; });
   app.add_option("--network-gbps", w.network_gbps,
                  "Inter-node network per device, Gb/s (default: the device's reference system, e.g. DGX A100 200, DGX H100 400)");
   app.add_option("--headroom", w.headroom,

@@ -78,8 +78,7 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
   if (!(o.utilization > 0 && o.utilization <= 1)) throw InputError({}, "--utilization", "must be in (0, 1]");
   if (o.rent_basis != "on-demand" && o.rent_basis != "reserved")
     throw InputError({}, "--rent", "'" + o.rent_basis + "' is not one of: on-demand, reserved");
-  const CLI::App* parsed_app = o.app && o.app->parsed() ? o.app : o.plot;
-  const bool node_given = parsed_app && parsed_app->count("--devices-per-node") > 0;
+  const bool node_given = o.workload.devices_per_node_given;
   auto query = std::make_unique<Query>(resolve_query(registry, o.workload));
   // The hosts that are costed are the nodes the job is timed on: without --devices-per-node, devices spread over
   // hosts of fewer than the estimate's default node (two cards in a desktop, or --devices-per-host) are timed as
@@ -125,8 +124,7 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     in.devices_per_host = *o.devices_per_host;
   } else {
     // The nodes the estimate placed the devices on (--devices-per-node) are the hosts that are bought.
-    const CLI::App* parsed = o.app && o.app->parsed() ? o.app : o.plot;
-    if (parsed && parsed->count("--devices-per-node") > 0 && o.workload.devices_per_node >= 1)
+    if (node_given && o.workload.devices_per_node >= 1)
       in.devices_per_host = static_cast<int>(std::min<long long>(o.workload.devices_per_node, 1 << 20));
   }
   if (o.resale) {

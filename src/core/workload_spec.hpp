@@ -39,6 +39,7 @@ struct WorkloadSpec {
   std::optional<std::string> kv_cache;
   std::optional<std::string> profile;
   long long devices_per_node = 8;
+  bool devices_per_node_given = false;  // --devices-per-node given (tco and recommend --own-years then cost those hosts)
   std::optional<double> network_gbps;  // per device, Gb/s; default: the device's reference system (reference_network)
   double headroom = 0.05;     // fraction of device memory a plan leaves free
   bool headroom_given = false;  // --headroom on the command line (serve caps the engine's memory with it only then)

@@ -96,7 +96,7 @@ void apply(YamlMap& m, Scenario& s, const std::string& prefix) {
   if (auto v = m.integer("generate", false, 0)) w.generate = *v, w.generate_given = true;
   opt_text("kv_cache", w.kv_cache);
   opt_text("profile", w.profile);
-  if (auto v = m.integer("devices_per_node", false, 1)) w.devices_per_node = *v;
+  if (auto v = m.integer("devices_per_node", false, 1)) w.devices_per_node = *v, w.devices_per_node_given = true;
   if (auto v = m.number("network_gbps", false, 0, 1e6)) w.network_gbps = *v;
   if (auto v = m.number("headroom", false, 0, 0.9, false)) w.headroom = *v, w.headroom_given = true;
   if (auto v = m.boolean("sequence_parallel", false)) w.no_sequence_parallel = !*v;

@@ -39,9 +39,11 @@ const char* basis_price_noun(const std::string& basis) {
   return basis == "rent" ? "rental" : "purchase";
 }
 
-// Owning `count` devices for `years` (hwplan tco's model and class defaults), busy for the job's hours.
-double own_cost_usd(const Device& d, int count, double job_hours, double years, double power_fraction) {
+// Owning `count` devices for `years` (hwplan tco's model and class defaults), busy for the job's hours, in hosts of
+// `devices_per_host` (0: the class's default host).
+double own_cost_usd(const Device& d, int count, double job_hours, double years, double power_fraction, int devices_per_host) {
   tco::Inputs in = tco::default_inputs(d, count, /*used=*/false, "on-demand");
+  if (devices_per_host > 0) in.devices_per_host = devices_per_host;
   // A job longer than the horizon keeps the devices for the job's length (explain says so): never less electricity
   // and running cost than the job draws.
   in.years = std::max(years, job_hours / 8760);
@@ -129,7 +131,10 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
                : basis == "rent" ? count * *unit_price * hours
                : basis == "buy"  ? count * *unit_price
                                  : own_cost_usd(d, count, hours, q.spec.own_years,
-                                                inference ? kInferencePowerFraction : kTrainingPowerFraction);
+                                                inference ? kInferencePowerFraction : kTrainingPowerFraction,
+                                                q.workload.devices_per_node_given || query.input.system.devices_per_node != q.workload.devices_per_node
+                                                    ? query.input.system.devices_per_node
+                                                    : 0);
   if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += q.spec.porting_cost_usd;
   // The price the cost rests on, when it is old (hwplan tco and serve say the same of theirs).
   if (c.cost_usd >= 0) {
@@ -232,8 +237,20 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
     ++out.configurations;
     Query query;
     try {
+      // Owned devices are costed in the hosts of their class (hwplan tco's model: two consumer cards to a desktop);
+      // without --devices-per-node, more of them than a host holds are timed on those hosts linked by their network,
+      // as hwplan tco times them.
+      const int per_host = tco::host_defaults(tco::host_class_of(d)).devices_per_host;
+      const bool on_hosts = spec.cost_basis == "own" && !w.devices_per_node_given && per_host >= 1 &&
+                            per_host < w.devices_per_node && count > per_host;
+      WorkloadSpec hosted;
+      if (on_hosts) {
+        hosted = w;
+        hosted.devices_per_node = per_host;
+      }
       // A profile applies to the device the user named (--device, its catalog id by now) or the one it measured.
-      query = resolve_query(q.model, d, w, count, w.device == d.id ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
+      query = resolve_query(q.model, d, on_hosts ? hosted : w, count,
+                            w.device == d.id ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
     } catch (const InputError& e) {
       last_reason = e.detail();
       // The smallest count's: its words name no count the user did not give. A count below the layout the user fixed
@@ -286,6 +303,9 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       continue;
     }
     explain(c, d, spec, inference, unit_price);
+    if (spec.cost_basis == "own" && !w.devices_per_node_given && query.input.system.devices_per_node != w.devices_per_node)
+      c.reasons.push_back(fmt::format("timed on the hosts owned: {} per host (hwplan tco's {}), linked by their network",
+                                      query.input.system.devices_per_node, tco::to_string(tco::host_class_of(d))));
     out.feasible.push_back(std::move(c));
   }
   if (out.feasible.empty() && cheapest_over) {
