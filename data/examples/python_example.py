@@ -36,7 +36,7 @@ print(len(results), "scenarios")
 # 5. As a table, when pandas is installed.
 try:
     df = hwplan.to_dataframe(results)
-    print(df[["device.id", "plan.micro_batch", "workload.seq", "memory.fits", "time.tokens_per_second"]].to_string(index=False))
+    print(df[["device.id", "plan.micro_batch", "workload.seq", "memory.fits", "time.tokens_per_second"]].head(3).to_string(index=False))
 except ImportError as x:
     print(x)
 
