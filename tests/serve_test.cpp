@@ -454,6 +454,56 @@ TEST_CASE("serve: bad trace rows and bad flags exit 2 naming file:line") {
   for (const auto& f : {csv, jsonl, time, good}) std::filesystem::remove(f);
 }
 
+TEST_CASE("traces: quoted fields, extra cells, impossible dates, time zones and a mistyped year") {
+  const std::string head = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  // Ten good rows (a simulation needs at least ten), one second apart from t = 100 s.
+  std::string ten;
+  for (int i = 0; i < 10; ++i) ten += std::to_string(100 + i) + ",100,50\n";
+  auto serve = [](const std::string& file) {
+    return run_hwplan("serve --model llama-3-8b --device h100-sxm --requests 20 --format json --trace " + file);
+  };
+  // A quoted field keeps its comma (RFC 4180): "1,5" is one cell, not a time and a prompt of 5.
+  std::string quoted = temp_file("quoted.csv", head + ten + "\"1,5\",100,50\n");
+  auto q = serve(quoted);
+  CHECK(q.exit_code == 2);
+  CHECK(q.err.find(quoted + ":12:1: key 'TIMESTAMP': '1,5' is not a time") != std::string::npos);
+  std::string quoted_good = temp_file("quoted_good.csv", head + ten + "\"110\",\"1,00\",50\n");
+  CHECK(serve(quoted_good).exit_code == 2);  // "1,00" is one cell: not a whole number
+  std::string doubled = temp_file("doubled.csv", head + ten + "\"110\",\"1200\",50\n");
+  const auto d = serve(doubled);
+  REQUIRE(d.exit_code == 0);
+  CHECK(json::parse(d.out)["traffic"]["mean_prompt_tokens"].get<double>() == doctest::Approx((1000.0 + 1200) / 11));
+  // More cells than the header: which value is whose is not known.
+  std::string extra = temp_file("extra.csv", head + ten + "111,100,50,5\n");
+  auto e = serve(extra);
+  CHECK(e.exit_code == 2);
+  CHECK(e.err.find(extra + ":12:") != std::string::npos);
+  // February 30 does not exist; nor does a negative time.
+  std::string feb30 = temp_file("feb30.csv", head + "2023-02-30 18:15:46,100,50\n");
+  CHECK(serve(feb30).exit_code == 2);
+  std::string negative = temp_file("neg.csv", head + "-5,100,50\n" + ten);
+  CHECK(serve(negative).exit_code == 2);
+  // Offsets put rows of different zones on one clock: 00:00:1x+05:00 is 19:00:1x UTC the day before, as is
+  // 14:00:1x-05:00. Without them the rows would span ten hours, not 33 seconds.
+  std::string rows;
+  for (int i = 0; i < 4; ++i)
+    rows += fmt::format("2024-05-10 00:00:1{0}+05:00,100,50\n2024-05-09 19:00:2{0}Z,100,50\n2024-05-09 14:00:3{0}-05:00,100,50\n", i);
+  std::string zones = temp_file("zones.csv", head + rows);
+  const auto z = serve(zones);
+  REQUIRE(z.exit_code == 0);
+  CHECK(json::parse(z.out)["traffic"]["requests_per_second"].get<double>() == doctest::Approx(11.0 / 23));
+  // A year mistyped in one row spans years: refused, naming that row's line.
+  std::string typo = temp_file("typo.csv", head + ten + "999999999,100,50\n");
+  auto t = serve(typo);
+  CHECK(t.exit_code == 2);
+  CHECK(t.err.find(typo + ":12:1: key 'TIMESTAMP': the arrivals span") != std::string::npos);
+  // A length file from a spreadsheet may start with a byte-order mark.
+  std::string lengths = temp_file("lengths.txt", "\xEF\xBB\xBF" "100\n300\n");
+  CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 2 --requests 20 --prompt-dist file:" + lengths)
+            .exit_code == 0);
+  for (const auto& f : {quoted, quoted_good, doubled, extra, feb30, negative, zones, typo, lengths}) std::filesystem::remove(f);
+}
+
 TEST_CASE("serve exits 3 when no layout meets the targets") {
   // A 1 ms time per output token is beyond any single H100 layout for a 70B model.
   auto r = run_hwplan("serve --model llama-3-70b --device h100-sxm --rate 1 --tpot-p95 0.001 --requests 100");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -54,23 +55,46 @@ long long days_from_civil(long long y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<long long>(doe) - 719468;
 }
 
-// Seconds, or "YYYY-MM-DD HH:MM:SS[.fraction]" (the Azure traces' TIMESTAMP; a 'T' separator and a trailing
-// time-zone offset or 'Z' are accepted and the offset ignored: only differences matter).
+bool leap(long long y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+// Seconds (not negative), or "YYYY-MM-DD HH:MM:SS[.fraction]" (the Azure traces' TIMESTAMP; a 'T' separator is
+// accepted), with an optional time-zone offset ("Z", "+HH:MM", "-HH:MM", "+HHMM") that is applied: rows in different
+// zones are put on one clock. A date that does not exist (February 30) is not a time.
 std::optional<double> parse_time(const std::string& t) {
-  if (auto v = parse_number(t)) return v;
+  if (auto v = parse_number(t)) {
+    if (*v < 0) return std::nullopt;
+    return v;
+  }
   int y = 0, mo = 0, d = 0, h = 0, mi = 0;
   char sep = 0;
   int consumed = 0;
   if (std::sscanf(t.c_str(), "%4d-%2d-%2d%c%2d:%2d:%n", &y, &mo, &d, &sep, &h, &mi, &consumed) < 6 || consumed == 0)
     return std::nullopt;
-  if ((sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59) return std::nullopt;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if ((sep != ' ' && sep != 'T') || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59) return std::nullopt;
+  if (d > kDays[mo - 1] + (mo == 2 && leap(y) ? 1 : 0)) return std::nullopt;
   std::string rest = t.substr(static_cast<size_t>(consumed));
-  size_t end = rest.find_first_of("+Z");
-  if (end != std::string::npos) rest = rest.substr(0, end);
+  double offset = 0;  // seconds east of UTC
+  size_t zone = rest.find_first_of("+-Z");
+  if (zone != std::string::npos) {
+    const std::string z = rest.substr(zone);
+    rest = rest.substr(0, zone);
+    if (z != "Z") {
+      int oh = 0, om = 0;
+      const std::string digits = z.substr(1);
+      if (digits.size() == 5 && digits[2] == ':' ? std::sscanf(digits.c_str(), "%2d:%2d", &oh, &om) != 2
+          : digits.size() == 4                   ? std::sscanf(digits.c_str(), "%2d%2d", &oh, &om) != 2
+          : digits.size() == 2                   ? std::sscanf(digits.c_str(), "%2d", &oh) != 1
+                                                 : true)
+        return std::nullopt;
+      if (oh > 14 || om > 59) return std::nullopt;
+      offset = (z[0] == '-' ? -1 : 1) * (oh * 3600.0 + om * 60.0);
+    }
+  }
   auto s = parse_number(rest);
   if (!s || *s < 0 || *s >= 61) return std::nullopt;
   return static_cast<double>(days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d))) * 86400 + h * 3600 +
-         mi * 60 + *s;
+         mi * 60 + *s - offset;
 }
 
 long long tokens(const std::string& text, const SourceLocation& where, const std::string& key, long long min) {
@@ -82,12 +106,27 @@ long long tokens(const std::string& text, const SourceLocation& where, const std
   return static_cast<long long>(*v);
 }
 
-void finish(std::vector<serve::TraceRow>& rows, const std::string& file) {
+// The longest a trace may span: the public Azure LLM inference traces cover an hour (2023) and a week (2024); a month
+// is room for any real capture, while a typo in one timestamp (a year off, seconds where milliseconds were meant)
+// spans years and would turn the whole run into one request every few days.
+constexpr double kMaxTraceSpanSeconds = 31 * 86400.0;
+
+void finish(std::vector<serve::TraceRow>& rows, const std::string& file, const std::string& arrival_key = "timestamp") {
   if (rows.empty()) throw InputError({file, 0, 0}, "", "the trace has no requests");
   if (rows.front().has_arrival) {
     std::stable_sort(rows.begin(), rows.end(),
                      [](const serve::TraceRow& a, const serve::TraceRow& b) { return a.arrival_seconds < b.arrival_seconds; });
     const double t0 = rows.front().arrival_seconds;
+    const double span = rows.back().arrival_seconds - t0;
+    if (span > kMaxTraceSpanSeconds) {
+      const auto& last = rows.back();
+      char days[32];
+      std::snprintf(days, sizeof days, "%.4g", span / 86400);
+      throw InputError({file, last.line, last.line > 0 ? 1 : 0}, arrival_key,
+                       std::string("the arrivals span ") + days +
+                           " days, more than the 31 a trace may cover: a mistyped time? (the latest arrival " +
+                           (last.line > 0 ? "is on this line)" : "is the last row after sorting)"));
+    }
     for (auto& r : rows) r.arrival_seconds -= t0;
   }
 }
@@ -97,12 +136,46 @@ std::vector<serve::TraceRow> parse_csv(std::istream& in, const std::string& file
   int line_no = 0;
   std::vector<std::string> header;
   int arrival = -1, prompt = -1, output = -1;
-  auto split = [](const std::string& l) {
+  // RFC 4180 cells: a field in double quotes may hold commas, and "" inside it is one quote. Each cell's 1-based
+  // column is kept for the messages.
+  std::vector<int> starts;
+  auto split = [&](const std::string& l) {
     std::vector<std::string> cells;
-    std::stringstream ss(l);
-    std::string cell;
-    while (std::getline(ss, cell, ',')) cells.push_back(trim(cell));
-    if (!l.empty() && l.back() == ',') cells.push_back("");
+    starts.clear();
+    size_t i = 0;
+    while (true) {
+      starts.push_back(static_cast<int>(i) + 1);
+      std::string cell;
+      while (i < l.size() && (l[i] == ' ' || l[i] == '\t')) ++i;
+      if (i < l.size() && l[i] == '"') {
+        ++i;
+        bool closed = false;
+        while (i < l.size()) {
+          if (l[i] == '"') {
+            if (i + 1 < l.size() && l[i + 1] == '"') {
+              cell += '"';
+              i += 2;
+              continue;
+            }
+            closed = true;
+            ++i;
+            break;
+          }
+          cell += l[i++];
+        }
+        if (!closed) throw InputError({file, line_no, starts.back()}, "", "a quoted field is not closed on its line");
+        while (i < l.size() && l[i] != ',') {
+          if (l[i] != ' ' && l[i] != '\t' && l[i] != '\r')
+            throw InputError({file, line_no, static_cast<int>(i) + 1}, "", "text after a quoted field's closing quote");
+          ++i;
+        }
+      } else {
+        while (i < l.size() && l[i] != ',') cell += l[i++];
+      }
+      cells.push_back(trim(cell));
+      if (i >= l.size()) break;
+      ++i;  // the comma
+    }
     return cells;
   };
   while (std::getline(in, line)) {
@@ -126,11 +199,14 @@ std::vector<serve::TraceRow> parse_csv(std::istream& in, const std::string& file
     if (rows.size() >= kMaxRows) throw InputError({file, line_no, 1}, "", "more than 10,000,000 requests");
     auto cells = split(line);
     // Column of a cell, 1-based, for the message.
-    auto column = [&](int index) {
-      int col = 1;
-      for (int i = 0; i < index && i < static_cast<int>(cells.size()); ++i) col += static_cast<int>(cells[static_cast<size_t>(i)].size()) + 1;
-      return col;
-    };
+    auto column = [&](int index) { return index < static_cast<int>(starts.size()) ? starts[static_cast<size_t>(index)] : 1; };
+    // More cells than the header names (a comma inside an unquoted field?): which value is whose is not known.
+    size_t filled = cells.size();
+    while (filled > header.size() && cells[filled - 1].empty()) --filled;
+    if (filled > header.size())
+      throw InputError({file, line_no, column(static_cast<int>(header.size()))}, "",
+                       "the row has " + std::to_string(cells.size()) + " columns, the header " + std::to_string(header.size()) +
+                           " (a field with a comma must be in double quotes)");
     auto cell = [&](int index, const std::string& key) -> const std::string& {
       if (index >= static_cast<int>(cells.size()))
         throw InputError({file, line_no, static_cast<int>(line.size()) + 1}, key,
@@ -139,6 +215,7 @@ std::vector<serve::TraceRow> parse_csv(std::istream& in, const std::string& file
       return cells[static_cast<size_t>(index)];
     };
     serve::TraceRow r;
+    r.line = line_no;
     const std::string& pk = header[static_cast<size_t>(prompt)];
     const std::string& ok = header[static_cast<size_t>(output)];
     r.prompt_tokens = tokens(cell(prompt, pk), {file, line_no, column(prompt)}, pk, 1);
@@ -147,12 +224,12 @@ std::vector<serve::TraceRow> parse_csv(std::istream& in, const std::string& file
     if (arrival >= 0) {
       const std::string& ak = header[static_cast<size_t>(arrival)];
       auto t = parse_time(cell(arrival, ak));
-      if (!t) throw InputError({file, line_no, column(arrival)}, ak, "'" + cell(arrival, ak) + "' is not a time (seconds or YYYY-MM-DD HH:MM:SS)");
+      if (!t) throw InputError({file, line_no, column(arrival)}, ak, "'" + cell(arrival, ak) + "' is not a time (seconds, not negative, or a real date YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM])");
       r.arrival_seconds = *t;
     }
     rows.push_back(r);
   }
-  finish(rows, file);
+  finish(rows, file, arrival >= 0 ? header[static_cast<size_t>(arrival)] : "timestamp");
   return rows;
 }
 
@@ -175,7 +252,7 @@ serve::TraceRow json_row(const nlohmann::json& j, const SourceLocation& where) {
       have_output = true;
     } else {
       auto t = parse_time(text);
-      if (!t) throw InputError(where, key, "'" + text + "' is not a time (seconds or YYYY-MM-DD HH:MM:SS)");
+      if (!t) throw InputError(where, key, "'" + text + "' is not a time (seconds, not negative, or a real date YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM|-HH:MM])");
       r.arrival_seconds = *t;
       r.has_arrival = true;
     }
@@ -240,6 +317,7 @@ std::vector<serve::TraceRow> parse_trace(const std::string& raw, const std::stri
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded()) throw InputError({file, line_no, 1}, "", "not a JSON object");
     serve::TraceRow r = json_row(j, {file, line_no, 1});
+    r.line = line_no;
     if (arrivals && *arrivals != r.has_arrival)
       throw InputError({file, line_no, 1}, "timestamp", "some rows have an arrival time and some do not");
     arrivals = r.has_arrival;
@@ -265,6 +343,8 @@ std::vector<long long> load_lengths(const std::string& path) {
   int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
+    // A UTF-8 byte-order mark (a spreadsheet's export) is not part of the first length.
+    if (line_no == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line = line.substr(3);
     std::string t = trim(line.substr(0, line.find('#')));
     if (t.empty()) continue;
     if (out.size() >= kMaxRows) throw InputError({path, line_no, 1}, "", "more than 10,000,000 lengths");

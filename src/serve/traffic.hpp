@@ -37,6 +37,7 @@ struct TraceRow {
   long long prompt_tokens = 1;
   long long output_tokens = 1;
   bool has_arrival = true;
+  int line = 0;  // the file line it was read from (0: a JSON document's element), for messages
 };
 
 struct Traffic {
