@@ -201,9 +201,13 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
       r.gemm_efficiency = sgemm_fraction(device);
     }
   } else {
-    // Matrix units in the effective format (a fallback or an emulation divides the peak by its passes).
+    // Matrix units in the effective format (a fallback or an emulation divides the peak by its passes). A 16-bit
+    // format whose peak is no higher than the fp32 vector peak has no matrix units behind it: it runs on the vector ALUs
+    // (the P100's fp16 with fp32 accumulation, Apple GPUs' simdgroup matrices), whose kernels tile without the
+    // 16-row MMA granularity, so a batch of 17 is not priced as two padded tensor-core tiles.
     r.matrix_flops = device.peak(choice.effective) / choice.passes;
-    r.tensor_cores = true;
+    const bool half = choice.effective == Precision::kFp16 || choice.effective == Precision::kBf16;
+    r.tensor_cores = !half || r.matrix_flops > 1.05 * device.peak(Precision::kFp32);
     r.gemm_efficiency = assumptions().unmeasured_tensor_gemm_efficiency;
     r.gemm_efficiency_assumed = true;
   }

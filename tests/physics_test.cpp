@@ -342,3 +342,22 @@ TEST_CASE("pipeline activations: stage k holds min(pp - k, micro-batches) micro-
   const double one_stage = training_memory(m, params, d, w, p).activations;
   CHECK(one_stage > 126 * layer_activation_bytes(m, w, p, 1));
 }
+
+TEST_CASE("a 16-bit format with no matrix units behind it is not priced as padded tensor-core tiles") {
+  // Apple GPUs' fp16 peak is their fp32 peak (simdgroup matrices on the ALUs): one more sequence in a decode batch
+  // costs about one more sequence, not a second padded 16-row tile. (Before: 54.9 ms at 16, 99.2 ms at 17.)
+  auto tpot = [](int batch) {
+    return nlohmann::json::parse(::hwplan::test::run_hwplan("estimate --model llama-3-8b --device apple-m4-max-gpu --task infer "
+                                                            "--format json --batch " + std::to_string(batch)).out)
+        ["inference"]["time_per_output_token_seconds"].get<double>();
+  };
+  double previous = 0, previous_rate = 0;
+  for (int b = 8; b <= 40; ++b) {
+    const double t = tpot(b);
+    CHECK(t >= previous);            // a larger batch never takes less time a step
+    CHECK(t < previous * 1.15 + (previous == 0 ? 1 : 0));  // nor jumps
+    CHECK(b / t >= previous_rate * 0.9);  // and its tokens/s does not fall by more than a tile edge's
+    previous = t;
+    previous_rate = b / t;
+  }
+}
