@@ -236,6 +236,8 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
   }
   r.clock_fraction = clock;
   r.nhwc_convolutions = device.vendor == "nvidia";
+  r.fused_dequant_gemm = device.vendor == "nvidia" && device.architecture_family != "pascal" &&
+                         device.architecture_family != "volta" && device.architecture_family != "turing";
   // FlashAttention-2, PyTorch SDPA's flash backend, xformers and Triton kernels use the warp-level mma.sync of
   // Ampere; Hopper's full rate needs wgmma issued asynchronously from TMA-fed shared memory (FlashAttention-3,
   // cuDNN), and datacenter Blackwell's its tcgen05 MMA. Consumer Blackwell (GB20x) has neither: mma.sync is native.
@@ -316,6 +318,17 @@ double gemm_seconds(const DeviceRates& r, double m, double n, double k, double b
   double flops = 2 * m * n * k * batch;
   double bytes = (m * k * e + k * n * we + m * n * e) * batch;
   double eff = std::max(1e-3, gemm_efficiency(r, m, n, k, batch));
+  // Weight-only quantized weights at decode-sized M run fused dequantize-and-multiply kernels built for it (Marlin,
+  // the int4 kernel vLLM, SGLang and TensorRT-LLM-class engines use on Ampere and later): each weight tile is read
+  // once for all rows, activations stay in L2 and registers, and the tensor cores run at the rate a large GEMM gets,
+  // on the rows padded to the 16-row MMA (NVIDIA from Ampere on: the kernels need compute capability 8.0). Its README: "close to ideal (4x) speedups up to batchsizes of 16-32 tokens"
+  // (IST-DASLab/marlin); priced with the skinny tile of a 16-bit GEMM, an int4 decode step of 17-32 sequences came
+  // out compute-bound at nearly twice the step of 16. At larger M the padding vanishes and this is the large-GEMM
+  // rate the tiles give anyway.
+  if (we < e && r.tensor_cores && r.fused_dequant_gemm && !r.gemm_curve) {
+    const double padded = std::ceil(m / 16) * 16;
+    eff = std::max(eff, r.gemm_efficiency * m / padded * k / (k + 32.0));
+  }
   double rate = r.matrix_flops * eff;
   // A skinny GEMM (decode, M of a few rows) wastes most of a tensor-core tile; GEMV kernels run it on the
   // FP32 vector units instead when that is faster.

@@ -35,6 +35,9 @@ struct DeviceRates {
   // Fused attention on a GPU without FlashAttention-2 (NVIDIA before Ampere): the memory-efficient kernel's rate / FA2's.
   double fused_attention_fraction = 1.0;
   double clock_fraction = 1.0;        // sustained / boost clock under dense GEMMs
+  // Fused dequantize-and-multiply kernels for weight-only quantized GEMMs that keep the tensor cores at the large-GEMM
+  // rate at decode-sized M (Marlin and its successors: NVIDIA, compute capability 8.0 and later).
+  bool fused_dequant_gemm = false;
   bool gemm_efficiency_assumed = false;  // no published GEMM measurement: the conservative default was used
   // No published measurement of this device: its large-GEMM fraction is a measured sibling's at this device's power
   // budget (the sibling's id; empty otherwise). Device::sibling_matmul_fraction says how.
