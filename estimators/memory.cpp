@@ -239,13 +239,17 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   if (lora) m.weights += trainable * 2;  // adapters in bf16/fp16 (fp32 when training in fp32)
   m.gradients = trainable * grad_bytes / zero_grads;
   m.optimizer = trainable * opt_bytes / zero_opt;
-  // ZeRO-3's gathered (full) parameters: the layer being computed and the prefetched next one (FSDP's units), or
+  // ZeRO-3's gathered (full) parameters: the layer being computed and the prefetched next one (FSDP's units; a
+  // network given without layers, a CNN, is wrapped whole), or
   // as many as the stack keeps resident (DeepSpeed: up to stage3_max_live_parameters, whatever the layer size; a
   // single tensor above the cap, such as a large vocabulary's embedding, is still gathered whole).
   const double largest_tensor = model.is_transformer() ? std::max(params.embedding, params.output) / tp : 0;
   const double gathered = st.zero3_live_parameters > 0
                               ? std::min(stage_params, std::max(st.zero3_live_parameters, largest_tensor))
-                              : 2 * (model.is_transformer() ? params.layer_total() / tp : stage_params);
+                              : model.is_transformer() ? 2 * params.layer_total() / tp
+                                                       // A network without layers to wrap is one FSDP unit: the
+                                                       // whole model gathered once (sharding then saves nothing).
+                                                       : stage_params;
   if (plan.zero >= 3) m.weights += gathered * weight_bytes;
   if (plan.offload == Offload::kOptimizer || plan.offload == Offload::kParams) {
     m.host_bytes += m.optimizer;

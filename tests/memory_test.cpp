@@ -291,3 +291,16 @@ TEST_CASE("inference replicas that never talk to each other carry no communicati
   CHECK(memory("--count 2 --tp 2")["runtime_detail"]["workspace"].get<double>() >
         memory("--count 8 --tp 1")["runtime_detail"]["workspace"].get<double>());
 }
+
+TEST_CASE("a network without layers to wrap is one FSDP unit: ZeRO-3 gathers it once, offloading keeps it once") {
+  auto memory = [](const std::string& plan) {
+    return nlohmann::json::parse(::hwplan::test::run_hwplan("estimate --model vgg16 --device h100-sxm --count 8 --dp 8 --batch 1 "
+                                                            "--format json " + plan).out)["memory"];
+  };
+  const double zero2 = memory("--zero 2")["breakdown"]["weights"].get<double>();
+  // The shard plus the whole model gathered (not the model twice): 1 + 1/8 of it.
+  CHECK(memory("--zero 3")["breakdown"]["weights"].get<double>() == doctest::Approx(zero2 * (1 + 1.0 / 8)));
+  // Offloading the parameters keeps the gathered model on the device: never more than not offloading.
+  CHECK(memory("--zero 1 --offload params")["per_device_bytes"].get<double>() <=
+        memory("--zero 1")["per_device_bytes"].get<double>());
+}
