@@ -1304,3 +1304,15 @@ TEST_CASE("serve prices a prefill with eager attention or unfused kernels as est
     CHECK(ej["inference"]["served_time_to_first_token_seconds"].get<double>() == ::hwplan::test::approx(served).epsilon(0.01));
   }
 }
+
+TEST_CASE("serve on a given count tries every pipeline depth that splits it, not only powers of two") {
+  // Llama 3 70B does not fit one H100 and its 64 heads do not split three ways: three devices serve it as a pipeline
+  // of three, and the answer describes the count given.
+  auto r = run_hwplan("serve --model llama-3-70b --device h100-sxm --concurrency 16 --prompt 1000 --generate 200 --count 3 "
+                      "--requests 50 --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto j = json::parse(r.out);
+  CHECK(j["serve"]["devices_total"] == 3);
+  CHECK(j["serve"]["layout"]["tp"] == 1);
+  CHECK(j["serve"]["layout"]["pp"] == 3);
+}

@@ -112,9 +112,16 @@ std::vector<std::pair<int, int>> layout_candidates(const ServeSpec& o, const Mod
   }
   for (int tp : tps) out.push_back({tp, 1});
   if (!tps.empty() && m.is_transformer()) {
-    const int tp = tps.back();
-    for (int pp = 2; pp <= 8 && pp <= m.total_layers(); pp *= 2)
-      if (search || o.workload.count % (static_cast<long long>(tp) * pp) == 0) out.push_back({tp, pp});
+    if (search) {
+      const int tp = tps.back();
+      for (int pp = 2; pp <= 8 && pp <= m.total_layers(); pp *= 2) out.push_back({tp, pp});
+    } else {
+      // The devices given: every pipeline depth that splits them into whole replicas, not only powers of two (three
+      // devices serve a model too large for one as a pipeline of three when its heads do not split three ways).
+      for (int tp : tps)
+        for (long long pp = 2; pp <= std::min<long long>(o.workload.count / tp, 64) && pp <= m.total_layers(); ++pp)
+          if (o.workload.count % (tp * pp) == 0) out.push_back({tp, static_cast<int>(pp)});
+    }
   }
   return out;
 }
