@@ -1316,3 +1316,14 @@ TEST_CASE("serve on a given count tries every pipeline depth that splits it, not
   CHECK(j["serve"]["layout"]["tp"] == 1);
   CHECK(j["serve"]["layout"]["pp"] == 3);
 }
+
+TEST_CASE("serve: an explicit Poisson arrival with a burstiness is a conflict, and a closed loop's names the flag given") {
+  const std::string base = "serve --model llama-3-8b --device h100-sxm --requests 20 ";
+  auto poisson = run_hwplan(base + "--rate 5 --arrival poisson --burstiness 2");
+  CHECK(poisson.exit_code == 2);
+  CHECK(poisson.err.find("key '--burstiness'") != std::string::npos);
+  CHECK(run_hwplan(base + "--rate 5 --burstiness 2").exit_code == 0);  // burstiness alone: gamma arrivals
+  auto closed = run_hwplan(base + "--concurrency 4 --arrival gamma");
+  CHECK(closed.exit_code == 2);
+  CHECK(closed.err.find("key '--arrival'") != std::string::npos);
+}

@@ -265,6 +265,13 @@ def test_serve_input_errors_have_the_cli_message(kwargs):
     assert stderr.splitlines()[0] == "hwplan: error: " + str(e.value)
 
 
+def test_serve_switches_take_bools_as_every_on_off_flag_does():
+    base = dict(model="llama-3-8b", device="h100-sxm", rate=2, prompt=2000, generate=100, requests=100)
+    assert hwplan.serve(**base, chunked_prefill=False) == hwplan.serve(**base, chunked_prefill="off")
+    assert hwplan.serve(**base, separate_prefill=True) == hwplan.serve(**base, separate_prefill="on")
+    assert hwplan.serve(**base, chunked_prefill=False) != hwplan.serve(**base, chunked_prefill=True)
+
+
 TCOS = [
     dict(model="llama-3-70b", device="h100-sxm", count=8, task="infer", batch=32, utilization=0.3),
     dict(model="llama-2-7b", device="rtx-4090", task="lora", batch=1, seq=1024, recompute="full", tokens="1e8", years=2),

@@ -15,7 +15,9 @@ void describe_serving_engines(CLI::App& app) {
 void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   o.workload.task = "infer";
   a.add_option("--rate", o.rate, "Requests per second (open loop, all replicas)");
-  a.add_option("--arrival", o.arrival, "Arrival process with --rate: poisson | gamma")->capture_default_str();
+  a.add_option("--arrival", o.arrival, "Arrival process with --rate: poisson | gamma")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.arrival_given = true; });
   a.add_option("--burstiness", o.burstiness, "Coefficient of variation of the inter-arrival times (gamma arrivals; 1 = Poisson)");
   a.add_option("--concurrency", o.concurrency, "Concurrent clients (closed loop, all replicas)");
   a.add_option("--trace", o.trace, "Request trace, CSV or JSONL")->type_name("FILE");

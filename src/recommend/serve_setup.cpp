@@ -64,8 +64,14 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
     e.request_overhead_seconds = *o.request_overhead_ms / 1000;
   }
   using serve::KvAdmission, serve::KvProfile;
-  if (o.chunked_prefill) e.chunked_prefill = pick<bool>("--chunked-prefill", *o.chunked_prefill, {{"on", true}, {"off", false}});
-  if (o.separate_prefill) e.separate_prefill = pick<bool>("--separate-prefill", *o.separate_prefill, {{"on", true}, {"off", false}});
+  // On/off switches take what the other switches take (cli add_switch): on|true|yes|1, off|false|no|0 (Python's True).
+  auto on_off = [](const std::string& flag, const std::string& v) {
+    if (v == "true" || v == "yes" || v == "1") return true;
+    if (v == "false" || v == "no" || v == "0") return false;
+    return pick<bool>(flag, v, {{"on", true}, {"off", false}});
+  };
+  if (o.chunked_prefill) e.chunked_prefill = on_off("--chunked-prefill", *o.chunked_prefill);
+  if (o.separate_prefill) e.separate_prefill = on_off("--separate-prefill", *o.separate_prefill);
   if (o.preempted_kv) e.keep_preempted_kv = pick<bool>("--preempted-kv", *o.preempted_kv, {{"cached", true}, {"freed", false}});
   if (o.kv_profile) {
     e.kv_profile = pick<KvProfile>("--kv-profile", *o.kv_profile,
@@ -213,7 +219,11 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     t.arrival = o.burstiness || o.arrival == "gamma" ? serve::ArrivalKind::kGamma : serve::ArrivalKind::kPoisson;
     t.burstiness_cv = o.burstiness.value_or(1);
   }
-  if (o.concurrency && (o.burstiness || o.arrival == "gamma")) bad("--burstiness", "applies to open-loop --rate traffic");
+  if (o.concurrency && (o.burstiness || o.arrival == "gamma"))
+    bad(o.burstiness ? "--burstiness" : "--arrival", "applies to open-loop --rate traffic (a closed loop's clients send on "
+                                                     "completion)");
+  if (o.arrival_given && o.arrival == "poisson" && o.burstiness)
+    bad("--burstiness", "Poisson arrivals have a coefficient of variation of 1: --burstiness is for --arrival gamma");
   if (o.trace && (o.burstiness || o.arrival != "poisson"))
     bad(o.burstiness ? "--burstiness" : "--arrival", "the --trace gives the arrivals (or --rate / --concurrency replays its lengths)");
   // Lengths from a distribution or a trace: the longest beyond the model's trained context is said, as estimate says

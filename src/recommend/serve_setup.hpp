@@ -20,6 +20,7 @@ struct ServeSpec {
   WorkloadSpec workload;
   std::optional<double> rate;
   std::string arrival = "poisson";
+  bool arrival_given = false;  // --arrival on the command line (an explicit poisson with --burstiness is a conflict)
   std::optional<double> burstiness;
   std::optional<long long> concurrency;
   std::optional<std::string> trace;
