@@ -683,7 +683,9 @@ TEST_CASE("an open loop the replicas cannot keep up with is overloaded, not met:
                                     "--weights int4 --requests 300 --devices jetson-orin-nano-8gb,h100-sxm --format json").out);
   REQUIRE(rec["candidates"].size() == 2);
   for (const auto& c : rec["candidates"]) {
-    const double per_replica = c["max_rate_per_replica"].get<double>();
+    // Without targets the capacity is the rate a replica saturates at, named as serve names it.
+    CHECK(c["max_rate_per_replica"].is_null());
+    const double per_replica = c["saturated_rate_per_replica"].get<double>();
     CHECK(per_replica * c["replicas"].get<double>() >= 50);
     CHECK(per_replica * (c["replicas"].get<double>() - 1) < 50);
     if (c["device"] == "jetson-orin-nano-8gb") CHECK(c["devices_total"].get<long long>() > 1);
@@ -1326,4 +1328,15 @@ TEST_CASE("serve: an explicit Poisson arrival with a burstiness is a conflict, a
   auto closed = run_hwplan(base + "--concurrency 4 --arrival gamma");
   CHECK(closed.exit_code == 2);
   CHECK(closed.err.find("key '--arrival'") != std::string::npos);
+}
+
+TEST_CASE("recommend --task serve names a closed loop's capacity as clients, as serve does") {
+  const std::string q = "--model llama-3-8b --concurrency 64 --prompt 2000 --generate 300 --ttft-p95 1 --requests 200";
+  const auto rec = json::parse(run_hwplan("recommend --task serve --devices h100-sxm " + q + " --format json").out);
+  REQUIRE(rec["candidates"].size() == 1);
+  const auto& c = rec["candidates"][0];
+  CHECK(c["max_rate_per_replica"].is_null());
+  const auto srv = json::parse(run_hwplan("serve --device h100-sxm " + q + " --format json").out);
+  CHECK(c["max_concurrency_per_replica"] == srv["serve"]["max_concurrency_per_replica"]);
+  CHECK(run_hwplan("recommend --task serve --devices h100-sxm " + q).out.find("max clients per replica") != std::string::npos);
 }

@@ -35,6 +35,7 @@ struct ServeCandidate {
   std::string binding;
   std::vector<std::string> warnings;  // the chosen layout's estimate's (a precision the device lacks, ...)
   std::vector<std::string> price_notes;  // the ranking's price over two years old
+  std::optional<double> saturated_rate;  // open loop: the most one replica sustains, when simulated (serve's field)
 };
 
 ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Device& d, const RecommendSpec& spec) {
@@ -69,6 +70,7 @@ ServeCandidate evaluate(const io::Registry& registry, ServeOptions s, const Devi
     for (auto& w : estimate(*setup.layouts[*a.chosen]).warnings)
       if (std::find(c.warnings.begin(), c.warnings.end(), w) == c.warnings.end()) c.warnings.push_back(std::move(w));
     c.at_load = a.at_load;
+    c.saturated_rate = a.saturated_rate_per_replica;
     c.rent_usd = a.usd_per_million_output_tokens;
     c.own_usd = a.own_usd_per_million_output_tokens;
     c.usd = spec.cost_basis == "rent" ? c.rent_usd : c.own_usd;
@@ -188,12 +190,19 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
                       {"own_years", spec.own_years},
                       {"candidates", nlohmann::json::array()}};
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  // The capacity fields as serve names them: a closed loop's is a number of clients, not a rate; without targets an
+  // open loop's is the rate one replica saturates at.
+  const bool closed = sr.first && sr.first->question.load.closed_loop;
+  const bool targets = sr.first && sr.first->question.targets.any();
   for (const auto* c : ranked)
     j["candidates"].push_back({{"device", c->device->id},
                                {"layout", {{"tp", c->layout.tp}, {"pp", c->layout.pp}}},
                                {"replicas", c->layout.replicas},
                                {"devices_total", c->layout.devices},
-                               {"max_rate_per_replica", c->layout.capacity.max_load ? nlohmann::json(*c->layout.capacity.max_load) : nlohmann::json(nullptr)},
+                               {"max_rate_per_replica", !closed && targets ? opt(c->layout.capacity.max_load) : nlohmann::json(nullptr)},
+                               {"max_concurrency_per_replica", closed && targets ? opt(c->layout.capacity.max_load) : nlohmann::json(nullptr)},
+                               {"saturated_rate_per_replica",
+                                !closed && !targets && !c->saturated_rate ? opt(c->layout.capacity.max_load) : opt(c->saturated_rate)},
                                {"ttft_p95_seconds", c->at_load.ttft.p95},
                                {"tpot_p95_seconds", c->at_load.tpot.p95},
                                {"usd_per_million_output_tokens", opt(c->usd)},
@@ -212,7 +221,11 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
 
 report::Table ranking_table(const ServeRanking& sr) {
   report::Table t;
-  t.header = {"#", "device", "tp", "pp", "replicas", "devices", "max req/s per replica", "p95 TTFT ms", "p95 TPOT ms",
+  const bool closed = sr.first && sr.first->question.load.closed_loop;
+  const bool targets = sr.first && sr.first->question.targets.any();
+  t.header = {"#", "device", "tp", "pp", "replicas", "devices",
+              closed ? "max clients per replica" : targets ? "max req/s per replica" : "saturates at req/s per replica",
+              "p95 TTFT ms", "p95 TPOT ms",
               "$/M out tokens (" + sr.basis.basis + ")", "kWh/M out tokens"};
   t.right_align = {true, false, true, true, true, true, true, true, true, true, true};
   for (size_t i = 0; i < sr.ranked.size(); ++i) {
