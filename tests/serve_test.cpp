@@ -1340,3 +1340,14 @@ TEST_CASE("recommend --task serve names a closed loop's capacity as clients, as 
   CHECK(c["max_concurrency_per_replica"] == srv["serve"]["max_concurrency_per_replica"]);
   CHECK(run_hwplan("recommend --task serve --devices h100-sxm " + q).out.find("max clients per replica") != std::string::npos);
 }
+
+TEST_CASE("a lognormal length's mean is that of the whole tokens drawn, at least one each") {
+  auto mean = [](const std::string& dist) {
+    return json::parse(run_hwplan("serve --model llama-3.2-1b --device h100-sxm --rate 2 --requests 50 --prompt 100 "
+                                  "--format json --generate-dist " + dist).out)["traffic"]["mean_output_tokens"].get<double>();
+  };
+  // Monte Carlo of max(round(X), 1) over 2e7 draws: 2.0066 and 3.2874.
+  CHECK(mean("lognormal:2:0.5") == doctest::Approx(2.0066).epsilon(0.002));
+  CHECK(mean("lognormal:3:1.5") == doctest::Approx(3.2874).epsilon(0.003));
+  CHECK(mean("lognormal:221:1.0") == doctest::Approx(221).epsilon(1e-6));  // large means: X's own
+}

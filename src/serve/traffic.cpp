@@ -69,7 +69,24 @@ double LengthDist::average() const {
   switch (kind) {
     case LengthKind::kFixed: return static_cast<double>(fixed);
     case LengthKind::kUniform: return (static_cast<double>(min) + static_cast<double>(max)) / 2;
-    case LengthKind::kLognormal: return mean;
+    case LengthKind::kLognormal: {
+      // The lengths drawn are whole tokens, at least one (draw rounds and clamps them): the mean of those, not X's
+      // own, which a small mean (lognormal:3:1.5, lognormal:1:4) would misstate. Exactly over the first lengths
+      // (each k drawn from [k - 0.5, k + 0.5), every draw below 1.5 as one token), the tail past them as X's own.
+      if (sigma <= 0) return std::max(static_cast<double>(std::llround(mean)), 1.0);
+      const double mu = std::log(mean) - sigma * sigma / 2;
+      auto phi = [](double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); };
+      auto cdf = [&](double x) { return phi((std::log(x) - mu) / sigma); };
+      constexpr int kExact = 4096;
+      double sum = cdf(1.5), below = cdf(1.5);
+      for (int k = 2; k <= kExact; ++k) {
+        const double upto = cdf(k + 0.5);
+        sum += k * (upto - below);
+        below = upto;
+      }
+      // E[X; X >= kExact + 0.5] = mean * P(Z >= z - sigma).
+      return sum + mean * (1 - phi((std::log(kExact + 0.5) - mu) / sigma - sigma));
+    }
     case LengthKind::kEmpirical: {
       double s = 0;
       for (long long v : values) s += static_cast<double>(v);
