@@ -319,13 +319,14 @@ double gemm_seconds(const DeviceRates& r, double m, double n, double k, double b
   double bytes = (m * k * e + k * n * we + m * n * e) * batch;
   double eff = std::max(1e-3, gemm_efficiency(r, m, n, k, batch));
   // Weight-only quantized weights at decode-sized M run fused dequantize-and-multiply kernels built for it (Marlin,
-  // the int4 kernel vLLM, SGLang and TensorRT-LLM-class engines use on Ampere and later): each weight tile is read
-  // once for all rows, activations stay in L2 and registers, and the tensor cores run at the rate a large GEMM gets,
-  // on the rows padded to the 16-row MMA (NVIDIA from Ampere on: the kernels need compute capability 8.0). Its README: "close to ideal (4x) speedups up to batchsizes of 16-32 tokens"
-  // (IST-DASLab/marlin); priced with the skinny tile of a 16-bit GEMM, an int4 decode step of 17-32 sequences came
-  // out compute-bound at nearly twice the step of 16. At larger M the padding vanishes and this is the large-GEMM
-  // rate the tiles give anyway.
-  if (we < e && r.tensor_cores && r.fused_dequant_gemm && !r.gemm_curve) {
+  // the int4 kernel vLLM, SGLang and TensorRT-LLM-class engines use on Ampere and later; not plain Transformers'
+  // bitsandbytes or AutoGPTQ kernels: inference_rates): each weight tile is read once for all rows, activations stay
+  // in L2 and registers, and the tensor cores run at the rate a large GEMM gets, on the rows padded to the 16-row MMA
+  // (NVIDIA from Ampere on: the kernels need compute capability 8.0). Its README: "close to ideal (4x) speedups up
+  // to batchsizes of 16-32 tokens" (IST-DASLab/marlin); priced with the skinny tile of
+  // a 16-bit GEMM, an int4 decode step of 17-32 sequences came out compute-bound at nearly twice the step of 16. Up
+  // to M = 1024; a longer prefill keeps the 16-bit GEMM's tile rate, which the large tiles bring close to it anyway.
+  if (we < e && r.tensor_cores && r.fused_dequant_gemm && !r.gemm_curve && m <= 1024) {
     const double padded = std::ceil(m / 16) * 16;
     eff = std::max(eff, r.gemm_efficiency * m / padded * k / (k + 32.0));
   }

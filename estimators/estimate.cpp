@@ -219,8 +219,6 @@ Estimate estimate(const EstimateInput& in) {
       if (given("quantized-head")) inert.push_back("--quantized-head (the weights are not quantized)");
       if (given("quantized-embedding")) inert.push_back("--quantized-embedding (the weights are not quantized)");
     }
-    if (!e.training && w.stack.cuda_graphs && given("host-kernel-us"))
-      inert.push_back("--host-kernel-us (CUDA graphs replay the steps: no per-kernel host time)");
     for (const auto& f : inert) e.warnings.push_back("no effect here: " + f);
   }
   const bool tensor_convolutions = compute != Precision::kFp32 && r.tensor_cores && r.nhwc_convolutions;

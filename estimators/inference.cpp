@@ -198,6 +198,9 @@ double streamed_parameter_seconds(const EstimateInput& in) {
 DeviceRates inference_rates(const EstimateInput& in) {
   DeviceRates r = device_rates(*in.device, inference_compute_precision(in.workload), in.profile);
   if (in.workload.stack.npu_graph) r.kernel_overhead_seconds = r.memory_bound_kernel_overhead_seconds = 0;
+  // Plain Transformers runs quantized layers through bitsandbytes or AutoGPTQ's batch-1 kernels (see the kernel
+  // counts above), not Marlin-class fused kernels built for batches.
+  if (parse_engine(in.workload.stack.preset) == Engine::kHf) r.fused_dequant_gemm = false;
   return r;
 }
 

@@ -378,4 +378,11 @@ TEST_CASE("int4 decode through a fused dequantizing kernel stays bound by its we
     CHECK(tpot(32) < 1.15 * tpot(16));
     CHECK(tpot(65) < 1.3 * tpot(64));
   }
+  // A long prefill keeps the 16-bit GEMM's rate (no faster than bf16).
+  auto ttft = [](const std::string& extra) {
+    return nlohmann::json::parse(::hwplan::test::run_hwplan("estimate --model llama-3-8b --device a100-80gb-sxm --task infer "
+                                                            "--prompt 2000 --format json " + extra).out)
+        ["inference"]["time_to_first_token_seconds"].get<double>();
+  };
+  CHECK(ttft("--engine vllm --weights int4") >= ttft("--engine vllm --weights bf16") * 0.999);
 }

@@ -649,6 +649,12 @@ Outcome run_query(Query& q) {
                           q.space.global_batch));
   if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
   if (r.found || r.layouts_evaluated > 0) q.input.plan = r.best;
+  // A ZeRO-3 switch the search weighed (it may have steered the plan off ZeRO-3) is not one without effect: only a
+  // ZeRO stage the user fixed makes it inert.
+  if (!q.space.zero)
+    std::erase_if(out.estimate.warnings, [](const std::string& w) {
+      return w.rfind("no effect here: --gather-copy-out", 0) == 0 || w.rfind("no effect here: --zero3-live-params", 0) == 0;
+    });
   out.search = std::move(r);
   return out;
 }
