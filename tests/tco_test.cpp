@@ -187,35 +187,42 @@ TEST_CASE("recommend --own-years ranks on the owned cost of hwplan tco, one basi
   CHECK(test::run_hwplan("recommend --model llama-2-7b --task lora --own-years 0").exit_code == 2);
 }
 
-TEST_CASE("tco times the job on the hosts it costs") {
-  // Eight consumer cards are costed as four two-card desktops: the job is timed on four nodes linked by the network,
-  // as estimate times it with --devices-per-node 2, and the networking between them is costed.
+TEST_CASE("tco says when the hosts it costs are not the nodes the job is timed on") {
+  // Eight consumer cards: timed as one node of eight (as estimate, recommend and a rented pod time them), costed as
+  // four two-card desktops with the 25 GbE between them; the note names the flag that times them as costed.
   const std::string work = "--model 1b --device rtx-4090 --count 8 --task train --seq 2048 --global-batch 256 --tokens 2e10";
   auto t = test::run_hwplan("tco " + work + " --format json");
   REQUIRE(t.exit_code == 0);
   const auto j = nlohmann::json::parse(t.out);
-  const auto e = nlohmann::json::parse(test::run_hwplan("estimate " + work + " --devices-per-node 2 --format json").out);
+  const auto e = nlohmann::json::parse(test::run_hwplan("estimate " + work + " --format json").out);
   CHECK(j["inputs"]["job_hours"].get<double>() == ::hwplan::test::approx(e["time"]["total_seconds"].get<double>() / 3600));
   CHECK(j["tco"]["own"]["network_usd"].get<double>() > 0);
-  CHECK(test::run_hwplan("tco " + work).err.find("timed on the hosts costed: 2 device(s) per host") != std::string::npos);
-  // Hosts of the node's size, or a node given: nothing to reconcile, no note.
-  CHECK(test::run_hwplan("tco " + work + " --devices-per-node 8").err.find("timed on the hosts") == std::string::npos);
+  CHECK(test::run_hwplan("tco " + work).err.find("owned as hosts of 2") != std::string::npos);
+  // Timed as costed: the note's flag gives the estimate of four nodes, and no note.
+  auto hosted = test::run_hwplan("tco " + work + " --devices-per-node 2 --format json");
+  const auto e2 = nlohmann::json::parse(test::run_hwplan("estimate " + work + " --devices-per-node 2 --format json").out);
+  CHECK(nlohmann::json::parse(hosted.out)["inputs"]["job_hours"].get<double>() ==
+        ::hwplan::test::approx(e2["time"]["total_seconds"].get<double>() / 3600));
+  CHECK(test::run_hwplan("tco " + work + " --devices-per-node 2").err.find("owned as hosts of") == std::string::npos);
   CHECK(test::run_hwplan("tco --model 1b --device h100-sxm --count 8 --task train --seq 2048 --global-batch 256 "
-                         "--tokens 2e10").err.find("timed on the hosts") == std::string::npos);
+                         "--tokens 2e10").err.find("owned as hosts of") == std::string::npos);
 }
 
-TEST_CASE("recommend --own-years times and costs owned consumer cards on the hosts hwplan tco costs") {
+TEST_CASE("recommend --own-years costs owned consumer cards as hwplan tco does, and says which hosts") {
   const std::string work = "--model 1b --task train --seq 2048 --global-batch 256 --tokens 2e10";
   const auto r = nlohmann::json::parse(
       test::run_hwplan("recommend " + work + " --own-years 3 --devices rtx-4090 --count 8 --format json").out);
   REQUIRE(r["candidates"].size() == 1);
   const auto& c = r["candidates"][0];
-  // One job over the three years: hwplan tco --jobs 1 on the same devices.
+  // One job over the three years: hwplan tco --jobs 1 on the same devices, the same job time as recommend --rent.
   const auto t = nlohmann::json::parse(
       test::run_hwplan("tco " + work + " --device rtx-4090 --count 8 --jobs 1 --format json").out);
   CHECK(c["total_seconds"].get<double>() / 3600 == ::hwplan::test::approx(t["inputs"]["job_hours"].get<double>()));
   CHECK(c["cost_usd"].get<double>() == ::hwplan::test::approx(t["tco"]["own"]["total_usd"].get<double>()));
+  const auto rent = nlohmann::json::parse(
+      test::run_hwplan("recommend " + work + " --rent --devices rtx-4090 --count 8 --format json").out);
+  CHECK(rent["candidates"][0]["total_seconds"].get<double>() == ::hwplan::test::approx(c["total_seconds"].get<double>()));
   bool said = false;
-  for (const auto& reason : c["reasons"]) said = said || reason.get<std::string>().find("timed on the hosts owned: 2 per host") != std::string::npos;
+  for (const auto& reason : c["reasons"]) said = said || reason.get<std::string>().find("owned as hosts of 2") != std::string::npos;
   CHECK(said);
 }

@@ -80,20 +80,18 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     throw InputError({}, "--rent", "'" + o.rent_basis + "' is not one of: on-demand, reserved");
   const bool node_given = o.workload.devices_per_node_given;
   auto query = std::make_unique<Query>(resolve_query(registry, o.workload));
-  // The hosts that are costed are the nodes the job is timed on: without --devices-per-node, devices spread over
-  // hosts of fewer than the estimate's default node (two cards in a desktop, or --devices-per-host) are timed as
-  // those hosts linked by their network, as estimate --devices-per-node would time them.
-  std::string timed_on_hosts;
+  // The job is timed on the estimate's nodes (--devices-per-node, 8 by default: the same time recommend and estimate
+  // give, and a rented pod's); the hosts owned are costed by their class (two consumer cards to a desktop). Where
+  // those differ, the cost rests on hosts the timing did not assume: said, with the flag that times them as costed.
+  std::string hosts_differ;
   {
     const tco::Inputs hosts = tco::default_inputs(*query->device, query->input.system.count, o.used, o.rent_basis);
     const int per_host = o.devices_per_host.value_or(hosts.devices_per_host);
-    if (!node_given && per_host >= 1 && per_host < o.workload.devices_per_node && query->input.system.count > per_host) {
-      WorkloadOptions on_hosts = o.workload;
-      on_hosts.devices_per_node = per_host;
-      query = std::make_unique<Query>(resolve_query(registry, on_hosts));
-      timed_on_hosts = fmt::format("timed on the hosts costed: {} device(s) per host, linked by the network between "
-                                   "hosts (--devices-per-node sets the node, --devices-per-host the hosts)", per_host);
-    }
+    const long long node = o.workload.devices_per_node;
+    if (!node_given && per_host >= 1 && per_host < node && query->input.system.count > per_host)
+      hosts_differ = fmt::format("timed as nodes of {} devices (estimate's --devices-per-node), owned as hosts of {} "
+                                 "(the {}'s): --devices-per-node {} times the job on the hosts costed, linked by their "
+                                 "network", node, per_host, tco::to_string(tco::host_class_of(*query->device)), per_host);
   }
   Query& q = *query;
   Outcome outcome = run_query(q);
@@ -172,7 +170,7 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     in.utilization = busy / horizon_hours;
   }
   Costed c{&d, in, tco::evaluate(d, in), stale_notes(d, in), std::move(query), std::move(outcome)};
-  if (!timed_on_hosts.empty()) c.notes.push_back(timed_on_hosts);
+  if (!hosts_differ.empty()) c.notes.push_back(hosts_differ);
   // The estimate's warnings (a precision the device lacks, an assumed network or efficiency) change the job's time
   // and so its cost: they travel with the cost, as estimate prints them.
   for (const auto& w : c.outcome.estimate.warnings) c.notes.push_back(w);

@@ -132,9 +132,7 @@ Candidate measure(const Device& d, int count, const Query& query, const Estimate
                : basis == "buy"  ? count * *unit_price
                                  : own_cost_usd(d, count, hours, q.spec.own_years,
                                                 inference ? kInferencePowerFraction : kTrainingPowerFraction,
-                                                q.workload.devices_per_node_given || query.input.system.devices_per_node != q.workload.devices_per_node
-                                                    ? query.input.system.devices_per_node
-                                                    : 0);
+                                                q.workload.devices_per_node_given ? query.input.system.devices_per_node : 0);
   if (needs_port(d) && c.cost_usd >= 0) c.cost_usd += q.spec.porting_cost_usd;
   // The price the cost rests on, when it is old (hwplan tco and serve say the same of theirs).
   if (c.cost_usd >= 0) {
@@ -237,20 +235,8 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
     ++out.configurations;
     Query query;
     try {
-      // Owned devices are costed in the hosts of their class (hwplan tco's model: two consumer cards to a desktop);
-      // without --devices-per-node, more of them than a host holds are timed on those hosts linked by their network,
-      // as hwplan tco times them.
-      const int per_host = tco::host_defaults(tco::host_class_of(d)).devices_per_host;
-      const bool on_hosts = spec.cost_basis == "own" && !w.devices_per_node_given && per_host >= 1 &&
-                            per_host < w.devices_per_node && count > per_host;
-      WorkloadSpec hosted;
-      if (on_hosts) {
-        hosted = w;
-        hosted.devices_per_node = per_host;
-      }
       // A profile applies to the device the user named (--device, its catalog id by now) or the one it measured.
-      query = resolve_query(q.model, d, on_hosts ? hosted : w, count,
-                            w.device == d.id ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
+      query = resolve_query(q.model, d, w, count, w.device == d.id ? ProfileScope::kNamedDevice : ProfileScope::kMeasuredDeviceOnly);
     } catch (const InputError& e) {
       last_reason = e.detail();
       // The smallest count's: its words name no count the user did not give. A count below the layout the user fixed
@@ -303,9 +289,12 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       continue;
     }
     explain(c, d, spec, inference, unit_price);
-    if (spec.cost_basis == "own" && !w.devices_per_node_given && query.input.system.devices_per_node != w.devices_per_node)
-      c.reasons.push_back(fmt::format("timed on the hosts owned: {} per host (hwplan tco's {}), linked by their network",
-                                      query.input.system.devices_per_node, tco::to_string(tco::host_class_of(d))));
+    // Owned hosts of fewer devices than the node the job is timed on (hwplan tco says the same).
+    if (const int per_host = tco::host_defaults(tco::host_class_of(d)).devices_per_host;
+        spec.cost_basis == "own" && !w.devices_per_node_given && per_host < w.devices_per_node && count > per_host)
+      c.reasons.push_back(fmt::format("timed as nodes of {}, owned as hosts of {} (hwplan tco's {}): --devices-per-node {} "
+                                      "times them as owned", w.devices_per_node, per_host,
+                                      tco::to_string(tco::host_class_of(d)), per_host));
     out.feasible.push_back(std::move(c));
   }
   if (out.feasible.empty() && cheapest_over) {
