@@ -497,6 +497,14 @@ TEST_CASE("traces: quoted fields, extra cells, impossible dates, time zones and 
   auto t = serve(typo);
   CHECK(t.exit_code == 2);
   CHECK(t.err.find(typo + ":12:1: key 'TIMESTAMP': the arrivals span") != std::string::npos);
+  // Mistyped early (a year too small), the row named is still the one apart from the rest, not the latest.
+  std::string later;
+  for (int i = 0; i < 10; ++i) later += "2024-05-10 00:00:1" + std::to_string(i) + ",100,50\n";
+  std::string early = temp_file("early.csv", head + "2014-05-10 00:00:10,100,50\n" + later);
+  auto te = serve(early);
+  CHECK(te.exit_code == 2);
+  CHECK(te.err.find(early + ":2:1: key 'TIMESTAMP'") != std::string::npos);
+  std::filesystem::remove(early);
   // A length file from a spreadsheet may start with a byte-order mark.
   std::string lengths = temp_file("lengths.txt", "\xEF\xBB\xBF" "100\n300\n");
   CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 2 --requests 20 --prompt-dist file:" + lengths)

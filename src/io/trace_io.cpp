@@ -119,13 +119,19 @@ void finish(std::vector<serve::TraceRow>& rows, const std::string& file, const s
     const double t0 = rows.front().arrival_seconds;
     const double span = rows.back().arrival_seconds - t0;
     if (span > kMaxTraceSpanSeconds) {
-      const auto& last = rows.back();
+      // The mistyped row is on the short side of the widest gap between consecutive arrivals.
+      size_t gap = 0;
+      for (size_t i = 1; i < rows.size(); ++i)
+        if (rows[i].arrival_seconds - rows[i - 1].arrival_seconds > rows[gap + 1].arrival_seconds - rows[gap].arrival_seconds)
+          gap = i - 1;
+      const serve::TraceRow& odd = gap + 1 < rows.size() - (gap + 1) ? rows[gap] : rows[gap + 1];
       char days[32];
       std::snprintf(days, sizeof days, "%.4g", span / 86400);
-      throw InputError({file, last.line, last.line > 0 ? 1 : 0}, arrival_key,
+      throw InputError({file, odd.line, odd.line > 0 ? 1 : 0}, arrival_key,
                        std::string("the arrivals span ") + days +
-                           " days, more than the 31 a trace may cover: a mistyped time? (the latest arrival " +
-                           (last.line > 0 ? "is on this line)" : "is the last row after sorting)"));
+                           " days, more than the 31 a trace may cover: a mistyped time? (" +
+                           (odd.line > 0 ? "this row's arrival is the one apart from the rest)"
+                                         : "one row's arrival is far from the rest)"));
     }
     for (auto& r : rows) r.arrival_seconds -= t0;
   }
