@@ -198,29 +198,21 @@ Estimate estimate(const EstimateInput& in) {
   const Precision compute = e.training ? w.precision : inference_compute_precision(w);
   const DeviceRates r = device_rates(d, compute, in.profile);
   // The layout changes a CNN's time on tensor cores: say which one was assumed when the user did not.
-  const bool format_set = std::any_of(w.stack.overridden.begin(), w.stack.overridden.end(),
-                                      [](const std::string& o) { return o.rfind("memory-format", 0) == 0; });
+  // Whether a stack switch was given (Stack::overridden lists each as "name value").
+  auto given = [&](const char* name) {
+    return std::any_of(w.stack.overridden.begin(), w.stack.overridden.end(),
+                       [&](const std::string& o) { return o.rfind(name, 0) == 0; });
+  };
+  const bool format_set = given("memory-format");
   if (m.is_transformer() && format_set)
     e.warnings.push_back("--memory-format is the layout of a CNN's activations; " + m.id + " is a transformer: ignored");
-  // Stack switches given where they change nothing: said, so that a flag the user set is never silently inert.
-  {
-    auto given = [&](const char* name) {
-      return std::any_of(w.stack.overridden.begin(), w.stack.overridden.end(),
-                         [&](const std::string& o) { return o.rfind(name, 0) == 0; });
-    };
-    std::vector<std::string> inert;
-    if (e.plan.zero < 3) {
-      if (given("gather-copy-out")) inert.push_back("--gather-copy-out (no ZeRO-3 / full sharding: nothing is gathered)");
-      if (given("zero3-live-params")) inert.push_back("--zero3-live-params (no ZeRO-3 / full sharding in the plan)");
-    }
-    const bool quantized = w.weights && *w.weights != WeightFormat::kFp32 && *w.weights != WeightFormat::kFp16 &&
-                           *w.weights != WeightFormat::kBf16;
-    if (!e.training && !quantized) {
-      if (given("quantized-head")) inert.push_back("--quantized-head (the weights are not quantized)");
-      if (given("quantized-embedding")) inert.push_back("--quantized-embedding (the weights are not quantized)");
-    }
-    for (const auto& f : inert) e.warnings.push_back("no effect here: " + f);
-  }
+  // Stack switches given where they change nothing: said, so that a flag the user set is never silently inert. (The
+  // ZeRO-3 switches are said by the query, which knows whether the user fixed the stage: run_query.)
+  const bool quantized = w.weights && *w.weights != WeightFormat::kFp32 && *w.weights != WeightFormat::kFp16 &&
+                         *w.weights != WeightFormat::kBf16;
+  if (!e.training && !quantized)
+    for (const char* flag : {"quantized-head", "quantized-embedding"})
+      if (given(flag)) e.warnings.push_back(std::string("no effect here: --") + flag + " (the weights are not quantized)");
   const bool tensor_convolutions = compute != Precision::kFp32 && r.tensor_cores && r.nhwc_convolutions;
   if (!m.is_transformer() && !m.convolutions.empty() && !format_set && tensor_convolutions && !w.stack.channels_last)
     e.notes.push_back("activations in NCHW (PyTorch's default): cuDNN transposes them around every tensor-core "

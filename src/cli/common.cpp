@@ -89,9 +89,9 @@ void add_switch(CLI::App& app, const std::string& name, std::optional<bool>& int
   app.add_option_function<std::string>(
          name,
          [&into, name](const std::string& v) {
-           if (v == "on" || v == "true" || v == "yes" || v == "1") into = true;
-           else if (v == "off" || v == "false" || v == "no" || v == "0") into = false;
-           else throw InputError({}, name, "'" + v + "' is not one of: on, off");
+           auto b = parse_on_off(v);
+           if (!b) throw InputError({}, name, "'" + v + "' is not one of: on, off");
+           into = *b;
          },
          help + " (on | off; default: " + default_text + ")")
       ->type_name("on|off");

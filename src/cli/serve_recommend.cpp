@@ -180,6 +180,14 @@ std::string basis_words(const ServeRanking& sr) {
                      sr.own_years);
 }
 
+// What a candidate's capacity counts, as serve names it: a closed loop's clients, an open loop's requests/s within the
+// targets, or without targets the rate one replica saturates at.
+enum class CapacityKind { kClients, kRate, kSaturatedRate };
+CapacityKind capacity_kind(const ServeRanking& sr) {
+  if (sr.first && sr.first->question.load.closed_loop) return CapacityKind::kClients;
+  return sr.first && sr.first->question.targets.any() ? CapacityKind::kRate : CapacityKind::kSaturatedRate;
+}
+
 nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
   const std::vector<ServeCandidate>& results = sr.results;
   const std::vector<const ServeCandidate*>& ranked = sr.ranked;
@@ -190,19 +198,19 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
                       {"own_years", spec.own_years},
                       {"candidates", nlohmann::json::array()}};
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-  // The capacity fields as serve names them: a closed loop's is a number of clients, not a rate; without targets an
-  // open loop's is the rate one replica saturates at.
-  const bool closed = sr.first && sr.first->question.load.closed_loop;
-  const bool targets = sr.first && sr.first->question.targets.any();
+  const CapacityKind kind = capacity_kind(sr);
+  auto capacity = [&](const ServeCandidate& c, CapacityKind k) {
+    return kind == k ? opt(c.layout.capacity.max_load) : nlohmann::json(nullptr);
+  };
   for (const auto* c : ranked)
     j["candidates"].push_back({{"device", c->device->id},
                                {"layout", {{"tp", c->layout.tp}, {"pp", c->layout.pp}}},
                                {"replicas", c->layout.replicas},
                                {"devices_total", c->layout.devices},
-                               {"max_rate_per_replica", !closed && targets ? opt(c->layout.capacity.max_load) : nlohmann::json(nullptr)},
-                               {"max_concurrency_per_replica", closed && targets ? opt(c->layout.capacity.max_load) : nlohmann::json(nullptr)},
+                               {"max_rate_per_replica", capacity(*c, CapacityKind::kRate)},
+                               {"max_concurrency_per_replica", capacity(*c, CapacityKind::kClients)},
                                {"saturated_rate_per_replica",
-                                !closed && !targets && !c->saturated_rate ? opt(c->layout.capacity.max_load) : opt(c->saturated_rate)},
+                                c->saturated_rate ? opt(c->saturated_rate) : capacity(*c, CapacityKind::kSaturatedRate)},
                                {"ttft_p95_seconds", c->at_load.ttft.p95},
                                {"tpot_p95_seconds", c->at_load.tpot.p95},
                                {"usd_per_million_output_tokens", opt(c->usd)},
@@ -221,10 +229,11 @@ nlohmann::json ranking_json(const ServeRanking& sr, const RecommendSpec& spec) {
 
 report::Table ranking_table(const ServeRanking& sr) {
   report::Table t;
-  const bool closed = sr.first && sr.first->question.load.closed_loop;
-  const bool targets = sr.first && sr.first->question.targets.any();
+  const CapacityKind kind = capacity_kind(sr);
   t.header = {"#", "device", "tp", "pp", "replicas", "devices",
-              closed ? "max clients per replica" : targets ? "max req/s per replica" : "saturates at req/s per replica",
+              kind == CapacityKind::kClients ? "max clients per replica"
+              : kind == CapacityKind::kRate  ? "max req/s per replica"
+                                             : "saturates at req/s per replica",
               "p95 TTFT ms", "p95 TPOT ms",
               "$/M out tokens (" + sr.basis.basis + ")", "kWh/M out tokens"};
   t.right_align = {true, false, true, true, true, true, true, true, true, true, true};

@@ -80,19 +80,6 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     throw InputError({}, "--rent", "'" + o.rent_basis + "' is not one of: on-demand, reserved");
   const bool node_given = o.workload.devices_per_node_given;
   auto query = std::make_unique<Query>(resolve_query(registry, o.workload));
-  // The job is timed on the estimate's nodes (--devices-per-node, 8 by default: the same time recommend and estimate
-  // give, and a rented pod's); the hosts owned are costed by their class (two consumer cards to a desktop). Where
-  // those differ, the cost rests on hosts the timing did not assume: said, with the flag that times them as costed.
-  std::string hosts_differ;
-  {
-    const tco::Inputs hosts = tco::default_inputs(*query->device, query->input.system.count, o.used, o.rent_basis);
-    const int per_host = o.devices_per_host.value_or(hosts.devices_per_host);
-    const long long node = o.workload.devices_per_node;
-    if (!node_given && per_host >= 1 && per_host < node && query->input.system.count > per_host)
-      hosts_differ = fmt::format("timed as nodes of {} devices (estimate's --devices-per-node), owned as hosts of {} "
-                                 "(the {}'s): --devices-per-node {} times the job on the hosts costed, linked by their "
-                                 "network", node, per_host, tco::to_string(tco::host_class_of(*query->device)), per_host);
-  }
   Query& q = *query;
   Outcome outcome = run_query(q);
   const Device& d = *q.device;
@@ -125,6 +112,15 @@ Costed cost(const TcoOptions& o, const io::Registry& registry) {
     if (node_given && o.workload.devices_per_node >= 1)
       in.devices_per_host = static_cast<int>(std::min<long long>(o.workload.devices_per_node, 1 << 20));
   }
+  // The job is timed on the estimate's nodes (--devices-per-node, 8 by default: the same time recommend and estimate
+  // give, and a rented pod's); the hosts owned are costed by their class (two consumer cards to a desktop). Where
+  // those differ, the cost rests on hosts the timing did not assume: said, with the flag that times them as costed.
+  std::string hosts_differ;
+  if (!node_given && in.devices_per_host < o.workload.devices_per_node && in.count > in.devices_per_host)
+    hosts_differ = fmt::format("timed as nodes of {} devices (estimate's --devices-per-node), owned as hosts of {} "
+                               "(the {}'s): --devices-per-node {} times the job on the hosts costed, linked by their "
+                               "network", o.workload.devices_per_node, in.devices_per_host,
+                               tco::to_string(tco::host_class_of(d)), in.devices_per_host);
   if (o.resale) {
     if (!(*o.resale >= 0 && *o.resale <= 1)) throw InputError({}, "--resale", "must be a fraction in [0, 1]");
     in.resale_from_curve = false;

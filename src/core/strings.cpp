@@ -152,4 +152,10 @@ std::string binary_size(double bytes) {
   return buf;
 }
 
+std::optional<bool> parse_on_off(std::string_view s) {
+  if (s == "on" || s == "true" || s == "yes" || s == "1") return true;
+  if (s == "off" || s == "false" || s == "no" || s == "0") return false;
+  return std::nullopt;
+}
+
 }  // namespace hwplan

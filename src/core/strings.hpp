@@ -16,6 +16,8 @@ std::optional<std::string> nearest(std::string_view name, const std::vector<std:
 std::optional<double> parse_param_count(std::string_view s);
 // "14d", "36h", "90m", "3600s", "2w" -> seconds.
 std::optional<double> parse_duration_seconds(std::string_view s);
+// An on/off switch's value: on|true|yes|1, off|false|no|0 (the CLI's switches and Python's booleans); else none.
+std::optional<bool> parse_on_off(std::string_view s);
 // Human-readable forms for reports.
 std::string human_bytes(double bytes);       // GiB with one decimal, MiB below 1 GiB
 std::string human_seconds(double seconds);   // us / ms / s / min / h / days

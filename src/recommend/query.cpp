@@ -627,6 +627,21 @@ Query resolve_query(const Model& model, const Device& device, const WorkloadSpec
   return q;
 }
 
+namespace {
+// ZeRO-3 switches given to a plan without ZeRO-3 change nothing, where the plan's stage is the user's (a plan given
+// whole, or a --zero fixed): where the search chose the stage, the switch may have steered it off ZeRO-3.
+void add_inert_zero3_warnings(const Query& q, Estimate& e) {
+  if (e.plan.zero >= 3 || (q.search && !q.space.zero)) return;
+  const auto& set = q.input.workload.stack.overridden;
+  auto given = [&](const char* name) {
+    return std::any_of(set.begin(), set.end(), [&](const std::string& o) { return o.rfind(name, 0) == 0; });
+  };
+  if (given("gather-copy-out"))
+    e.warnings.push_back("no effect here: --gather-copy-out (no ZeRO-3 / full sharding: nothing is gathered)");
+  if (given("zero3-live-params")) e.warnings.push_back("no effect here: --zero3-live-params (no ZeRO-3 / full sharding in the plan)");
+}
+}  // namespace
+
 Outcome run_query(Query& q) {
   Outcome out;
   q.input.model = &q.model;
@@ -634,6 +649,7 @@ Outcome run_query(Query& q) {
   if (!q.search) {
     out.estimate = estimate(q.input);
     if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
+    add_inert_zero3_warnings(q, out.estimate);
     return out;
   }
   SearchResult r = search_layouts(q.input, q.space);
@@ -649,12 +665,7 @@ Outcome run_query(Query& q) {
                           q.space.global_batch));
   if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
   if (r.found || r.layouts_evaluated > 0) q.input.plan = r.best;
-  // A ZeRO-3 switch the search weighed (it may have steered the plan off ZeRO-3) is not one without effect: only a
-  // ZeRO stage the user fixed makes it inert.
-  if (!q.space.zero)
-    std::erase_if(out.estimate.warnings, [](const std::string& w) {
-      return w.rfind("no effect here: --gather-copy-out", 0) == 0 || w.rfind("no effect here: --zero3-live-params", 0) == 0;
-    });
+  add_inert_zero3_warnings(q, out.estimate);
   out.search = std::move(r);
   return out;
 }

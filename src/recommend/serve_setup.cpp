@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/strings.hpp"
 #include "estimators/comm.hpp"
 #include "estimators/estimate.hpp"
 #include "estimators/stack.hpp"
@@ -64,11 +65,10 @@ serve::EngineConfig engine_config(const ServeSpec& o, Engine engine, const Devic
     e.request_overhead_seconds = *o.request_overhead_ms / 1000;
   }
   using serve::KvAdmission, serve::KvProfile;
-  // On/off switches take what the other switches take (cli add_switch): on|true|yes|1, off|false|no|0 (Python's True).
+  // On/off switches take what the other switches take (parse_on_off: Python's booleans too).
   auto on_off = [](const std::string& flag, const std::string& v) {
-    if (v == "true" || v == "yes" || v == "1") return true;
-    if (v == "false" || v == "no" || v == "0") return false;
-    return pick<bool>(flag, v, {{"on", true}, {"off", false}});
+    if (auto b = parse_on_off(v)) return *b;
+    bad(flag, "'" + v + "' is not one of: on, off");
   };
   if (o.chunked_prefill) e.chunked_prefill = on_off("--chunked-prefill", *o.chunked_prefill);
   if (o.separate_prefill) e.separate_prefill = on_off("--separate-prefill", *o.separate_prefill);
