@@ -366,8 +366,10 @@ TEST_CASE("traces: Azure and vLLM column names, datetimes, and rows sorted by ar
                             "bench.jsonl");
   REQUIRE(jl.size() == 2);
   CHECK(jl[0].prompt_tokens == 7);
-  auto result = io::parse_trace("{\"input_lens\": [10, 20, 30], \"output_lens\": [5, 0, 7], \"ttfts\": [0.1, 0.2, 0.3]}", "result.json");
-  REQUIRE(result.size() == 2);  // the failed request (output 0) is skipped
+  long long failed = -1;
+  auto result = io::parse_trace("{\"input_lens\": [10, 20, 30], \"output_lens\": [5, 0, 7], \"ttfts\": [0.1, 0.2, 0.3]}", "result.json", &failed);
+  REQUIRE(result.size() == 2);  // the failed request (output 0) is skipped, and counted
+  CHECK(failed == 1);
   CHECK_FALSE(result[0].has_arrival);
   CHECK_THROWS_AS(io::parse_trace("a,b\n1,2\n", "x.csv"), InputError);
 }
@@ -445,6 +447,14 @@ TEST_CASE("serve: bad trace rows and bad flags exit 2 naming file:line") {
                                            "2023-11-16 18:15:46.5,1200,100\n2023-11-16 18:15:47.2,80,300\n");
   auto g = run_hwplan("serve --model llama-3-8b --device h100-sxm --trace " + good + " --requests 60 --format json");
   CHECK(g.exit_code == 0);
+
+  // A vLLM benchmark result's failed requests (output 0) are left out, and the output says how many.
+  std::string result = temp_file("result.json", R"({"input_lens": [200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200],
+                                                    "output_lens": [100, 100, 0, 100, 100, 100, 100, 100, 100, 100, 100, 0]})");
+  auto v = run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 2 --trace " + result + " --format json");
+  CHECK(v.exit_code == 0);
+  CHECK(v.out.find("2 of " + result + "'s 12 requests failed in the benchmark") != std::string::npos);
+  std::filesystem::remove(result);
 
   CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm").exit_code == 2);  // no traffic
   CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm --rate 5 --concurrency 4").exit_code == 2);

@@ -270,7 +270,8 @@ serve::TraceRow json_row(const nlohmann::json& j, const SourceLocation& where) {
 
 }  // namespace
 
-std::vector<serve::TraceRow> parse_trace(const std::string& raw, const std::string& file) {
+std::vector<serve::TraceRow> parse_trace(const std::string& raw, const std::string& file, long long* failed) {
+  if (failed) *failed = 0;
   // A UTF-8 byte-order mark (spreadsheet exports) is not part of the first column's name.
   const std::string text = raw.rfind("\xEF\xBB\xBF", 0) == 0 ? raw.substr(3) : raw;
   size_t first = text.find_first_not_of(" \t\r\n");
@@ -303,7 +304,10 @@ std::vector<serve::TraceRow> parse_trace(const std::string& raw, const std::stri
         r.has_arrival = false;
         r.prompt_tokens = tokens(in[i].is_number() ? in[i].dump() : "", where, "input_lens", 1);
         // A request that failed in the benchmark has output 0: it is skipped, as the benchmark's metrics do.
-        if ((*out)[i].is_number() && (*out)[i].get<double>() == 0) continue;
+        if ((*out)[i].is_number() && (*out)[i].get<double>() == 0) {
+          if (failed) ++*failed;
+          continue;
+        }
         r.output_tokens = tokens((*out)[i].is_number() ? (*out)[i].dump() : "", where, "output_lens", 1);
         rows.push_back(r);
       }
@@ -333,12 +337,12 @@ std::vector<serve::TraceRow> parse_trace(const std::string& raw, const std::stri
   return rows;
 }
 
-std::vector<serve::TraceRow> load_trace(const std::string& path) {
+std::vector<serve::TraceRow> load_trace(const std::string& path, long long* failed) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError({path, 0, 0}, "--trace", "cannot open the file");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_trace(ss.str(), path);
+  return parse_trace(ss.str(), path, failed);
 }
 
 std::vector<long long> load_lengths(const std::string& path) {

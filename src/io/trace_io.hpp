@@ -12,9 +12,11 @@
 
 namespace hwplan::io {
 
-// Rows sorted by arrival (when the trace has arrival times), arrivals relative to the first.
-std::vector<serve::TraceRow> load_trace(const std::string& path);
-std::vector<serve::TraceRow> parse_trace(const std::string& text, const std::string& file);
+// Rows sorted by arrival (when the trace has arrival times), arrivals relative to the first. A vLLM benchmark
+// result's failed requests (output 0) are left out, as the benchmark's own metrics leave them; `failed`, when given,
+// receives how many were.
+std::vector<serve::TraceRow> load_trace(const std::string& path, long long* failed = nullptr);
+std::vector<serve::TraceRow> parse_trace(const std::string& text, const std::string& file, long long* failed = nullptr);
 // A file of lengths (--prompt-dist file:PATH): one whole number per line, '#' comments and blank lines ignored.
 std::vector<long long> load_lengths(const std::string& path);
 

@@ -205,7 +205,11 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
     if (prompt_set || w.generate_given || w.generate != WorkloadSpec{}.generate)
       bad(prompt_set ? "--prompt" : "--generate", "the --trace gives the lengths: leave it out");
     t.arrival = serve::ArrivalKind::kTrace;
-    t.trace = io::load_trace(*o.trace);
+    long long failed = 0;
+    t.trace = io::load_trace(*o.trace, &failed);
+    if (failed > 0)
+      out.warnings.push_back(fmt::format("{} of {}'s {} requests failed in the benchmark (output 0) and are left out, as its "
+                                         "own metrics leave them", failed, *o.trace, failed + static_cast<long long>(t.trace.size())));
     t.prompt.kind = t.output.kind = serve::LengthKind::kEmpirical;
     for (const auto& r : t.trace) {
       t.prompt.values.push_back(r.prompt_tokens);
