@@ -465,10 +465,17 @@ double step_prefill_attention_seconds(const StepRates& s, double score_tokens, d
   return s.layers * (t + r.kernel_overhead_seconds);
 }
 
-double kv_bytes_per_token(const Model& m, const Workload& w, const Plan& plan) {
+double kv_bytes_per_token(const Model& m, const Workload& w, const Plan& plan, double context) {
   const double layers = std::ceil(static_cast<double>(m.total_layers()) / plan.pp);
   const double kv_heads_local = std::max(1.0, static_cast<double>(m.kv_heads) / plan.tp);
-  return 2 * layers * kv_heads_local * static_cast<double>(m.head_dim) * bytes_per_element(w.kv_cache);
+  if (!m.mla && m.sliding_window <= 0)
+    return 2 * layers * kv_heads_local * static_cast<double>(m.head_dim) * bytes_per_element(w.kv_cache);
+  // As inference_memory holds them: MLA's compressed latent (not split by tensor parallelism), sliding-window layers
+  // at most the window of a sequence of `context` tokens, averaged over its tokens.
+  const double tokens = std::max(1.0, context);
+  const double split = m.mla ? 1 : kv_heads_local / static_cast<double>(m.kv_heads);
+  const double stage = layers / static_cast<double>(m.total_layers());
+  return kv_cache_elements(m, tokens) / tokens * stage * split * bytes_per_element(w.kv_cache);
 }
 
 }  // namespace hwplan

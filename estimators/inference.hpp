@@ -76,7 +76,8 @@ double step_decode_attention_seconds(const StepRates& s, double context_tokens, 
 // Prefill attention: `score_tokens` = sum over chunks of chunk x (tokens before the chunk + chunk / 2), the
 // causal score count; `kv_tokens` = positions of K and V the chunks read.
 double step_prefill_attention_seconds(const StepRates& s, double score_tokens, double kv_tokens, double step_tokens);
-// Bytes of KV cache one token takes per device (K and V, all layers of one pipeline stage).
-double kv_bytes_per_token(const Model& m, const Workload& w, const Plan& plan);
+// Bytes of KV cache one token takes per device (K and V, all layers of one pipeline stage; MLA's latent; with
+// sliding-window layers, the mean over a sequence of `context` tokens, those layers holding at most the window).
+double kv_bytes_per_token(const Model& m, const Workload& w, const Plan& plan, double context);
 
 }  // namespace hwplan

@@ -1369,3 +1369,19 @@ TEST_CASE("a lognormal length's mean is that of the whole tokens drawn, at least
   CHECK(mean("lognormal:3:1.5") == doctest::Approx(3.2874).epsilon(0.003));
   CHECK(mean("lognormal:221:1.0") == doctest::Approx(221).epsilon(1e-6));  // large means: X's own
 }
+
+TEST_CASE("serve sizes a token's KV cache as estimate holds it: MLA's latent, sliding-window layers at most the window") {
+  // deepseek-v2-lite caches a compressed latent, gemma-3-27b keeps only a window in most layers, Mistral 7B v0.1 in all (a 4,096 window, beyond this request):
+  // serve's bytes per token are estimate's KV cache over the same request's tokens (a fixed-length closed loop).
+  for (const char* model : {"deepseek-v2-lite", "gemma-3-27b", "mistral-7b", "llama-3-8b"}) {
+    CAPTURE(model);
+    const std::string flags = fmt::format("--model {} --device h100-sxm --prompt 1000 --generate 200", model);
+    const auto s = run_hwplan("serve " + flags + " --concurrency 4 --format json");
+    REQUIRE(s.exit_code == 0);
+    const auto e = run_hwplan("estimate " + flags + " --task infer --batch 1 --format json");
+    REQUIRE(e.exit_code == 0);
+    const nlohmann::json sj = nlohmann::json::parse(s.out), ej = nlohmann::json::parse(e.out);
+    const double per_token = sj["kv_cache"]["bytes_per_token"].get<double>();
+    CHECK(per_token == ::hwplan::test::approx(ej["memory"]["breakdown"]["kv_cache"].get<double>() / 1200).epsilon(1e-9));
+  }
+}

@@ -71,7 +71,7 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
   m.runtime_fragmentation = allocator_fragmentation(m);
   const double device = in.device->plan_memory_bytes(), f = kv_fraction_for(engine, in.plan.tp);
   k.free_bytes = device - m.total();
-  k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan);
+  k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan, mean_request_tokens);
   k.mean_request_tokens = mean_request_tokens;
   switch (engine.kv_budget) {
     case KvBudget::kShareOfDevice:
