@@ -285,7 +285,8 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       continue;
     }
     if (spec.budget_usd && c.cost_usd > *spec.budget_usd) {
-      if (!cheapest_over || c.cost_usd < cheapest_over->cost_usd) cheapest_over = OverBudget{count, c.cost_usd, *spec.budget_usd};
+      if (!cheapest_over || c.cost_usd < cheapest_over->cost_usd)
+        cheapest_over = OverBudget{count, c.cost_usd, *spec.budget_usd, needs_port(d) ? spec.porting_cost_usd : 0.0};
       continue;
     }
     explain(c, d, spec, inference, unit_price);
@@ -300,8 +301,10 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
   if (out.feasible.empty() && cheapest_over) {
     // Every other limit is met: the budget is what stops it, at the price of its cheapest working configuration.
     Rejection x{d.id,
-                fmt::format("over budget: the cheapest configuration that does the job is {} x {} at ${:.2f} (budget ${:.2f})",
-                            cheapest_over->count, d.id, cheapest_over->cost_usd, cheapest_over->budget_usd),
+                fmt::format("over budget: the cheapest configuration that does the job is {} x {} at ${:.2f}{} (budget ${:.2f})",
+                            cheapest_over->count, d.id, cheapest_over->cost_usd,
+                            cheapest_over->porting_usd > 0 ? fmt::format(", of which ${:.2f} porting to its stack (--porting-cost-usd)", cheapest_over->porting_usd) : "",
+                            cheapest_over->budget_usd),
                 "a budget of at least the cheapest configuration's cost", cheapest_over};
     out.rejection = x;
     out.miss = x;

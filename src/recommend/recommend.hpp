@@ -40,6 +40,7 @@ struct OverBudget {
   int count = 0;
   double cost_usd = 0;
   double budget_usd = 0;
+  double porting_usd = 0;  // the part of cost_usd that is --porting-cost-usd (a non-CUDA stack), 0 otherwise
 };
 
 struct Rejection {

@@ -17,8 +17,10 @@ using nlohmann::json;
 std::string rejection_reason(const Rejection& x) {
   if (!x.over_budget) return x.reason;
   const OverBudget& o = *x.over_budget;
-  return fmt::format("over budget: the cheapest configuration that does the job is {} x {} at {} (budget {})", o.count, x.device,
-                     money(o.cost_usd), money(o.budget_usd));
+  return fmt::format("over budget: the cheapest configuration that does the job is {} x {} at {}{} (budget {})", o.count, x.device,
+                     money(o.cost_usd),
+                     o.porting_usd > 0 ? ", of which " + money(o.porting_usd) + " porting to its stack (--porting-cost-usd)" : "",
+                     money(o.budget_usd));
 }
 
 namespace {
@@ -40,7 +42,8 @@ std::string cost_basis_rule(const CostBasisChoice& c) {
 json rejection_json(const Rejection& x) {
   json j = {{"device", x.device}, {"reason", rejection_reason(x)}, {"fix", x.fix}};
   if (x.over_budget)
-    j["cheapest_configuration"] = {{"device", x.device}, {"count", x.over_budget->count}, {"cost_usd", x.over_budget->cost_usd}};
+    j["cheapest_configuration"] = {{"device", x.device}, {"count", x.over_budget->count}, {"cost_usd", x.over_budget->cost_usd},
+                                   {"porting_cost_usd", x.over_budget->porting_usd}};
   return j;
 }
 
