@@ -105,6 +105,10 @@ Command recommend_command() {
   hwplan recommend --model 3b --task infer --weights int4 --class edge --max-power-w 15
   hwplan recommend --model llama-3-8b --task serve --rate 50 --prompt 2000 --generate 300 --ttft-p95 1 --tpot-p95 0.05)");
     add_workload_options(*o->app, o->workload, /*device_required=*/false);
+    // recommend searches the count unless it is given, and ranks serving too.
+    o->app->get_option("--count")->description("Number of devices (default: searched, up to --max-count; with --task serve the most "
+                                               "devices the fleet may take)")->default_str("");
+    o->app->get_option("--task")->description("train | finetune | lora | qlora | infer | serve");
     o->app->add_option("--budget-usd", o->spec.budget_usd, "Total budget (purchase, or rental for the job), e.g. 3000 or 3k; --buy prices the accelerators alone (hosts and networking: --own-years, or hwplan tco)")
         ->transform(expand_count_suffix, "", "");
     o->app->add_option("--max-count", o->spec.max_count, "Most devices to consider")->capture_default_str();

@@ -99,9 +99,9 @@ of the Azure LLM inference traces, or prompt_tokens|input_len and output_tokens|
 result JSON gives lengths only). --requests defaults to 2000 (the trace's rows, at most 20,000, with --trace); the first 10% are
 warm-up and left out of the statistics. With targets, the rate (or concurrency) per replica is searched and the
 replicas needed for the asked load follow; without targets the figures describe --count devices at that load.
-Engine defaults (overridable): vllm block 16, KV 0.90 of the memory left after weights and activations,
+Engine defaults (overridable): vllm block 16, KV what weights, activations and runtime leave of 0.90 of the device,
 8192 batched tokens and 1024 sequences on >= 70 GiB devices but A100s (2048 and 256 on the rest); sglang page 1, 0.88, 8192
-tokens; trtllm block 32, 0.90, 8192 tokens, 2048 sequences; llamacpp 4 slots, 2048 tokens. vllm takes KV blocks on
+tokens on >= 70 GiB devices (4096 on the rest); trtllm block 32, 0.90, 8192 tokens, 2048 sequences; llamacpp 4 slots, 2048 tokens. vllm takes KV blocks on
 demand and preempts the newest sequence when the cache is full (its prefix cache keeps the blocks until evicted);
 sglang too, admitting a request only beside an estimate of the running outputs, running prefills in steps of their
 own first, and recomputing a preempted sequence in full; trtllm and llamacpp reserve a request's prompt and output

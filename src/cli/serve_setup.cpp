@@ -21,7 +21,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   a.add_option("--burstiness", o.burstiness, "Coefficient of variation of the inter-arrival times (gamma arrivals; 1 = Poisson)");
   a.add_option("--concurrency", o.concurrency, "Concurrent clients (closed loop, all replicas)");
   a.add_option("--trace", o.trace, "Request trace, CSV or JSONL")->type_name("FILE");
-  a.add_option("--requests", o.requests, "Requests to simulate (default 2000; with --trace its rows, at most 20,000)");
+  a.add_option("--requests", o.requests, "Requests to simulate (default 2000, 500 per device in recommend --task serve; with --trace its rows, at most 20,000)");
   a.add_option("--warmup", o.warmup,
                "Share of the requests, the first by arrival, left out of the statistics (default 0.1; 0: every request, as "
                "benchmark clients such as vllm bench serve report)");
@@ -66,7 +66,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
                "Engine overhead per step, ms (per scheduling round with --scheduler-steps; default: the engine preset's)");
   a.add_option("--request-overhead-ms", o.request_overhead_ms,
                "The server's handling of one request outside the engine (HTTP, tokenisation, hand-off, first chunk back), ms; "
-               "in every TTFT and E2E (default 10: vLLM's client TTFT less its own)");
+               "in every TTFT and E2E (default 10: vLLM's client TTFT less its own; 0.65 of it on a consumer card's desktop host)");
   if (threads_flag) a.add_option("--threads", o.threads, "Worker threads for the layout search (default: all cores); output does not depend on it");
   group_options(a, "Traffic",
                 {"--rate", "--arrival", "--burstiness", "--concurrency", "--trace", "--requests", "--warmup", "--seed", "--prompt-dist",
