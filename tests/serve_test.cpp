@@ -1385,3 +1385,12 @@ TEST_CASE("serve sizes a token's KV cache as estimate holds it: MLA's latent, sl
     CHECK(per_token == ::hwplan::test::approx(ej["memory"]["breakdown"]["kv_cache"].get<double>() / 1200).epsilon(1e-9));
   }
 }
+
+TEST_CASE("a closed loop of one client completes one request per end-to-end latency: no completion counted twice") {
+  const auto r = run_hwplan("serve --model llama-3-8b --device a100-80gb-sxm --concurrency 1 --prompt 1000 --generate 200 --requests 50 --format json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const double rps = j["throughput"]["requests_per_second"].get<double>();
+  CHECK(rps * j["latency"]["e2e_seconds"]["p50"].get<double>() == ::hwplan::test::approx(1.0).epsilon(1e-6));
+  CHECK(rps * 200 == ::hwplan::test::approx(j["throughput"]["output_tokens_per_second"].get<double>()).epsilon(1e-9));
+}

@@ -83,11 +83,13 @@ void statistics(SimResult& r, double warmup_fraction) {
   }
   const double span = end - start;
   if (!(span > 0)) return;
+  // The window is half-open, (start, end]: a completion on its opening edge (in a closed loop, the one whose client
+  // sends the window's first request) belongs to the time before it.
   double completions = 0, out_tokens = 0, all_tokens = 0;
   for (const RequestRecord& q : r.records) {
-    if (q.finish >= start && q.finish <= end) completions += 1;
+    if (q.finish > start && q.finish <= end) completions += 1;
     double produced = 0;
-    if (q.first_token >= start && q.first_token <= end) {
+    if (q.first_token > start && q.first_token <= end) {
       produced += 1;
       all_tokens += static_cast<double>(q.prompt_tokens);
     }
@@ -95,7 +97,7 @@ void statistics(SimResult& r, double warmup_fraction) {
     if (q.output_tokens > 1 && decode > 0) {
       const double overlap = std::max(0.0, std::min(end, q.finish) - std::max(start, q.first_token));
       produced += static_cast<double>(q.output_tokens - 1) * overlap / decode;
-    } else if (q.output_tokens > 1 && q.finish >= start && q.finish <= end) {
+    } else if (q.output_tokens > 1 && q.finish > start && q.finish <= end) {
       produced += static_cast<double>(q.output_tokens - 1);
     }
     out_tokens += produced;
