@@ -1394,3 +1394,15 @@ TEST_CASE("a closed loop of one client completes one request per end-to-end late
   CHECK(rps * j["latency"]["e2e_seconds"]["p50"].get<double>() == ::hwplan::test::approx(1.0).epsilon(1e-6));
   CHECK(rps * 200 == ::hwplan::test::approx(j["throughput"]["output_tokens_per_second"].get<double>()).epsilon(1e-9));
 }
+
+TEST_CASE("serve says when the engine named does not run on the device, as estimate does") {
+  const auto s = run_hwplan("serve --model llama-3-8b --device mi300x --engine trtllm --rate 1 --requests 50");
+  REQUIRE(s.exit_code == 0);
+  const auto e = run_hwplan("estimate --model llama-3-8b --device mi300x --engine trtllm --task infer");
+  REQUIRE(e.exit_code == 0);
+  const std::string said = "trtllm does not run on mi300x";
+  CHECK(s.out.find(said) != std::string::npos);
+  CHECK(e.out.find(said) != std::string::npos);
+  CHECK(run_hwplan("serve --model llama-3-8b --device h100-sxm --engine trtllm --rate 1 --requests 50").out.find("does not run on") ==
+        std::string::npos);
+}

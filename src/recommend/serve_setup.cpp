@@ -365,6 +365,8 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   // Inputs serving does not read (--seq, a global batch, an optimizer), said once, as estimate says them; and those
   // an inference estimate reads but a simulation of traffic does not.
   if (queries.front().ignored_inputs) out.warnings.push_back(queries.front().ignored_inputs->note("by serve"));
+  // An engine that does not run on the device (trtllm on an MI300X), said as estimate says it.
+  if (const std::string& p = layouts.front()->workload.stack.platform_warning; !p.empty() && w.engine) out.warnings.push_back(p);
   std::string unread;
   if (w.tokens) unread += "--tokens";
   if (w.memory_metric) unread += std::string(unread.empty() ? "" : ", ") + "--memory-metric";
