@@ -129,7 +129,7 @@ std::optional<LatencySeries> serve_latency_series(const std::vector<const Estima
   }
   if (!(top > 0)) top = closed ? 8 : 1;
   LatencySeries s;
-  s.label = fmt::format("{} tp={}", label, l.tp);
+  s.label = l.pp > 1 ? fmt::format("{} tp={} pp={}", label, l.tp, l.pp) : fmt::format("{} tp={}", label, l.tp);
   s.knee_load = l.capacity.max_load.value_or(0);
   constexpr int kPoints = 16;
   for (int i = 1; i <= kPoints; ++i) {
