@@ -80,10 +80,12 @@ TEST_CASE("break-even months and utilisation match a hand computation") {
   // break-even = 2,050 / (270.10 - 28.744) = 2,050 / 241.356 = 8.494 months
   REQUIRE(r.break_even_months);
   CHECK(*r.break_even_months == ::hwplan::test::approx(8.494).epsilon(0.001));
-  // break-even utilisation: resale = 2,050 x 0.89^3 = 2,050 x 0.704969 = 1,445.19; fixed = 2,050 - 1,445.19 = 604.81;
-  // at 100%: energy 2,069.55, rent 0.74 x 26,280 = 19,447.20; u = 604.81 / (19,447.20 - 2,069.55) = 0.034804
+  // break-even utilisation: resale = 1,300 x 0.89^3 (the card) + 750 x 0.70^3 (the host share) = 916.46 + 257.25 =
+  // 1,173.71; fixed = 2,050 - 1,173.71 = 876.29; at 100%: energy 2,069.55, rent 0.74 x 26,280 = 19,447.20;
+  // u = 876.29 / (19,447.20 - 2,069.55) = 0.050426
   REQUIRE(r.break_even_utilization);
-  CHECK(*r.break_even_utilization == ::hwplan::test::approx(0.034804).epsilon(0.001));
+  CHECK(r.own.resale_usd == ::hwplan::test::approx(1300 * std::pow(0.89, 3) + 750 * std::pow(0.70, 3)));
+  CHECK(*r.break_even_utilization == ::hwplan::test::approx(0.050426).epsilon(0.001));
   // The sensitivity entry for utilisation is the same point, found by search.
   for (const auto& f : r.sensitivity)
     if (f.input == "utilization") {

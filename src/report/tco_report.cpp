@@ -34,6 +34,7 @@ json inputs_json(const Device& d, const tco::Inputs& in) {
           {"usd_per_kw_month", in.usd_per_kw_month},
           {"operations_fraction_per_year", in.operations_per_year},
           {"resale_fraction", in.resale_fraction_at_end()},
+          {"host_resale_fraction", in.host_resale_fraction_at_end()},
           {"resale_from", in.resale_from_curve ? fmt::format("class curve {:.2f} per year", in.residual_per_year) : "--resale"},
           {"rent_basis", in.rent_basis},
           {"rent_usd_per_device_hour", opt_json(in.rent_usd_per_device_hour)},
@@ -137,7 +138,12 @@ Table tco_cost_table(const TcoReport& rep) {
   t.rows.push_back({fmt::format("electricity (devices at {:.0f}% of TDP)", 100 * in.device_power_fraction), money(r.own.energy_usd), ""});
   t.rows.push_back({"space / colocation", money(r.own.space_usd), ""});
   t.rows.push_back({"operations", money(r.own.operations_usd), ""});
-  t.rows.push_back({fmt::format("resale ({:.0f}%)", 100 * in.resale_fraction_at_end()), money(-r.own.resale_usd), ""});
+  const double device_resale = in.resale_fraction_at_end(), host_resale = in.host_resale_fraction_at_end();
+  const bool hosts_owned = r.own.hosts_usd + r.own.network_usd > 0;
+  t.rows.push_back({hosts_owned && std::abs(device_resale - host_resale) > 0.005
+                        ? fmt::format("resale (devices {:.0f}%, hosts {:.0f}%)", 100 * device_resale, 100 * host_resale)
+                        : fmt::format("resale ({:.0f}%)", 100 * device_resale),
+                    money(-r.own.resale_usd), ""});
   t.rows.push_back({"total", money(r.own.total_usd), money_or_dash(r.rent_total_usd)});
   t.rows.push_back({"per device-hour delivered", money(r.own_usd_per_device_hour), money_or_dash(r.rent_usd_per_device_hour)});
   if (r.jobs)

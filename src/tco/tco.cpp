@@ -93,6 +93,9 @@ std::vector<std::pair<std::string, std::string>> default_sources(HostClass c) {
                    "25 GbE per card: USD 500 per desktop, 1,000 per workstation); --host-usd, --host-watts, "
                    "--network-usd-per-host, --operations"});
   }
+  out.push_back({"host_resale_fraction",
+                 "hosts and networking resell as general computer equipment, 0.70 of their value kept per year (34% after "
+                 "three years, near straight-line depreciation over five): an assumption; --resale sets both"});
   out.push_back({"resale_fraction",
                  c == HostClass::kDesktop
                      ? "class curve 0.89 per year: the mean of the catalog's launch and used quotes of RTX 3090, RTX 4090 and "
@@ -103,6 +106,10 @@ std::vector<std::pair<std::string, std::string>> default_sources(HostClass c) {
 
 double Inputs::resale_fraction_at_end() const {
   return resale_from_curve ? std::pow(residual_per_year, years) : resale_fraction;
+}
+
+double Inputs::host_resale_fraction_at_end() const {
+  return resale_from_curve ? std::pow(host_residual_per_year, years) : resale_fraction;
 }
 
 Inputs default_inputs(const Device& d, int count, bool used, const std::string& rent_basis) {
@@ -162,7 +169,11 @@ namespace {
 // host costs its full price: pass --devices-per-host to say how many the host really holds.
 double hosts_for(const Inputs& in) { return static_cast<double>(in.count) / std::max(1, in.devices_per_host); }
 
-double resale_of(const Inputs& in, double capex) { return capex * in.resale_fraction_at_end(); }
+// The devices resell on their class curve; hosts and networking (CPUs, boards, NICs, switches) as general
+// computer equipment does.
+double resale_of(const Inputs& in, const OwnCost& c) {
+  return c.devices_usd * in.resale_fraction_at_end() + (c.hosts_usd + c.network_usd) * in.host_resale_fraction_at_end();
+}
 
 // Power drawn while working, W, before PUE: the devices at TDP and their hosts.
 double working_watts(const Device& d, const Inputs& in) { return in.count * d.tdp_w + hosts_for(in) * in.host_watts; }
@@ -182,7 +193,7 @@ OwnCost own_cost(const Device& d, const Inputs& in) {
   c.energy_usd = drawn_kw * in.pue * hours * in.utilization * in.usd_per_kwh;
   c.space_usd = kw * in.pue * in.years * kMonthsPerYear * in.usd_per_kw_month;
   c.operations_usd = c.capex_usd * in.operations_per_year * in.years;
-  c.resale_usd = resale_of(in, c.capex_usd);
+  c.resale_usd = resale_of(in, c);
   c.total_usd = c.capex_usd + c.energy_usd + c.space_usd + c.operations_usd - c.resale_usd;
   double months = in.years * kMonthsPerYear;
   c.monthly_running_usd = months > 0 ? (c.energy_usd + c.space_usd + c.operations_usd) / months : 0;

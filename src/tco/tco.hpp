@@ -54,12 +54,15 @@ struct Inputs {
   double pue = 1;
   double usd_per_kw_month = 0;
   double operations_per_year = 0;
-  // Resale at the end of the horizon, as a fraction of the purchase (devices, hosts and network alike): the class
-  // curve residual_per_year ^ years, or a given --resale fraction.
+  // Resale at the end of the horizon, as a fraction of the purchase: the devices on their class curve
+  // residual_per_year ^ years, the hosts and networking on general computer equipment's host_residual_per_year ^
+  // years; a given --resale fraction replaces both.
   bool resale_from_curve = true;
   double residual_per_year = 0;
+  double host_residual_per_year = 0.70;
   double resale_fraction = 0;
   double resale_fraction_at_end() const;
+  double host_resale_fraction_at_end() const;
   std::optional<double> rent_usd_per_device_hour;  // absent: no rental price known
   std::string rent_basis = "on-demand";             // on-demand | reserved
   std::string rent_provider;
