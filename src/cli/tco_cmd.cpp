@@ -219,7 +219,7 @@ void add_cost_options(CLI::App& app, TcoOptions& opts) {
   app.add_option("--pue", o->pue, "Power usage effectiveness (default: 1.0 desktop/edge, 1.5 server)");
   app.add_option("--usd-per-kw-month", o->usd_per_kw_month, "Colocation / space per provisioned kW (default: 0 desktop, 150 server)");
   app.add_option("--operations", o->operations, "Operations per year as a fraction of capex (default: 0 desktop, 0.05 server)");
-  app.add_option("--resale", o->resale, "Resale value at the end as a fraction of the purchase (default: the class curve)");
+  app.add_option("--resale", o->resale, "Resale value at the end as a fraction of the purchase (devices, hosts and networking alike; default: the devices on their class curve, hosts and networking on 0.70 a year)");
   app.add_option("--host-usd", o->host_usd, "Price of one host without its accelerators");
   app.add_option("--host-watts", o->host_watts, "Host power under load, W");
   app.add_option("--devices-per-host", o->devices_per_host, "Accelerators per host");
