@@ -185,6 +185,10 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
   DeviceRates r;
   r.bandwidth = device.memory_bandwidth_bytes_per_s;
   r.bandwidth_efficiency = assumptions().bandwidth_efficiency;
+  if (device.measured_bandwidth_bytes_per_s) {
+    r.bandwidth = *device.measured_bandwidth_bytes_per_s;
+    r.bandwidth_efficiency = 1;
+  }
   r.compute_units = device.compute_units.value_or(0);
   const double clock = sustained_clock_fraction(device);
   r.simt_flops = device.peak(Precision::kFp32) * clock;

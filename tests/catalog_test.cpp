@@ -11,6 +11,7 @@
 
 #include "core/strings.hpp"
 #include "core/units.hpp"
+#include "estimators/efficiency.hpp"
 #include "io/catalog_io.hpp"
 #include "test_util.hpp"
 
@@ -472,4 +473,26 @@ TEST_CASE("a rent-only device is a cited catalog fact that survives a write and 
   REQUIRE(price_src != std::string::npos);
   no_price_source.erase(price_src, no_price_source.find('\n', price_src) + 1 - price_src);
   CHECK(message(no_price_source).find("rent_only") != std::string::npos);
+}
+
+TEST_CASE("a measured streaming rate replaces the memory's peak x efficiency: the M4 Neural Engine decodes at its own port's 64 GB/s") {
+  const Device& ane = test::registry().device("apple-m4-ane");
+  REQUIRE(ane.measured_bandwidth_bytes_per_s);
+  CHECK(*ane.measured_bandwidth_bytes_per_s == ::hwplan::test::approx(64.18 * kGB));
+  const DeviceRates r = device_rates(ane, Precision::kFp16);
+  CHECK(r.bandwidth * r.bandwidth_efficiency == ::hwplan::test::approx(64.18 * kGB));
+  // A batch-1 int4 decode is bandwidth-bound: its step reads the weights at the measured rate.
+  auto est = nlohmann::json::parse(
+      test::run_hwplan("estimate --model llama-3-8b --device apple-m4-ane --task infer --weights int4 --batch 1 --format json").out);
+  const double tps = est["inference"]["decode_tokens_per_second"].get<double>();
+  CHECK(tps < 64.18e9 / (3.5 * kGiB));
+  CHECK(tps > 0.8 * 64.18e9 / (3.7 * kGiB));
+  // The loader refuses a measured rate above the memory's, naming the key.
+  const std::string text = read_source("catalog/apple-m4-ane.yaml");
+  try {
+    io::parse_device(replaced(text, "measured_bandwidth_gb_per_s: 64.18", "measured_bandwidth_gb_per_s: 130"), "user.yaml");
+    FAIL("a measured rate above the memory's was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("measured_bandwidth_gb_per_s") != std::string::npos);
+  }
 }

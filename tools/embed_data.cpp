@@ -97,6 +97,7 @@ void emit_device(std::ostream& o, const Device& d, int index) {
   o << "    d.gpu_memory_limit_bytes = " << opt(d.gpu_memory_limit_bytes) << ";\n";
   o << "    d.reported_memory_bytes = " << opt(d.reported_memory_bytes) << ";\n";
   o << "    d.memory_bandwidth_bytes_per_s = " << num(d.memory_bandwidth_bytes_per_s) << ";\n";
+  o << "    d.measured_bandwidth_bytes_per_s = " << opt(d.measured_bandwidth_bytes_per_s) << ";\n";
   o << "    d.peak_flops = " << precision_map(d.peak_flops) << ";\n";
   o << "    d.fp32_matrix_flops = " << opt(d.fp32_matrix_flops) << ";\n";
   o << "    d.measured_matmul_flops = " << precision_map(d.measured_matmul_flops) << ";\n";

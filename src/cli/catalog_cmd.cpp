@@ -147,6 +147,9 @@ int run_show(const CatalogOptions& o) {
     row("reported by the driver", fmt::format("{:.0f} MiB (ECC on as shipped; what plans fill)", *d.reported_memory_bytes / kMiB),
         "memory_reported_mib");
   row("memory bandwidth", fmt::format("{:.0f} GB/s", d.memory_bandwidth_bytes_per_s / kGB), "memory_bandwidth_gb_per_s");
+  if (d.measured_bandwidth_bytes_per_s)
+    row("measured streaming", fmt::format("{:.1f} GB/s (what estimates read and write at)", *d.measured_bandwidth_bytes_per_s / kGB),
+        "measured_bandwidth_gb_per_s");
   for (const auto& [p, v] : d.peak_flops) {
     std::string derived;
     auto it = d.derived.find(std::string("peak_tflops.") + to_string(p));

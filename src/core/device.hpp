@@ -112,6 +112,10 @@ struct Device {
   }
   std::string memory_type;
   double memory_bandwidth_bytes_per_s = 0;
+  // The streaming rate measured on the device itself where it falls short of the memory's (an engine on a shared
+  // memory whose own port is narrower: Apple's Neural Engine reaches about half its SoC's bandwidth), bytes/s: it
+  // replaces memory_bandwidth_bytes_per_s x assumptions().bandwidth_efficiency.
+  std::optional<double> measured_bandwidth_bytes_per_s;
   // Dense peak per precision in FLOP/s (or op/s for integers); absent when unsupported.
   std::map<Precision, double> peak_flops;
   std::optional<double> fp32_matrix_flops;  // IEEE fp32 on matrix units (AMD MFMA)

@@ -18,7 +18,7 @@ namespace hwplan::io {
 namespace {
 
 const std::vector<std::string> kSourcedKeys = {
-    "release_year",     "memory_gib",          "memory_type",    "memory_bandwidth_gb_per_s", "peak_tflops",
+    "release_year",     "memory_gib",          "memory_type",    "memory_bandwidth_gb_per_s", "measured_bandwidth_gb_per_s", "peak_tflops",
     "vector_tflops",    "measured_matmul_tflops", "l2_cache_mib", "compute_units",            "boost_clock_mhz",
     "base_clock_mhz",   "sustained_clock_mhz", "devices_per_package", "tdp_w",                "host_link",
     "interconnect",     "price",               "gpu_memory_limit_gib", "memory_reported_mib"};
@@ -222,6 +222,11 @@ Device parse_device(const std::string& text, const std::string& file) {
   }
   d.memory_type = *m.str("memory_type", true);
   d.memory_bandwidth_bytes_per_s = *m.number("memory_bandwidth_gb_per_s", true, 0, 1e6) * kGB;
+  if (auto v = m.number("measured_bandwidth_gb_per_s", false, 0, 1e6, /*min_exclusive=*/true)) {
+    if (*v * kGB > d.memory_bandwidth_bytes_per_s)
+      m.fail("measured_bandwidth_gb_per_s", "is more than memory_bandwidth_gb_per_s (it is what the device reaches of it)");
+    d.measured_bandwidth_bytes_per_s = *v * kGB;
+  }
 
   auto peaks = *m.map("peak_tflops", true);
   static const std::vector<std::string> kPeakKeys = {"fp64", "fp32", "tf32", "fp16", "bf16",
@@ -401,6 +406,7 @@ std::string device_to_yaml(const Device& d) {
   if (d.gpu_memory_limit_bytes) o << "gpu_memory_limit_gib: " << figure(*d.gpu_memory_limit_bytes / kGiB) << "\n";
   if (d.reported_memory_bytes) o << "memory_reported_mib: " << figure(*d.reported_memory_bytes / kMiB) << "\n";
   o << "memory_bandwidth_gb_per_s: " << figure(d.memory_bandwidth_bytes_per_s / kGB) << "\n";
+  if (d.measured_bandwidth_bytes_per_s) o << "measured_bandwidth_gb_per_s: " << figure(*d.measured_bandwidth_bytes_per_s / kGB) << "\n";
   o << "peak_tflops: {";
   bool first = true;
   for (const auto& [p, v] : d.peak_flops) {

@@ -42,6 +42,7 @@ json device_json(const Device& d) {
             {"memory_reported_mib", d.reported_memory_bytes ? nlohmann::json(*d.reported_memory_bytes / kMiB) : nlohmann::json(nullptr)},
             {"memory_type", d.memory_type},
             {"memory_bandwidth_gb_per_s", d.memory_bandwidth_bytes_per_s / kGB},
+            {"measured_bandwidth_gb_per_s", d.measured_bandwidth_bytes_per_s ? nlohmann::json(*d.measured_bandwidth_bytes_per_s / kGB) : nlohmann::json(nullptr)},
             {"peak_tflops", peaks},
             {"measured_matmul_tflops", measured},
             {"tdp_w", d.tdp_w},
