@@ -301,8 +301,10 @@ std::string serve_text(const ServeReport& r, Format format) {
     out += fmt::format("Energy: {:.3f} kWh per million output tokens (at {:.0f}% of TDP)\n", a.kwh_per_million_output_tokens,
                        a.power_fraction * 100);
   }
-  out += fmt::format("Simulation: {} requests ({} after warm-up), {:.1f} s simulated, {} steps, {} preemptions, seed {}\n",
-                     s.records.size(), s.measured, s.seconds, s.steps, s.preemptions, r.question->traffic.seed);
+  const bool closed = r.question->load.closed_loop && r.question->traffic.warmup_fraction > 0;
+  out += fmt::format("Simulation: {} requests ({} {}), {:.1f} s simulated, {} steps, {} preemptions, seed {}\n",
+                     s.records.size(), s.measured, closed ? "measured: warm-up, first and last rounds left out" : "after warm-up",
+                     s.seconds, s.steps, s.preemptions, r.question->traffic.seed);
   if (a.layouts.size() > 1) {
     Table l;
     l.header = {"tp", "pp", "KV tokens", "max load/replica", "replicas", "devices", "binding"};

@@ -41,21 +41,34 @@ Percentiles summarise(std::vector<double>& v) {
   return p;
 }
 
-void statistics(SimResult& r, double warmup_fraction) {
+void statistics(SimResult& r, double warmup_fraction, long long closed_loop_clients) {
   const size_t n = r.records.size();
-  const size_t first = std::min(n, static_cast<size_t>(std::floor(warmup_fraction * static_cast<double>(n))));
+  size_t first = std::min(n, static_cast<size_t>(std::floor(warmup_fraction * static_cast<double>(n))));
+  // A closed loop's latencies in its steady state (a warm-up asked for): neither its first round (every client's
+  // prompt at once, queued behind each other) nor its last (each client's final request, finishing as the others
+  // stop sending: a falling load), each where the run is long enough to keep a round of requests beside it.
+  // Records are in send order.
+  size_t stop = n;
+  if (warmup_fraction > 0 && closed_loop_clients > 0 && n > 0) {
+    size_t round = 0;
+    while (round < n && r.records[round].arrival <= r.records[0].arrival) ++round;
+    const size_t clients = static_cast<size_t>(closed_loop_clients);
+    if (n >= round + clients) first = std::max(first, round);  // a whole round remains after the first
+    if (n >= first + 2 * clients) stop = n - clients;
+  }
   std::vector<double> ttft, tpot, e2e;
   double start = INFINITY, last_arrival = 0, end = 0;
   for (size_t i = first; i < n; ++i) {
     const RequestRecord& q = r.records[i];
-    ttft.push_back(q.first_token - q.arrival);
-    e2e.push_back(q.finish - q.arrival);
-    if (q.output_tokens > 1) tpot.push_back((q.finish - q.first_token) / static_cast<double>(q.output_tokens - 1));
     start = std::min(start, q.arrival);
     last_arrival = std::max(last_arrival, q.arrival);
     end = std::max(end, q.finish);
+    if (i >= stop) continue;
+    ttft.push_back(q.first_token - q.arrival);
+    e2e.push_back(q.finish - q.arrival);
+    if (q.output_tokens > 1) tpot.push_back((q.finish - q.first_token) / static_cast<double>(q.output_tokens - 1));
   }
-  r.measured = static_cast<long long>(n - first);
+  r.measured = static_cast<long long>(stop - first);
   r.ttft = summarise(ttft);
   r.tpot_defined = !tpot.empty();
   r.tpot = summarise(tpot);
@@ -451,7 +464,7 @@ SimResult simulate(StepModel& model, const SimConfig& cfg, std::vector<Request> 
     res.kv_blocked_fraction = static_cast<double>(kv_blocked) / static_cast<double>(waiting_steps);
     res.sequences_blocked_fraction = static_cast<double>(seq_blocked) / static_cast<double>(waiting_steps);
   }
-  statistics(res, cfg.warmup_fraction);
+  statistics(res, cfg.warmup_fraction, cfg.closed_loop_clients);
   return res;
 }
 
