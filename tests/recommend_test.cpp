@@ -553,3 +553,16 @@ TEST_CASE("fit's verdict on an offload the host cannot hold is the one it gives 
   CHECK(md.find("As configured:") != std::string::npos);
   CHECK(md.find("**warning:** the host needs") != std::string::npos);
 }
+
+TEST_CASE("recommend --buy says more consumer cards than a desktop holds need hosts its price leaves out") {
+  auto r = test::run_hwplan("recommend --model llama-2-7b --task lora --buy --devices rtx-4060 --count 8 --format json");
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  bool said = false;
+  for (const auto& c : j["candidates"])
+    for (const auto& reason : c["reasons"]) said = said || reason.get<std::string>().find("need 4 desktops of 2") != std::string::npos;
+  CHECK(said);
+  // One card fits a desktop: nothing to add.
+  auto one = test::run_hwplan("recommend --model llama-2-7b --task lora --buy --devices rtx-5090 --count 1");
+  CHECK(one.out.find("desktops of") == std::string::npos);
+}

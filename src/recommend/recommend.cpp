@@ -178,8 +178,16 @@ void explain(Candidate& c, const Device& d, const RecommendSpec& spec, bool infe
   if (needs_port(d))
     c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],
                                     spec.porting_cost_usd));
-  if (d.device_class == DeviceClass::kConsumer)
-    c.reasons.push_back("consumer card: no datacenter cooling needed");  // the link is named with the layout
+  if (d.device_class == DeviceClass::kConsumer) {
+    // A purchase price is the cards alone: more cards than a desktop holds need the hosts or a multi-GPU chassis too.
+    const int per_host = tco::host_defaults(tco::host_class_of(d)).devices_per_host;
+    if (spec.cost_basis == "buy" && c.count > per_host)
+      c.reasons.push_back(fmt::format("consumer cards: {} of them need {} desktops of {} (or a multi-GPU chassis), not in a "
+                                      "--buy price (--own-years or hwplan tco count the hosts)",
+                                      c.count, (c.count + per_host - 1) / per_host, per_host));
+    else
+      c.reasons.push_back("consumer card: no datacenter cooling needed");  // the link is named with the layout
+  }
   if (d.device_class == DeviceClass::kEdge && inference)
     c.reasons.push_back(fmt::format("{:.2f} {}/s per watt of its rated power", c.tokens_per_second / std::max(1.0, c.power_w),
                                     std::string_view(c.estimate.infer.job.counts) == "samples" ? "samples" : "tokens"));
