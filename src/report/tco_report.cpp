@@ -35,7 +35,9 @@ json inputs_json(const Device& d, const tco::Inputs& in) {
           {"operations_fraction_per_year", in.operations_per_year},
           {"resale_fraction", in.resale_fraction_at_end()},
           {"host_resale_fraction", in.host_resale_fraction_at_end()},
-          {"resale_from", in.resale_from_curve ? fmt::format("class curve {:.2f} per year", in.residual_per_year) : "--resale"},
+          {"resale_from", in.resale_from_curve ? fmt::format("devices: class curve {:.2f} per year; hosts and networking: {:.2f} per year",
+                                                             in.residual_per_year, in.host_residual_per_year)
+                                               : "--resale"},
           {"rent_basis", in.rent_basis},
           {"rent_usd_per_device_hour", opt_json(in.rent_usd_per_device_hour)},
           {"rent_provider", in.rent_provider},

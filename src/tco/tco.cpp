@@ -105,6 +105,7 @@ std::vector<std::pair<std::string, std::string>> default_sources(HostClass c) {
 }
 
 double Inputs::resale_fraction_at_end() const {
+  if (device_resale_override) return *device_resale_override;
   return resale_from_curve ? std::pow(residual_per_year, years) : resale_fraction;
 }
 
@@ -268,7 +269,8 @@ std::vector<Flip> sensitivity(const Device& d, const Inputs& in) {
   add("device_usd", [](Inputs& x, double v) { x.device_usd = v; }, 1.0, std::max(1e6, in.device_usd * 10), true, in.device_usd);
   add("rent_usd_per_device_hour", [](Inputs& x, double v) { x.rent_usd_per_device_hour = v; }, 0.001, 100.0, true,
       in.rent_usd_per_device_hour);
-  add("resale_fraction", [](Inputs& x, double v) { x.resale_from_curve = false, x.resale_fraction = v; }, 0.0, 1.0, false,
+  // The devices' resale: the hosts and networking keep theirs.
+  add("resale_fraction", [](Inputs& x, double v) { x.device_resale_override = v; }, 0.0, 1.0, false,
       in.resale_from_curve ? std::nullopt : std::optional<double>(in.resale_fraction));
   add("pue", [](Inputs& x, double v) { x.pue = v; }, 1.0, 3.0, false, in.pue);
   add("usd_per_kw_month", [](Inputs& x, double v) { x.usd_per_kw_month = v; }, 0.0, 1000.0, false, in.usd_per_kw_month);

@@ -61,6 +61,8 @@ struct Inputs {
   double residual_per_year = 0;
   double host_residual_per_year = 0.70;
   double resale_fraction = 0;
+  // The devices' fraction alone, the hosts' left as they are (the sensitivity search varies it).
+  std::optional<double> device_resale_override;
   double resale_fraction_at_end() const;
   double host_resale_fraction_at_end() const;
   std::optional<double> rent_usd_per_device_hour;  // absent: no rental price known
