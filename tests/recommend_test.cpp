@@ -560,9 +560,12 @@ TEST_CASE("recommend --buy says more consumer cards than a desktop holds need ho
   const nlohmann::json j = nlohmann::json::parse(r.out);
   bool said = false;
   for (const auto& c : j["candidates"])
-    for (const auto& reason : c["reasons"]) said = said || reason.get<std::string>().find("need 4 desktops of 2") != std::string::npos;
+    for (const auto& reason : c["reasons"]) said = said || reason.get<std::string>().find("8 cards need 4 hosts of 2") != std::string::npos;
   CHECK(said);
   // One card fits a desktop: nothing to add.
   auto one = test::run_hwplan("recommend --model llama-2-7b --task lora --buy --devices rtx-5090 --count 1");
-  CHECK(one.out.find("desktops of") == std::string::npos);
+  CHECK(one.out.find("hosts of") == std::string::npos);
+  // Hosts of four, as --devices-per-node says.
+  auto four = test::run_hwplan("recommend --model llama-2-7b --task lora --buy --devices rtx-4060 --count 8 --devices-per-node 4");
+  CHECK(four.out.find("8 cards need 2 hosts of 4") != std::string::npos);
 }

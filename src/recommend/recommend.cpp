@@ -178,16 +178,8 @@ void explain(Candidate& c, const Device& d, const RecommendSpec& spec, bool infe
   if (needs_port(d))
     c.reasons.push_back(fmt::format("non-CUDA stack ({}): porting effort counted as ${:.0f}", d.software.empty() ? "?" : d.software[0],
                                     spec.porting_cost_usd));
-  if (d.device_class == DeviceClass::kConsumer) {
-    // A purchase price is the cards alone: more cards than a desktop holds need the hosts or a multi-GPU chassis too.
-    const int per_host = tco::host_defaults(tco::host_class_of(d)).devices_per_host;
-    if (spec.cost_basis == "buy" && c.count > per_host)
-      c.reasons.push_back(fmt::format("consumer cards: {} of them need {} desktops of {} (or a multi-GPU chassis), not in a "
-                                      "--buy price (--own-years or hwplan tco count the hosts)",
-                                      c.count, (c.count + per_host - 1) / per_host, per_host));
-    else
-      c.reasons.push_back("consumer card: no datacenter cooling needed");  // the link is named with the layout
-  }
+  if (d.device_class == DeviceClass::kConsumer)
+    c.reasons.push_back("consumer card: no datacenter cooling needed");  // the link is named with the layout
   if (d.device_class == DeviceClass::kEdge && inference)
     c.reasons.push_back(fmt::format("{:.2f} {}/s per watt of its rated power", c.tokens_per_second / std::max(1.0, c.power_w),
                                     std::string_view(c.estimate.infer.job.counts) == "samples" ? "samples" : "tokens"));
@@ -298,6 +290,14 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
       continue;
     }
     explain(c, d, spec, inference, unit_price);
+    // A purchase price is the cards alone: more consumer cards than a host holds (a two-card desktop, or the
+    // --devices-per-node given) need the hosts or a multi-GPU chassis too.
+    if (const int per_host = w.devices_per_node_given ? static_cast<int>(w.devices_per_node)
+                                                      : tco::host_defaults(tco::host_class_of(d)).devices_per_host;
+        d.device_class == DeviceClass::kConsumer && spec.cost_basis == "buy" && count > per_host)
+      c.reasons.push_back(fmt::format("{} cards need {} hosts of {} (desktops, or a multi-GPU chassis), not in a --buy "
+                                      "price (--own-years or hwplan tco count the hosts)",
+                                      count, (count + per_host - 1) / per_host, per_host));
     // Owned hosts of fewer devices than the node the job is timed on (hwplan tco says the same).
     if (const int per_host = tco::host_defaults(tco::host_class_of(d)).devices_per_host;
         spec.cost_basis == "own" && !w.devices_per_node_given && per_host < w.devices_per_node && count > per_host)
