@@ -1373,18 +1373,26 @@ TEST_CASE("a lognormal length's mean is that of the whole tokens drawn, at least
 }
 
 TEST_CASE("serve sizes a token's KV cache as estimate holds it: MLA's latent, sliding-window layers at most the window") {
-  // deepseek-v2-lite caches a compressed latent, gemma-3-27b keeps only a window in most layers, Mistral 7B v0.1 in all (a 4,096 window, beyond this request):
-  // serve's bytes per token are estimate's KV cache over the same request's tokens (a fixed-length closed loop).
-  for (const char* model : {"deepseek-v2-lite", "gemma-3-27b", "mistral-7b", "llama-3-8b"}) {
-    CAPTURE(model);
-    const std::string flags = fmt::format("--model {} --device h100-sxm --prompt 1000 --generate 200", model);
-    const auto s = run_hwplan("serve " + flags + " --concurrency 4 --format json");
+  // deepseek-v2-lite caches a compressed latent; gemma-3-27b and gemma-2-9b keep only a window in some layers (4,096
+  // tokens in Gemma 2's, exceeded by the 6,000-token prompt). A running sequence holds its prompt and, on average
+  // over its decode, half its output: serve charges each token what estimate holds for a sequence of that length.
+  struct Case {
+    const char* model;
+    long long prompt, generate;
+  };
+  for (const Case& c : {Case{"deepseek-v2-lite", 1000, 200}, Case{"gemma-3-27b", 1000, 200}, Case{"gemma-2-9b", 6000, 400},
+                        Case{"llama-3-8b", 1000, 200}}) {
+    CAPTURE(c.model);
+    const auto s = run_hwplan(fmt::format("serve --model {} --device h100-sxm --prompt {} --generate {} --concurrency 4 --format json",
+                                          c.model, c.prompt, c.generate));
     REQUIRE(s.exit_code == 0);
-    const auto e = run_hwplan("estimate " + flags + " --task infer --batch 1 --format json");
+    const long long occupied = c.prompt + c.generate / 2;
+    const auto e = run_hwplan(fmt::format("estimate --model {} --device h100-sxm --task infer --batch 1 --prompt {} --generate 1 --format json",
+                                          c.model, occupied - 1));
     REQUIRE(e.exit_code == 0);
     const nlohmann::json sj = nlohmann::json::parse(s.out), ej = nlohmann::json::parse(e.out);
     const double per_token = sj["kv_cache"]["bytes_per_token"].get<double>();
-    CHECK(per_token == ::hwplan::test::approx(ej["memory"]["breakdown"]["kv_cache"].get<double>() / 1200).epsilon(1e-9));
+    CHECK(per_token == ::hwplan::test::approx(ej["memory"]["breakdown"]["kv_cache"].get<double>() / static_cast<double>(occupied)).epsilon(1e-9));
   }
 }
 
@@ -1417,9 +1425,23 @@ TEST_CASE("a closed loop's latencies leave out its first and last rounds: Little
   const nlohmann::json j = nlohmann::json::parse(r.out);
   CHECK(j["simulation"]["requests"].get<long long>() == 10000);
   CHECK(j["simulation"]["measured_requests"].get<long long>() == 8000);
+  CHECK(j["simulation"]["last_round_left_out"].get<bool>());
+  CHECK_FALSE(j["simulation"]["first_round_left_out"].get<bool>());  // the 10% warm-up is the first round here
   const double concurrency = j["throughput"]["requests_per_second"].get<double>() * j["latency"]["e2e_seconds"]["mean"].get<double>();
   CHECK(concurrency == ::hwplan::test::approx(1000).epsilon(0.02));
   // An explicit --requests is kept.
   const auto few = run_hwplan("serve --model llama-3-8b --device h100-sxm --concurrency 1000 --prompt 1500 --generate 300 --requests 3000 --format json");
   CHECK(nlohmann::json::parse(few.out)["simulation"]["requests"].get<long long>() == 3000);
+}
+
+TEST_CASE("a closed loop's capacity does not depend on recommend's shorter default run: serve and recommend agree") {
+  const std::string flags = "--concurrency 300 --prompt 2000 --generate 300 --ttft-p95 20 --format json";
+  const auto s = run_hwplan("serve --model llama-3-8b --device h100-sxm " + flags);
+  const auto r = run_hwplan("recommend --model llama-3-8b --task serve --devices h100-sxm " + flags);
+  REQUIRE(s.exit_code == 0);
+  REQUIRE(r.exit_code == 0);
+  const nlohmann::json sj = nlohmann::json::parse(s.out), rj = nlohmann::json::parse(r.out);
+  const nlohmann::json& c = rj["candidates"][0];
+  CHECK(c["max_concurrency_per_replica"].get<double>() == sj["serve"]["max_concurrency_per_replica"].get<double>());
+  CHECK(c["devices_total"].get<long long>() == sj["serve"]["devices_total"].get<long long>());
 }

@@ -96,9 +96,9 @@ Command serve_command() {
 Traffic: --rate (Poisson; --burstiness CV for gamma arrivals), --concurrency (closed loop: each client sends its
 next request when the previous one ends), or --trace FILE (CSV or JSONL: TIMESTAMP/ContextTokens/GeneratedTokens
 of the Azure LLM inference traces, or prompt_tokens|input_len and output_tokens|output_len; a vLLM benchmark
-result JSON gives lengths only). --requests defaults to 2000 (ten rounds of a closed loop's clients if more; the trace's
-rows, at most 20,000, with --trace); the first 10% are warm-up and left out of the statistics (a closed loop's latencies
-also leave out its first and last rounds). With targets, the rate (or concurrency) per replica is searched and the
+result JSON gives lengths only). --requests defaults to 2000 (in a closed loop, ten rounds of the clients a replica
+carries if more; the trace's rows, at most 20,000, with --trace); the first 10% are warm-up and left out of the
+statistics (a closed loop's latencies also leave out its first and last rounds). With targets, the rate (or concurrency) per replica is searched and the
 replicas needed for the asked load follow; without targets the figures describe --count devices at that load.
 Engine defaults (overridable): vllm block 16, KV what weights, activations and runtime leave of 0.90 of the device,
 8192 batched tokens and 1024 sequences on >= 70 GiB devices but A100s (2048 and 256 on the rest); sglang page 1, 0.88, 8192

@@ -120,7 +120,10 @@ void rank(const io::Registry& registry, const WorkloadOptions& w, const ServeOpt
   // Ranking the catalog simulates every device: 500 requests per simulation unless --requests says otherwise
   // (hwplan serve on the chosen device, with its default 2000, tells the latencies more precisely).
   out.requests_assumed = !s.requests;
-  if (out.requests_assumed) s.requests = kRecommendRequests;
+  if (out.requests_assumed) {
+    s.requests = kRecommendRequests;
+    s.requests_assumed = true;
+  }
   out.requests = *s.requests;
   out.options = s;
   // The candidates as recommend's other tasks take them: --class, --vendor, --devices (and --device), --exclude.

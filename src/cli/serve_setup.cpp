@@ -21,7 +21,7 @@ void add_serve_options(CLI::App& a, ServeOptions& o, bool threads_flag) {
   a.add_option("--burstiness", o.burstiness, "Coefficient of variation of the inter-arrival times (gamma arrivals; 1 = Poisson)");
   a.add_option("--concurrency", o.concurrency, "Concurrent clients (closed loop, all replicas)");
   a.add_option("--trace", o.trace, "Request trace, CSV or JSONL")->type_name("FILE");
-  a.add_option("--requests", o.requests, "Requests to simulate (default 2000, or ten rounds of a --concurrency's clients if more; 500 per device in recommend --task serve; with --trace its rows, at most 20,000)");
+  a.add_option("--requests", o.requests, "Requests to simulate (default 2000, 500 per device in recommend --task serve, or in a closed loop ten rounds of the clients a replica carries if more; with --trace its rows, at most 20,000)");
   a.add_option("--warmup", o.warmup,
                "Share of the requests, the first by arrival, left out of the statistics (default 0.1; 0: every request, as "
                "benchmark clients such as vllm bench serve report)");

@@ -240,12 +240,10 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
                                          context, named_model.id, named_model.max_sequence_length));
   }
   // A trace's rows, up to 20,000 (a week of Azure traffic has millions: give --requests to simulate more). A closed
-  // loop's: ten rounds of its clients at least, so that its first and last rounds, left out of its latencies, leave
-  // a steady state to measure.
-  long long requests = o.requests.value_or(
-      o.trace         ? std::min<long long>(static_cast<long long>(t.trace.size()), kMaxDefaultTraceRequests)
-      : o.concurrency ? std::clamp<long long>(10 * *o.concurrency, kDefaultRequests, 1'000'000)
-                      : kDefaultRequests);
+  // loop not given --requests simulates more where its clients need it (Traffic::requests_given).
+  long long requests = o.requests.value_or(o.trace ? std::min<long long>(static_cast<long long>(t.trace.size()), kMaxDefaultTraceRequests)
+                                                   : kDefaultRequests);
+  t.requests_given = o.requests.has_value() && !o.requests_assumed;
   // Each simulated request holds about 150 bytes: a million is the most one run may ask for.
   if (o.trace && !o.requests && requests < 10)
     bad("--trace", fmt::format("{} has {} request row(s): a simulation needs at least 10", *o.trace, requests));

@@ -25,6 +25,7 @@ struct ServeSpec {
   std::optional<long long> concurrency;
   std::optional<std::string> trace;
   std::optional<long long> requests;
+  bool requests_assumed = false;  // recommend's default: a closed loop may still simulate more (Traffic::requests_given)
   // Share of the requests (the first by arrival) left out of the statistics; default 0.1. Benchmark clients such
   // as vllm bench serve report over every request: 0 compares with them.
   std::optional<double> warmup;

@@ -311,11 +311,18 @@ std::string ms_of(const json& seconds) { return seconds.is_number() ? num(second
 std::string fixed(const json& v, int decimals) { return v.is_number() ? num(v.get<double>(), decimals) : "-"; }
 std::string count_of(const json& v) { return v.is_number() ? fmt::format("{}", v.get<double>()) : "-"; }
 
+// A replica's layout: "tp=4", or "tp=4 pp=2" with pipeline stages.
+std::string layout_of(const json& layout) {
+  const json& pp = layout["pp"];
+  const bool staged = pp.is_number() && pp.get<double>() > 1;
+  return "tp=" + count_of(layout["tp"]) + (staged ? " pp=" + count_of(pp) : "");
+}
+
 std::string serve_answer(const ServeReport& r, const json& j) {
   const json& sv = j["serve"];
   if (!r.answer->chosen) return "No layout serves this load: " + binding_words(r) + ".";
-  std::string s = fmt::format("{} x {} ({} replica(s) of tp={}) for {}: p95 TTFT {} ms, p95 TPOT {} ms; {}", count_of(sv["devices_total"]),
-                              r.device->name, count_of(sv["replicas"]), count_of(sv["layout"]["tp"]), r.traffic,
+  std::string s = fmt::format("{} x {} ({} replica(s) of {}) for {}: p95 TTFT {} ms, p95 TPOT {} ms; {}", count_of(sv["devices_total"]),
+                              r.device->name, count_of(sv["replicas"]), layout_of(sv["layout"]), r.traffic,
                               ms_of(j["latency"]["ttft_seconds"]["p95"]), ms_of(j["latency"]["tpot_seconds"]["p95"]),
                               r.answer->at_load.unservable ? "CANNOT SERVE: a request needs more KV cache than a replica holds"
                               : r.answer->overloaded       ? "OVERLOADED: the replicas cannot keep up, the queue grows without bound"
@@ -405,10 +412,15 @@ std::string serve_html(const ServeReport& r, const EstimateInput* layout, const 
                         "fewest devices.")
           : fmt::format("Without latency targets, the figures describe the {} given devices at the asked load.", q.devices.value_or(1)));
   const json& sim = j["simulation"];
+  const bool first_round = sim["first_round_left_out"].get<bool>(), last_round = sim["last_round_left_out"].get<bool>();
+  const std::string rounds = first_round && last_round ? ", and a closed loop's first and last rounds"
+                             : first_round             ? ", and a closed loop's first round"
+                             : last_round              ? ", and a closed loop's last round"
+                                                       : "";
   p.explanation.push_back(fmt::format("The {} engine's scheduler was simulated step by step: {} requests ({} measured after a warm-up of "
-                                      "{:.0f}%), {:.1f} s of traffic, {} steps, a mean batch of {:.1f} sequences, {} preemptions, seed {}.",
+                                      "{:.0f}%{}), {:.1f} s of traffic, {} steps, a mean batch of {:.1f} sequences, {} preemptions, seed {}.",
                                       q.engine.preset, sim["requests"].get<long long>(), sim["measured_requests"].get<long long>(),
-                                      100 * sim["warmup_fraction"].get<double>(), sim["seconds"].get<double>(), sim["steps"].get<long long>(),
+                                      100 * sim["warmup_fraction"].get<double>(), rounds, sim["seconds"].get<double>(), sim["steps"].get<long long>(),
                                       sim["mean_batch"].get<double>(), sim["preemptions"].get<long long>(), sim["seed"].get<long long>()));
   p.explanation.push_back(j["cost"]["usd_per_million_output_tokens"].is_number()
                               ? fmt::format("Cost: the devices' cloud price (${:.2f} per device-hour) for the time they take to produce a million "
@@ -498,9 +510,9 @@ std::string recommend_serve_html(const ServeRankingReport& r, const HtmlContext&
     const char* best = optimize == "energy" ? "Least energy per million output tokens"
                        : optimize == "time"  ? "Fewest devices"
                                              : "Cheapest per million output tokens";
-    p.answer = fmt::format("{}: {} x {} ({} replica(s) of tp={}) for {}: p95 TTFT {} ms, p95 TPOT {} ms{}.", best,
+    p.answer = fmt::format("{}: {} x {} ({} replica(s) of {}) for {}: p95 TTFT {} ms, p95 TPOT {} ms{}.", best,
                            count_of(c["devices_total"]), c["device"].get<std::string>(), count_of(c["replicas"]),
-                           count_of(c["layout"]["tp"]), r.traffic, ms_of(c["ttft_p95_seconds"]), ms_of(c["tpot_p95_seconds"]),
+                           layout_of(c["layout"]), r.traffic, ms_of(c["ttft_p95_seconds"]), ms_of(c["tpot_p95_seconds"]),
                            c["usd_per_million_output_tokens"].is_number()
                                ? fmt::format(", ${:.3f} per million output tokens (rent)", c["usd_per_million_output_tokens"].get<double>())
                                : std::string());

@@ -28,6 +28,12 @@ RooflineChart roofline_chart(const EstimateInput& in, const std::string& task) {
   // bandwidth; its on-chip traffic runs at the stand-in efficiency.cpp's device_rates gives it).
   chart.bandwidth_bytes_per_s = device_rates(d, compute, nullptr).bandwidth;
   if (d.streams_parameters()) chart.bandwidth_name = "on-chip stand-in";  // 1 byte per op: efficiency.cpp
+  // A catalog's measured streaming rate (the Neural Engine's port): the memory's peak is the roof, the measured rate
+  // the line the estimates run at (a calibration profile's below replaces it).
+  if (d.measured_bandwidth_bytes_per_s && !d.streams_parameters()) {
+    chart.bandwidth_bytes_per_s = d.memory_bandwidth_bytes_per_s;
+    chart.measured_bandwidth_bytes_per_s = *d.measured_bandwidth_bytes_per_s;
+  }
   for (Precision p : {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16, Precision::kFp8,
                       Precision::kInt8}) {
     if (!d.supports(p)) continue;

@@ -56,7 +56,7 @@ Metric missed_target(const SimResult& r, const Targets& t) {
   return worst_ratio(r, t, &m) > 1 ? m : Metric::kNone;
 }
 
-KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, double mean_request_tokens) {
+KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, double mean_request_tokens, double occupied_tokens) {
   KvCapacity k;
   // The engine's profiling pass: weights, the activations of one full token budget, the runtime; it runs before the
   // cache exists (its attention keeps no KV), so the pass's own cache is not part of what it holds.
@@ -71,7 +71,7 @@ KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, doub
   m.runtime_fragmentation = allocator_fragmentation(m);
   const double device = in.device->plan_memory_bytes(), f = kv_fraction_for(engine, in.plan.tp);
   k.free_bytes = device - m.total();
-  k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan, mean_request_tokens);
+  k.bytes_per_token = kv_bytes_per_token(*in.model, in.workload, in.plan, occupied_tokens > 0 ? occupied_tokens : mean_request_tokens);
   k.mean_request_tokens = mean_request_tokens;
   switch (engine.kv_budget) {
     case KvBudget::kShareOfDevice:
@@ -127,11 +127,19 @@ SimResult simulate_replica(const Replica& r, const Traffic& traffic, Load load) 
   const long long clients = std::max(1LL, std::llround(load.value));
   const long long engines = std::min<long long>(pp, clients);
   const long long base = clients / engines, extra = clients % engines;
+  // Unless --requests fixed the run: ten rounds of the engine's clients at least, so that the first round (every
+  // client's prompt at once) and the last (a falling load) are left out of the latencies with a steady state between.
+  auto requests_for = [&](long long engine_clients) {
+    Traffic t = traffic;
+    if (!t.requests_given && t.warmup_fraction > 0 && t.arrival != ArrivalKind::kTrace)
+      t.requests = std::clamp<long long>(10 * engine_clients, t.requests, 1'000'000);
+    return make_requests(t, 1.0);
+  };
   cfg.closed_loop_clients = base + (extra > 0 ? 1 : 0);
-  SimResult busy = simulate(model, cfg, make_requests(traffic, 1.0));
+  SimResult busy = simulate(model, cfg, requests_for(cfg.closed_loop_clients));
   if (extra == 0) return scale(busy, static_cast<double>(engines));
   cfg.closed_loop_clients = base;
-  SimResult rest = simulate(model, cfg, make_requests(traffic, 1.0));
+  SimResult rest = simulate(model, cfg, requests_for(base));
   SimResult out = scale(busy, static_cast<double>(extra));
   out.requests_per_second += rest.requests_per_second * static_cast<double>(engines - extra);
   out.output_tokens_per_second += rest.output_tokens_per_second * static_cast<double>(engines - extra);

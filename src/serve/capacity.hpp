@@ -41,7 +41,10 @@ struct KvCapacity {
   double kv_bytes = 0;           // what the engine gives the cache (EngineConfig::kv_budget), per device
   double mean_request_tokens = 0;  // the mean request the sequence count is of
 };
-KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, double mean_request_tokens);
+// `occupied_tokens`: the mean length a sequence holds while it runs (its prompt and half its output), at which a model
+// with sliding-window layers is charged per token (those layers hold at most the window); the mean request length
+// where not given.
+KvCapacity kv_capacity(const EstimateInput& in, const EngineConfig& engine, double mean_request_tokens, double occupied_tokens = -1);
 
 // One replica (one tensor-parallel group) of an engine under a traffic.
 struct Replica {

@@ -21,6 +21,16 @@ double mean_request_tokens(const Traffic& t) {
   return t.prompt.average() + t.output.average();
 }
 
+// The mean length a sequence holds while it runs: its prompt and, averaged over its decode, half its output.
+double mean_occupied_tokens(const Traffic& t) {
+  if (t.arrival == ArrivalKind::kTrace && !t.trace.empty()) {
+    double s = 0;
+    for (const TraceRow& r : t.trace) s += static_cast<double>(r.prompt_tokens) + 0.5 * static_cast<double>(r.output_tokens);
+    return s / static_cast<double>(t.trace.size());
+  }
+  return t.prompt.average() + 0.5 * t.output.average();
+}
+
 long long longest_request(const Traffic& t) {
   if (t.arrival == ArrivalKind::kTrace) {
     long long m = 0;
@@ -50,7 +60,7 @@ ServeAnswer plan_serving(const std::vector<const EstimateInput*>& layouts, const
     LayoutOption o;
     o.tp = in->plan.tp;
     o.pp = in->plan.pp;
-    Replica r{in, q.engine, kv_capacity(*in, q.engine, mean_tokens), q.overhead_seconds};
+    Replica r{in, q.engine, kv_capacity(*in, q.engine, mean_tokens, mean_occupied_tokens(q.traffic)), q.overhead_seconds};
     o.kv = r.kv;
     // Each pipeline stage's engine holds 1/pp of the KV blocks: the longest request must fit one of them.
     o.fits = r.kv.tokens > 0 && r.kv.tokens / std::max(1, o.pp) >= longest;

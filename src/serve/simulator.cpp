@@ -53,8 +53,14 @@ void statistics(SimResult& r, double warmup_fraction, long long closed_loop_clie
     size_t round = 0;
     while (round < n && r.records[round].arrival <= r.records[0].arrival) ++round;
     const size_t clients = static_cast<size_t>(closed_loop_clients);
-    if (n >= round + clients) first = std::max(first, round);  // a whole round remains after the first
-    if (n >= first + 2 * clients) stop = n - clients;
+    if (n >= round + clients && round > first) {  // a whole round remains after the first
+      first = round;
+      r.first_round_left_out = true;
+    }
+    if (n >= first + 2 * clients) {
+      stop = n - clients;
+      r.last_round_left_out = true;
+    }
   }
   std::vector<double> ttft, tpot, e2e;
   double start = INFINITY, last_arrival = 0, end = 0;

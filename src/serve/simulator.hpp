@@ -35,6 +35,8 @@ struct Percentiles {
 struct SimResult {
   std::vector<RequestRecord> records;  // every request, in arrival order
   long long measured = 0;              // requests after the warm-up, the ones the statistics describe
+  bool first_round_left_out = false;   // a closed loop's first round (every client's prompt at once), beyond the warm-up
+  bool last_round_left_out = false;    // a closed loop's last round (each client's final request)
   Percentiles ttft, tpot, e2e;         // seconds
   bool tpot_defined = false;           // some measured request wrote more than one token (else TPOT does not exist)
   double requests_per_second = 0;      // completions per second over the measured window

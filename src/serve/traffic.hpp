@@ -46,6 +46,10 @@ struct Traffic {
   LengthDist prompt, output;
   double prefix_cache_hit = 0;   // fraction of each prompt served from the prefix cache
   long long requests = 2000;
+  // Simulate exactly `requests` (--requests given, or a caller's own Traffic). False where it is a default: a closed
+  // loop then simulates ten rounds of each engine's clients when that is more (simulate_replica), so that its first
+  // and last rounds can be left out.
+  bool requests_given = true;
   std::uint64_t seed = 1;
   double warmup_fraction = 0.1;  // the first requests (by arrival) are left out of the statistics
   std::vector<TraceRow> trace;   // kTrace: lengths (and arrivals, when the trace has them)
