@@ -198,12 +198,7 @@ Estimate estimate(const EstimateInput& in) {
   const Precision compute = e.training ? w.precision : inference_compute_precision(w);
   const DeviceRates r = device_rates(d, compute, in.profile);
   // The layout changes a CNN's time on tensor cores: say which one was assumed when the user did not.
-  // Whether a stack switch was given (Stack::overridden lists each as "name value").
-  auto given = [&](const char* name) {
-    return std::any_of(w.stack.overridden.begin(), w.stack.overridden.end(),
-                       [&](const std::string& o) { return o.rfind(name, 0) == 0; });
-  };
-  const bool format_set = given("memory-format");
+  const bool format_set = w.stack.overrides("memory-format");
   if (m.is_transformer() && format_set)
     e.warnings.push_back("--memory-format is the layout of a CNN's activations; " + m.id + " is a transformer: ignored");
   // Stack switches given where they change nothing: said, so that a flag the user set is never silently inert. (The
@@ -212,7 +207,7 @@ Estimate estimate(const EstimateInput& in) {
                          *w.weights != WeightFormat::kBf16;
   if (!e.training && !quantized)
     for (const char* flag : {"quantized-head", "quantized-embedding"})
-      if (given(flag)) e.warnings.push_back(std::string("no effect here: --") + flag + " (the weights are not quantized)");
+      if (w.stack.overrides(flag)) e.warnings.push_back(std::string("no effect here: --") + flag + " (the weights are not quantized)");
   const bool tensor_convolutions = compute != Precision::kFp32 && r.tensor_cores && r.nhwc_convolutions;
   if (!m.is_transformer() && !m.convolutions.empty() && !format_set && tensor_convolutions && !w.stack.channels_last)
     e.notes.push_back("activations in NCHW (PyTorch's default): cuDNN transposes them around every tensor-core "

@@ -1,9 +1,11 @@
 // What the user wants to run (task, batch, sequence) and how (the execution plan). Neither a model nor a device.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/precision.hpp"
@@ -51,7 +53,11 @@ struct Stack {
   // ZeRO-3 as PyTorch's FSDP2 (fully_shard) does it: each all-gather lands in one flat buffer that a copy kernel then
   // splits into the per-parameter unsharded tensors, on the compute stream (torchtune, torchtitan).
   bool gather_copy_out = false;
-  std::vector<std::string> overridden;  // parts the user set by their own flags
+  std::vector<std::string> overridden;  // parts the user set by their own flags ("name value")
+  // Whether the user set the part `name` by its own flag.
+  bool overrides(std::string_view name) const {
+    return std::any_of(overridden.begin(), overridden.end(), [&](const std::string& o) { return o.starts_with(name); });
+  }
   bool master_weights_fp32 = true;      // mixed precision keeps an fp32 copy of the trainable weights
   // With fp32 master weights, mixed precision is torch.amp autocast over fp32 parameters (Hugging Face Trainer):
   // gradients are fp32, the residual stream and the norms run in fp32, and each projection casts its input to

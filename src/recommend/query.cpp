@@ -632,13 +632,10 @@ namespace {
 // whole, or a --zero fixed): where the search chose the stage, the switch may have steered it off ZeRO-3.
 void add_inert_zero3_warnings(const Query& q, Estimate& e) {
   if (e.plan.zero >= 3 || (q.search && !q.space.zero)) return;
-  const auto& set = q.input.workload.stack.overridden;
-  auto given = [&](const char* name) {
-    return std::any_of(set.begin(), set.end(), [&](const std::string& o) { return o.rfind(name, 0) == 0; });
-  };
-  if (given("gather-copy-out"))
+  const Stack& stack = q.input.workload.stack;
+  if (stack.overrides("gather-copy-out"))
     e.warnings.push_back("no effect here: --gather-copy-out (no ZeRO-3 / full sharding: nothing is gathered)");
-  if (given("zero3-live-params")) e.warnings.push_back("no effect here: --zero3-live-params (no ZeRO-3 / full sharding in the plan)");
+  if (stack.overrides("zero3-live-params")) e.warnings.push_back("no effect here: --zero3-live-params (no ZeRO-3 / full sharding in the plan)");
 }
 }  // namespace
 

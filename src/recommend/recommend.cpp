@@ -200,6 +200,7 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
   const RecommendSpec& spec = q.spec;
   const bool inference = w.task == "infer";
   const std::optional<double> unit_price = price_on_basis(d, spec.cost_basis);
+  const int class_host_devices = tco::host_defaults(tco::host_class_of(d)).devices_per_host;  // a desktop: two cards
   if (auto rejected = device_precheck(d, q, inference, unit_price)) {
     out.rejection = rejected;
     return out;
@@ -292,28 +293,22 @@ DeviceResult evaluate_device(const Device& d, const DeviceQuestion& q) {
     explain(c, d, spec, inference, unit_price);
     // A purchase price is the cards alone: more consumer cards than a host holds (a two-card desktop, or the
     // --devices-per-node given) need the hosts or a multi-GPU chassis too.
-    if (const int per_host = w.devices_per_node_given ? static_cast<int>(w.devices_per_node)
-                                                      : tco::host_defaults(tco::host_class_of(d)).devices_per_host;
+    if (const int per_host = w.devices_per_node_given ? static_cast<int>(w.devices_per_node) : class_host_devices;
         d.device_class == DeviceClass::kConsumer && spec.cost_basis == "buy" && count > per_host)
       c.reasons.push_back(fmt::format("{} cards need {} hosts of {} (desktops, or a multi-GPU chassis), not in a --buy "
                                       "price (--own-years or hwplan tco count the hosts)",
                                       count, (count + per_host - 1) / per_host, per_host));
     // Owned hosts of fewer devices than the node the job is timed on (hwplan tco says the same).
-    if (const int per_host = tco::host_defaults(tco::host_class_of(d)).devices_per_host;
-        spec.cost_basis == "own" && !w.devices_per_node_given && per_host < w.devices_per_node && count > per_host)
+    if (spec.cost_basis == "own" && !w.devices_per_node_given && class_host_devices < w.devices_per_node && count > class_host_devices)
       c.reasons.push_back(fmt::format("timed as nodes of {}, owned as hosts of {} (hwplan tco's {}): --devices-per-node {} "
-                                      "times them as owned", w.devices_per_node, per_host,
-                                      tco::to_string(tco::host_class_of(d)), per_host));
+                                      "times them as owned", w.devices_per_node, class_host_devices,
+                                      tco::to_string(tco::host_class_of(d)), class_host_devices));
     out.feasible.push_back(std::move(c));
   }
   if (out.feasible.empty() && cheapest_over) {
     // Every other limit is met: the budget is what stops it, at the price of its cheapest working configuration.
-    Rejection x{d.id,
-                fmt::format("over budget: the cheapest configuration that does the job is {} x {} at ${:.2f}{} (budget ${:.2f})",
-                            cheapest_over->count, d.id, cheapest_over->cost_usd,
-                            cheapest_over->porting_usd > 0 ? fmt::format(", of which ${:.2f} porting to its stack (--porting-cost-usd)", cheapest_over->porting_usd) : "",
-                            cheapest_over->budget_usd),
-                "a budget of at least the cheapest configuration's cost", cheapest_over};
+    // Its words come from the configuration (report::rejection_reason), as the reports and the JSON give them.
+    Rejection x{d.id, "over budget", "a budget of at least the cheapest configuration's cost", cheapest_over};
     out.rejection = x;
     out.miss = x;
   } else if (out.feasible.empty()) {

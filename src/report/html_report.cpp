@@ -311,11 +311,9 @@ std::string ms_of(const json& seconds) { return seconds.is_number() ? num(second
 std::string fixed(const json& v, int decimals) { return v.is_number() ? num(v.get<double>(), decimals) : "-"; }
 std::string count_of(const json& v) { return v.is_number() ? fmt::format("{}", v.get<double>()) : "-"; }
 
-// A replica's layout: "tp=4", or "tp=4 pp=2" with pipeline stages.
 std::string layout_of(const json& layout) {
-  const json& pp = layout["pp"];
-  const bool staged = pp.is_number() && pp.get<double>() > 1;
-  return "tp=" + count_of(layout["tp"]) + (staged ? " pp=" + count_of(pp) : "");
+  if (!layout["tp"].is_number()) return "tp=-";
+  return serve::layout_name(layout["tp"].get<int>(), layout["pp"].is_number() ? layout["pp"].get<int>() : 1);
 }
 
 std::string serve_answer(const ServeReport& r, const json& j) {
@@ -412,11 +410,8 @@ std::string serve_html(const ServeReport& r, const EstimateInput* layout, const 
                         "fewest devices.")
           : fmt::format("Without latency targets, the figures describe the {} given devices at the asked load.", q.devices.value_or(1)));
   const json& sim = j["simulation"];
-  const bool first_round = sim["first_round_left_out"].get<bool>(), last_round = sim["last_round_left_out"].get<bool>();
-  const std::string rounds = first_round && last_round ? ", and a closed loop's first and last rounds"
-                             : first_round             ? ", and a closed loop's first round"
-                             : last_round              ? ", and a closed loop's last round"
-                                                       : "";
+  std::string rounds = rounds_left_out(sim["first_round_left_out"].get<bool>(), sim["last_round_left_out"].get<bool>());
+  if (!rounds.empty()) rounds = ", and " + rounds;
   p.explanation.push_back(fmt::format("The {} engine's scheduler was simulated step by step: {} requests ({} measured after a warm-up of "
                                       "{:.0f}%{}), {:.1f} s of traffic, {} steps, a mean batch of {:.1f} sequences, {} preemptions, seed {}.",
                                       q.engine.preset, sim["requests"].get<long long>(), sim["measured_requests"].get<long long>(),

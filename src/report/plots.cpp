@@ -135,7 +135,7 @@ std::optional<LatencySeries> serve_latency_series(const std::vector<const Estima
   }
   if (!(top > 0)) top = closed ? 8 : 1;
   LatencySeries s;
-  s.label = l.pp > 1 ? fmt::format("{} tp={} pp={}", label, l.tp, l.pp) : fmt::format("{} tp={}", label, l.tp);
+  s.label = label + " " + serve::layout_name(l.tp, l.pp);
   s.knee_load = l.capacity.max_load.value_or(0);
   constexpr int kPoints = 16;
   for (int i = 1; i <= kPoints; ++i) {

@@ -70,11 +70,11 @@ const char* binding_key(Binding b) {
   return "none";
 }
 
-std::string measured_words(const serve::SimResult& s) {
-  if (s.first_round_left_out && s.last_round_left_out) return "measured: the warm-up and a closed loop's first and last rounds left out";
-  if (s.first_round_left_out) return "measured: the warm-up and a closed loop's first round left out";
-  if (s.last_round_left_out) return "measured: the warm-up and a closed loop's last round left out";
-  return "after warm-up";
+std::string rounds_left_out(bool first, bool last) {
+  return first && last ? "a closed loop's first and last rounds"
+         : first       ? "a closed loop's first round"
+         : last        ? "a closed loop's last round"
+                       : "";
 }
 
 std::string binding_words(const ServeReport& r) {
@@ -82,8 +82,8 @@ std::string binding_words(const ServeReport& r) {
   if (!o) {
     for (const auto& l : r.answer->layouts)
       if (l.fits)
-        return fmt::format("no layout meets the targets at any load ({}: {})",
-                           l.pp > 1 ? fmt::format("tp={} pp={}", l.tp, l.pp) : fmt::format("tp={}", l.tp), binding_key(l.capacity.binding));
+        return fmt::format("no layout meets the targets at any load ({}: {})", serve::layout_name(l.tp, l.pp),
+                           binding_key(l.capacity.binding));
     return "the weights, the activations and the longest request do not fit any layout";
   }
   const serve::CapacityResult& c = o->capacity;
@@ -312,8 +312,10 @@ std::string serve_text(const ServeReport& r, Format format) {
     out += fmt::format("Energy: {:.3f} kWh per million output tokens (at {:.0f}% of TDP)\n", a.kwh_per_million_output_tokens,
                        a.power_fraction * 100);
   }
+  const std::string rounds = rounds_left_out(s.first_round_left_out, s.last_round_left_out);
   out += fmt::format("Simulation: {} requests ({} {}), {:.1f} s simulated, {} steps, {} preemptions, seed {}\n",
-                     s.records.size(), s.measured, measured_words(s), s.seconds, s.steps, s.preemptions, r.question->traffic.seed);
+                     s.records.size(), s.measured, rounds.empty() ? "after warm-up" : "measured: the warm-up and " + rounds + " left out",
+                     s.seconds, s.steps, s.preemptions, r.question->traffic.seed);
   if (a.layouts.size() > 1) {
     Table l;
     l.header = {"tp", "pp", "KV tokens", "max load/replica", "replicas", "devices", "binding"};

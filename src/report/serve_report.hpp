@@ -25,6 +25,8 @@ struct ServeReport {
 const char* binding_key(serve::Binding b);
 // The binding constraint in words, with the numbers behind it.
 std::string binding_words(const ServeReport& r);
+// The closed-loop rounds a simulation left out of its latencies, in words ("a closed loop's first round"; "" for none).
+std::string rounds_left_out(bool first, bool last);
 nlohmann::json serve_json(const ServeReport& r);
 std::string serve_text(const ServeReport& r, Format format);
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "serve/capacity.hpp"
@@ -21,6 +22,11 @@ struct ServeQuestion {
   bool prune_layouts = false;
   double own_years = 3;             // horizon of the owned cost per million tokens (hwplan tco's default)
 };
+
+// A replica's layout in words: "tp=4", or "tp=4 pp=2" with pipeline stages.
+inline std::string layout_name(int tp, int pp) {
+  return "tp=" + std::to_string(tp) + (pp > 1 ? " pp=" + std::to_string(pp) : "");
+}
 
 struct LayoutOption {
   int tp = 1;
