@@ -11,6 +11,7 @@
 #include "core/units.hpp"
 #include "estimators/inference.hpp"
 #include "estimators/comm.hpp"
+#include "estimators/stack.hpp"
 #include "estimators/training.hpp"
 
 namespace hwplan {
@@ -127,6 +128,10 @@ std::string gpu_memory_share_note(const Device& d) {
 
 const char* decode_bound(const InferenceTime& t) {
   if (t.decode_host_bound) return "host";
+  // Layers left in host memory whose part of each step is the larger: the host's memory (its CPU computing them) or
+  // the host link (their weights crossing it) sets the pace.
+  if (t.offload_seconds_per_token > 0 && t.offload_seconds_per_token >= t.decode_gpu_seconds)
+    return t.offload_on_host ? "host-memory" : "host-link";
   // Parameters streamed over the host link every step, and as long as the step: the link sets the pace.
   if (t.streamed_seconds > 0 && t.streamed_seconds >= t.decode_gpu_seconds) return "host-link";
   // All-reduces (and sends) that take half the step or more: the link, not the memory, sets the pace.
@@ -343,6 +348,40 @@ Estimate estimate(const EstimateInput& in) {
                       human_bytes(e.capacity_bytes) + " on chip: they stream over " + d.host_link.type +
                       " on every forward pass (" + human_seconds(e.infer.streamed_seconds) +
                       ", overlapped with the layers computing)");
+  if (!e.training && e.infer.offload_host_layers + (layer_placement(m, w).head_on_host ? 1 : 0) > 0) {
+    const LayerPlacement place = layer_placement(m, w);
+    const long long on_device = std::llround(place.device_layers), total = std::llround(place.total_layers);
+    const long long on_host = total - on_device;
+    const std::string layers_word = on_host == 1 ? " layer" : " layers";
+    const std::string left = (place.head_on_host ? (on_host > 0 ? "the output layer and " + std::to_string(on_host) + layers_word
+                                                                : std::string("the output layer"))
+                                                 : std::to_string(on_host) + layers_word);
+    const int spread = in.plan.tp * in.plan.pp;  // the devices of one replica share its layers
+    const std::string held = std::to_string(on_device) + " of " + m.id + "'s " + std::to_string(total) + " layers on the " +
+                             (spread > 1 ? std::to_string(spread) + " devices, " : std::string("device, ")) +
+                             left + " in host memory (" + human_bytes(mem.host_bytes * in.plan.tp * in.plan.pp) + " there, " +
+                             (e.infer.offload_on_host ? "their KV cache included" : "weights") + ")";
+    const std::string prompt_part =
+        on_host > 0 && w.prompt > 0
+            ? "; a prompt of " + std::to_string(std::llround(w.stack.offload_min_batch)) +
+                  " tokens or more runs on the device, their weights crossing " + d.host_link.type + " per " +
+                  std::to_string(std::llround(w.stack.offload_ubatch)) + " tokens (" +
+                  human_seconds(e.infer.offload_prefill_seconds) + " of the prefill)"
+            : std::string();
+    e.notes.push_back(
+        held + (e.infer.offload_on_host
+                    ? ": " + w.stack.preset + " runs them on the host's CPU, " + human_seconds(e.infer.offload_seconds_per_token) +
+                          " of each token" + prompt_part
+                    : ": " + w.stack.preset + " streams their weights over " + d.host_link.type +
+                          " for every forward pass and every token (" + human_seconds(e.infer.offload_seconds_per_token) +
+                          " a token); the device computes every layer"));
+    // The host's figures, where the user did not give them (the query says which; an estimate built without one
+    // takes the typical host whole).
+    const bool given = in.system.host_memory_bytes_per_s > 0 && in.system.host_matrix_flops > 0;
+    if (e.infer.offload_on_host && (!given || !in.system.host_assumed.empty()))
+      e.warnings.push_back("host assumed: " + (given ? in.system.host_assumed : typical_host(d).words) +
+                           " (--host-memory-gbps and --host-tflops give yours): it sets the speed of the layers in host memory");
+  }
   if (e.fits) {
     e.notes.push_back("fits with " + human_bytes(e.capacity_bytes - needed) + " free of " +
                       human_bytes(e.capacity_bytes) + " (plans keep at least " + pct(in.system.memory_headroom_fraction) +
@@ -366,6 +405,9 @@ Estimate estimate(const EstimateInput& in) {
                                                      : "";
       hint = mem.kv_cache > mem.weights ? "a smaller batch or context, or an 8-bit KV cache"
                                         : quantise + "more devices with tensor parallelism";
+      // A device with memory of its own can leave layers in host memory (llama.cpp's -ngl): slower, but it runs.
+      if (m.is_transformer() && d.host_link.type != "soc" && !d.streams_parameters())
+        hint += ", or fewer layers on the device (--gpu-layers auto: llama.cpp runs the rest on the host's CPU)";
       // Its parameters already stream from the host: what does not fit is what must stay on chip.
       if (d.streams_parameters()) hint = "a smaller batch or context (the parameters already stream from the host)";
     }
@@ -453,7 +495,15 @@ Estimate estimate(const EstimateInput& in) {
         (doubling < 1.25 ? ": a larger batch raises throughput almost for free"
          : e.infer.decode_kv_bytes >= 0.5 * e.infer.decode_weight_bytes ? " (the KV cache's reads grow with it)"
                                                                          : "");
-    if (bound == "host-link")
+    const InferenceTime& t = e.infer;
+    if (t.offload_seconds_per_token > 0 && (bound == "host-memory" || bound == "host-link"))
+      e.notes.push_back(std::string("decode is ") + bound + "-bound: the " + std::to_string(std::llround(t.offload_host_layers)) +
+                        (std::llround(t.offload_host_layers) == 1 ? " layer" : " layers") +
+                        " left in host memory take " + human_seconds(t.offload_seconds_per_token) + " of each " +
+                        human_seconds(t.time_per_output_token_seconds) + " token, the device's layers " +
+                        human_seconds(t.decode_gpu_seconds) + "; every layer moved onto the device speeds it up "
+                        "(smaller weights, a KV cache that fits, a device with more memory)" + larger_batch);
+    else if (bound == "host-link")
       e.notes.push_back("decode is host-link-bound: each token streams " + human_bytes(mem.streamed_bytes) +
                         " of parameters the on-chip cache cannot hold over " + d.host_link.type + " (" +
                         human_seconds(e.infer.streamed_seconds) + " a step)" + larger_batch);

@@ -92,6 +92,12 @@ struct InferenceTime {
   double decode_gpu_seconds = 0;      // per decode step: the device's whole time (communication included)
   const char* decode_comm_medium = "";  // the tensor-parallel link's ("scale-up fabric", "pcie", "network")
   double host_seconds_per_token = 0;  // host time per decode step incl. the engine's per-step overhead
+  // Layers left in host memory (--gpu-layers): how many, whether the host's CPU computes them (else their weights
+  // stream to the device), and their part of each decode step and of the prefill (in the times above).
+  double offload_host_layers = 0;
+  bool offload_on_host = false;
+  double offload_seconds_per_token = 0;
+  double offload_prefill_seconds = 0;
   InferenceJobRate job;               // a job of many requests at these figures
 };
 

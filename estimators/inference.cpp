@@ -8,6 +8,7 @@
 #include "estimators/memory.hpp"
 #include "estimators/operators.hpp"
 #include "estimators/params.hpp"
+#include "estimators/stack.hpp"
 #include "core/assumptions.hpp"
 
 namespace hwplan {
@@ -140,14 +141,15 @@ double eager_moe_extra_kernels(const Model& m, const Workload& w, double tokens)
 double decode_kernels_per_layer(const Model& m, const Workload& w, double tokens = 1) {
   const double linears = m.gated() ? 7 : 6;
   const bool quantized = w.weights && (*w.weights == WeightFormat::kInt8 || *w.weights == WeightFormat::kInt4 ||
-                                       *w.weights == WeightFormat::kNf4 || *w.weights == WeightFormat::kQ4_0);
+                                       *w.weights == WeightFormat::kNf4 || *w.weights == WeightFormat::kQ4_0 ||
+                                       *w.weights == WeightFormat::kQ4KM);
   if (w.stack.decode_kernels_per_layer > 0)
     return w.stack.decode_kernels_per_layer + (quantized ? linears * w.stack.quantized_linear_kernels : 0);
   const bool fused = w.stack.fused_kernels;
   double kernels = (fused ? kFusedDecodeCallsPerLayer : 42) + eager_moe_extra_kernels(m, w, tokens);
   if (!fused && w.weights) {
     WeightFormat f = *w.weights;
-    if (f == WeightFormat::kNf4 || f == WeightFormat::kQ4_0) kernels += 3 * linears;
+    if (f == WeightFormat::kNf4 || f == WeightFormat::kQ4_0 || f == WeightFormat::kQ4KM) kernels += 3 * linears;
     if (f == WeightFormat::kInt4) kernels += linears;
     if (f == WeightFormat::kInt8) kernels += (w.fused_dequant_kernels ? 1 : 12) * linears;
   }
@@ -194,6 +196,58 @@ double streamed_parameter_seconds(const EstimateInput& in) {
   const double rate = d.host_link.bytes_per_s() * assumptions().host_link_efficiency;
   return streamed > 0 && rate > 0 ? streamed / rate : 0;
 }
+
+namespace {
+
+// Inference with layers left in host memory (--gpu-layers), one replica: what the host holds and how fast it is.
+struct OffloadGeometry {
+  LayerPlacement place;
+  bool on_host = false;           // the host's CPU computes them (llama.cpp), else they stream to the device
+  double layer_weight_bytes = 0;  // one transformer layer's weights, whole
+  double layer_params = 0;
+  double head_bytes = 0;          // the output projection's, where it stays with the host; else 0
+  double head_params = 0;
+  double host_weight_bytes() const { return layer_weight_bytes * place.host_layers() + head_bytes; }
+  double host_params() const { return layer_params * place.host_layers() + head_params; }
+  double memory_bytes_per_s = 0;
+  double matrix_flops = 0;
+  double link_bytes_per_s = 0;
+};
+
+OffloadGeometry offload_geometry(const EstimateInput& in) {
+  OffloadGeometry g;
+  const Model& m = *in.model;
+  const Workload& w = in.workload;
+  g.place = layer_placement(m, w);
+  if (!g.place.offloaded()) return g;
+  g.on_host = w.stack.offload_runs_on_host;
+  const ParameterCounts p = count_parameters(m);
+  g.layer_params = (p.total - p.embedding - p.output) / std::max(1.0, g.place.total_layers);
+  g.layer_weight_bytes = g.layer_params * weight_bytes_per_param(w);
+  if (g.place.head_on_host) {
+    g.head_params = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
+    g.head_bytes = g.head_params * head_weight_bytes(w);
+  }
+  const HostRates typical = typical_host(*in.device);
+  g.memory_bytes_per_s = in.system.host_memory_bytes_per_s > 0 ? in.system.host_memory_bytes_per_s : typical.memory_bytes_per_s;
+  g.matrix_flops = in.system.host_matrix_flops > 0 ? in.system.host_matrix_flops : typical.matrix_flops;
+  g.link_bytes_per_s = std::max(1e6, in.device->host_link.bytes_per_s() * assumptions().host_link_efficiency);
+  return g;
+}
+
+// The host's CPU running its layers for `tokens` new tokens of `sequences` sequences at `context` cached positions
+// each: it reads their weights once and their KV cache, and multiplies; the slower of the two, as a roofline.
+double host_layers_seconds(const Model& m, const Workload& w, const OffloadGeometry& g, double tokens, double sequences,
+                           double context) {
+  const double kv_per_layer = kv_cache_elements(m, std::max(1.0, context)) / std::max(1.0, g.place.total_layers) *
+                              bytes_per_element(w.kv_cache) * sequences;
+  const double q = static_cast<double>(m.attention_heads * m.head_dim);
+  const double bytes = g.host_weight_bytes() + g.place.host_layers() * kv_per_layer;
+  const double flops = 2 * g.host_params() * tokens + g.place.host_layers() * 4 * q * context * tokens;
+  return std::max(bytes / g.memory_bytes_per_s, flops / g.matrix_flops);
+}
+
+}  // namespace
 
 DeviceRates inference_rates(const EstimateInput& in) {
   DeviceRates r = device_rates(*in.device, inference_compute_precision(in.workload), in.profile);
@@ -272,8 +326,13 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     return out;
   }
 
-  const double layers_per_stage = std::ceil(static_cast<double>(m.total_layers()) / plan.pp);
   const double layers = static_cast<double>(m.total_layers());
+  // Layers left in host memory (--gpu-layers): the device computes the rest (every layer, where they stream to it).
+  const OffloadGeometry off = offload_geometry(in);
+  out.offload_on_host = off.on_host;
+  out.offload_host_layers = off.place.host_layers();
+  const double device_layers = off.on_host ? off.place.device_layers : layers;
+  const double layers_per_stage = std::ceil(device_layers / plan.pp);
   GroupLink tp_link = group_link(*in.device, in.system, plan.tp, 1);
   // A pipeline is a chain: its slowest stage-to-stage hop sets its sends, so the whole chain is the group.
   GroupLink pp_link = group_link(*in.device, in.system, std::max(2, plan.pp), plan.tp);
@@ -295,9 +354,34 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
                                  : 0;
     double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(batch * s.seq * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
     // Stages run one after another for a single batch.
+    double prefill_layers = layers, head_seconds = head.forward_seconds;
+    if (off.place.offloaded()) {
+      // Layers left in host memory: an engine that computes them on the host does so for a prompt batch below its
+      // offload threshold; above it (and in every engine that streams them) the device computes every layer after
+      // their weights cross the host link: once per ubatch, or once per pass. A host-held output projection
+      // computes the last positions' logits on the host.
+      const double tokens = batch * static_cast<double>(w.prompt);
+      const bool host_computes = off.on_host && tokens < w.stack.offload_min_batch;
+      if (host_computes) {
+        prefill_layers = off.place.device_layers;
+        out.offload_prefill_seconds = host_layers_seconds(m, w, off, tokens, batch, static_cast<double>(w.prompt) / 2);
+      } else {
+        OffloadGeometry layers_only = off;
+        layers_only.head_bytes = layers_only.head_params = 0;
+        const double passes = off.on_host && w.stack.offload_ubatch > 0 ? std::ceil(tokens / w.stack.offload_ubatch) : 1.0;
+        out.offload_prefill_seconds = passes * layers_only.host_weight_bytes() / off.link_bytes_per_s;
+        if (off.place.head_on_host) {
+          OffloadGeometry head_only = off;
+          head_only.layer_weight_bytes = head_only.layer_params = 0;
+          head_only.place.device_layers = head_only.place.total_layers;
+          out.offload_prefill_seconds += host_layers_seconds(m, w, head_only, w.generate > 0 ? batch : tokens, batch, 0);
+        }
+      }
+      if (off.place.head_on_host) head_seconds = 0;
+    }
     out.prefill_seconds =
-        std::max(layers * (layer.forward_seconds + tp_comm) + head.forward_seconds + pp_comm, out.streamed_seconds) +
-        w.stack.invoke_seconds;
+        std::max(prefill_layers * (layer.forward_seconds + tp_comm) + head_seconds + pp_comm, out.streamed_seconds) +
+        out.offload_prefill_seconds + w.stack.invoke_seconds;
   }
 
   // Decode: per output token, at the average context length over the generation.
@@ -305,7 +389,7 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     const double context = static_cast<double>(w.prompt) + static_cast<double>(w.generate) / 2.0;
     const Stack& st = w.stack;
     struct Step {
-      double gpu = 0, host = 0, seconds = 0, comm = 0, weight_read = 0, kv_read = 0, read_seconds = 0;
+      double gpu = 0, host = 0, seconds = 0, comm = 0, weight_read = 0, kv_read = 0, read_seconds = 0, offload = 0;
     };
     // One decode step of `b` sequences: the device's time, the host's issue and the step as the two combine.
     auto step = [&](double b) {
@@ -323,19 +407,29 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
       const double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(b * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
       // Pipeline stages work on different micro-batches in steady state only when there are several;
       // a single stream walks through all stages.
-      t.gpu = std::max(layers * (layer + tp_comm) + logits + pp_comm + extra_kernels(m, w, b) * decode.kernel_overhead_seconds,
+      const double device_share = device_layers / std::max(1.0, layers);
+      const double device_head = off.place.head_on_host ? 0.0 : 1.0;
+      t.gpu = std::max(device_layers * (layer + tp_comm) + device_head * logits + pp_comm +
+                           device_share * extra_kernels(m, w, b) * decode.kernel_overhead_seconds,
                        out.streamed_seconds);
-      t.comm = layers * tp_comm + pp_comm;
+      t.comm = device_layers * tp_comm + pp_comm;
       // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
       // (the concatenation's kernels are already among the eager step's).
-      if (st.kv_cache_concat) t.gpu += layers * memory_seconds(decode, 2 * t.kv_read);
+      if (st.kv_cache_concat) t.gpu += device_layers * memory_seconds(decode, 2 * t.kv_read);
       // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
       // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
-      t.host = st.cuda_graphs ? 0.0 : (layers * decode_kernels_per_layer(m, w, b) + 8) * st.host_seconds_per_kernel;
+      t.host = st.cuda_graphs ? 0.0 : (device_layers * decode_kernels_per_layer(m, w, b) + 8) * st.host_seconds_per_kernel;
       t.seconds = engine_step_seconds(t.gpu, t.host, st.decode_step_overhead_seconds, st.overlap_scheduling);
       // An eager MoE loop synchronises with the device in every layer: the host's issue and the GPU's work add up.
       if (eager_moe(m, w) && !st.cuda_graphs) t.seconds = t.gpu + t.host + st.decode_step_overhead_seconds;
-      const double read = layers * (t.weight_read + t.kv_read) + static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
+      // Layers left in host memory, in turn with the device's: the host's CPU computes them from its memory, or
+      // their weights cross the host link for the device to compute.
+      if (off.place.offloaded()) {
+        t.offload = off.on_host ? host_layers_seconds(m, w, off, b, b, context) : off.host_weight_bytes() / off.link_bytes_per_s;
+        t.seconds += t.offload;
+      }
+      const double read = device_layers * (t.weight_read + t.kv_read) +
+                          device_head * static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
       t.read_seconds = read / achieved_bandwidth(decode, read);
       return t;
     };
@@ -346,8 +440,9 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     out.host_seconds_per_token = now.host + st.decode_step_overhead_seconds;
     out.time_per_output_token_seconds = now.seconds;
     out.decode_host_bound = now.host > now.gpu;
+    out.offload_seconds_per_token = now.offload;
     out.decode_weight_bytes = layers_per_stage * now.weight_read +
-                              static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
+                              (off.place.head_on_host ? 0.0 : static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes);
     out.decode_kv_bytes = layers_per_stage * now.kv_read;
     // What a step of twice the sequences costs, as the estimators time it: a larger batch is almost free when the step
     // barely grows (reads of the same weights, kernels' fixed costs), not when the GEMMs near the device's compute

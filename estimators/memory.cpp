@@ -107,8 +107,22 @@ double embedding_weight_bytes(const Workload& w) {
     return head_weight_bytes(w);
   // Quantized weights: the layers' format when the stack quantizes the table (q4_0 is GGUF's, which does), whatever
   // it does with the head; otherwise the compute format (PyTorch's quantizers convert nn.Linear modules only).
-  if (w.stack.quantized_embedding || *w.weights == WeightFormat::kQ4_0) return weight_bytes_per_param(w);
+  if (w.stack.quantized_embedding || *w.weights == WeightFormat::kQ4_0 || *w.weights == WeightFormat::kQ4KM)
+    return weight_bytes_per_param(w);
   return compute_format_bytes(w);
+}
+
+LayerPlacement layer_placement(const Model& model, const Workload& w) {
+  LayerPlacement p;
+  const double layers = model.is_transformer() ? static_cast<double>(model.total_layers()) : 0.0;
+  p.total_layers = layers;
+  p.device_layers = layers;
+  if (w.task != Task::kInfer || !model.is_transformer() || !w.device_layers) return p;
+  // As llama.cpp counts -ngl: the layers first, then the output layer (layers + 1, or anything above, is all).
+  const double given = static_cast<double>(*w.device_layers);
+  p.device_layers = std::clamp(given, 0.0, layers);
+  p.head_on_host = w.stack.offload_runs_on_host && given <= layers;
+  return p;
 }
 
 bool embedding_on_device(const Workload& w, const Device& device) {
@@ -365,26 +379,37 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
   MemoryBreakdown m;
   const double tp = plan.tp, pp = plan.pp;
   const double ends = model.is_transformer() ? params.embedding + params.output : 0;
-  m.weights = (params.total - ends) * weight_bytes_per_param(w) + params.output * head_weight_bytes(w);
+  // Layers (and the output projection) left in host memory (--gpu-layers): the host holds them once per replica,
+  // counted here per device (host_bytes is per device).
+  const LayerPlacement place = layer_placement(model, w);
+  const double layer_weights = (params.total - ends) * weight_bytes_per_param(w);
+  const double head = head_weight_bytes(w);
+  m.weights = layer_weights * place.device_share() + (place.head_on_host ? 0.0 : params.output * head);
+  double offloaded = layer_weights * (1 - place.device_share()) + (place.head_on_host ? params.output * head : 0.0);
   if (model.is_transformer()) {
     // The token embedding table: on the device in its own format, or in host memory (llama.cpp, ExLlamaV2). A tied
     // table is the output projection too, which the device holds in the head's format; a stack that quantizes the
-    // head but not the embedding (torchao, gpt-fast) holds the table twice.
-    const double head = head_weight_bytes(w), table = embedding_weight_bytes(w);
+    // head but not the embedding (torchao, gpt-fast) holds the table twice. An output projection left with the host
+    // is the host's table itself where the formats agree.
+    const double table = embedding_weight_bytes(w);
     const bool on_device = embedding_on_device(w, device);
-    if (model.tied_embeddings)
+    if (model.tied_embeddings && !place.head_on_host)
       m.weights += params.embedding * (head + (on_device && table != head ? table : 0.0));
     else if (on_device)
       m.weights += params.embedding * table;
+    if (model.tied_embeddings && place.head_on_host && (on_device || table != head)) offloaded += params.embedding * head;
     // Kept in host memory instead: the host holds it once, beside whatever it holds for the devices.
     if (!on_device) m.host_bytes += params.embedding * table;
   }
   m.weights /= tp * pp;
+  m.host_bytes += offloaded / (tp * pp);
   const double batch = static_cast<double>(plan.micro_batch);
   if (model.is_transformer()) {
     const double context = static_cast<double>(w.prompt + w.generate);
     const double kv_bytes = bytes_per_element(w.kv_cache);
-    const double layers = std::ceil(static_cast<double>(model.total_layers()) / pp);
+    // The layers whose KV cache the device holds: all but those an engine runs on the host, which keeps theirs.
+    const double cached_layers = w.stack.offload_runs_on_host ? place.device_layers : static_cast<double>(model.total_layers());
+    const double layers = std::ceil(cached_layers / pp);
     // KV heads are split across tensor-parallel ranks (replicated when there are fewer heads than ranks).
     const double kv_heads_local = std::max(1.0, static_cast<double>(model.kv_heads) / tp);
     // An encoder keeps no cache: its one forward pass attends over the whole input at once.
@@ -397,6 +422,10 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
       const double stage = layers / static_cast<double>(model.total_layers());
       m.kv_cache = kv_cache_elements(model, context) * stage * split * batch * kv_bytes;
     }
+    // The host layers' cache, in host memory.
+    if (cached && cached_layers < model.total_layers())
+      m.host_bytes += kv_cache_elements(model, context) * (1 - cached_layers / static_cast<double>(model.total_layers())) *
+                      batch * kv_bytes / (tp * pp);
     // Transient activations of one layer during prefill (flash attention; eager adds the s x s scores).
     const double e = 2;
     const double tokens = batch * static_cast<double>(w.prompt);

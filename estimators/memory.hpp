@@ -48,6 +48,19 @@ struct MemoryBreakdown {
 // activations and as many parameters as fit beside them; the rest move to streamed_bytes (and host_bytes).
 void stream_parameters(MemoryBreakdown& m, double usable);
 
+// Inference with some layers' weights left in host memory (Workload::device_layers, --gpu-layers): how many of the
+// model's transformer layers the devices hold, and whether the output projection stays with the host (engines that
+// run the offloaded layers on the host's CPU, Stack::offload_runs_on_host, below -ngl = layers + 1).
+struct LayerPlacement {
+  double total_layers = 0;
+  double device_layers = 0;
+  bool head_on_host = false;
+  double host_layers() const { return total_layers - device_layers; }
+  double device_share() const { return total_layers > 0 ? device_layers / total_layers : 1.0; }
+  bool offloaded() const { return host_layers() > 0 || head_on_host; }
+};
+LayerPlacement layer_placement(const Model& model, const Workload& w);
+
 // Bytes per element of stored activations for a compute precision.
 double activation_bytes(Precision p);
 

@@ -1,6 +1,8 @@
 #include "estimators/stack.hpp"
 #include "core/assumptions.hpp"
 
+#include <cstdio>
+
 namespace hwplan {
 namespace {
 
@@ -226,6 +228,12 @@ Stack engine_preset(Engine e) {
       // src/llama-model.cpp, load_tensors: dev_input is the CPU whatever -ngl is); a tied token_embd is duplicated
       // onto the device as the output layer (TENSOR_DUPLICATED).
       s.embedding_on_host = true;
+      // Layers -ngl leaves out run on the CPU backend from host memory, their KV cache with them; a prompt batch of
+      // 32 rows or more has their matrix products run on the GPU instead, the weights copied over for each ubatch of
+      // 512 tokens (ggml-cuda's offload_op: min_batch_size 32; llama.cpp's n_ubatch default 512).
+      s.offload_runs_on_host = true;
+      s.offload_min_batch = 32;
+      s.offload_ubatch = 512;
       break;
     case Engine::kExllama:
       // Native C++/CUDA engine launching its own fused kernels. ExLlamaV2 per layer: the C++ attention front (norm,
@@ -337,6 +345,21 @@ Stack npu_runtime_preset(const std::string& runtime, const Device& d) {
 // Workstation cards are as often in servers as in workstations: they keep the server's time, the slower of the two.
 double host_time_ratio(const Device& device) {
   return device.device_class == DeviceClass::kConsumer ? assumptions().desktop_host_time_ratio : 1.0;
+}
+
+HostRates typical_host(const Device& device) {
+  const Assumptions& a = assumptions();
+  const bool desktop = device.device_class == DeviceClass::kConsumer;
+  const double peak_gbps = desktop ? a.desktop_host_memory_gbps : a.server_host_memory_gbps;
+  HostRates h;
+  h.memory_bytes_per_s = peak_gbps * 1e9 * a.host_memory_efficiency;
+  h.matrix_flops = (desktop ? a.desktop_host_matrix_tflops : a.server_host_matrix_tflops) * 1e12;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%s, %.0f GB/s of its %.0f GB/s peak; CPU %.1f TFLOP/s", 
+                desktop ? "a desktop's dual-channel DDR5-5600" : "one socket of a GPU server, 8-channel DDR5-4800",
+                h.memory_bytes_per_s / 1e9, peak_gbps, h.matrix_flops / 1e12);
+  h.words = buf;
+  return h;
 }
 
 }  // namespace hwplan

@@ -36,5 +36,14 @@ Stack npu_runtime_preset(const std::string& runtime, const Device& d);
 // measured: a GeForce card's desktop runs single-threaded work faster (assumptions().desktop_host_time_ratio);
 // every other class keeps the server's time.
 double host_time_ratio(const Device& device);
+// The host a device sits in as inference with layers left in host memory sees it (Workload::device_layers): its
+// memory's achieved read rate and its CPU's matrix rate, typical of the device's class (a GeForce card's desktop;
+// every other class one socket of a GPU server, as host_time_ratio), and where the figures came from, in words.
+struct HostRates {
+  double memory_bytes_per_s = 0;
+  double matrix_flops = 0;
+  std::string words;
+};
+HostRates typical_host(const Device& device);
 
 }  // namespace hwplan

@@ -48,6 +48,8 @@ ESTIMATES = [
     dict(model="mixtral-8x7b", device="h100-sxm", count=8, task="infer", engine="vllm", fused_kernels="on"),
     dict(model="7b", device="rtx-3090", task="qlora", seq=2048, no_sequence_parallel=True),
     dict(model="resnet-50", device="a100-80gb-sxm", task="train", precision="fp16", batch=256, memory_format="nhwc"),
+    dict(model="llama-2-70b", device="rtx-4090", task="infer", weights="q4_k_m", engine="llamacpp", gpu_layers="auto",
+         host_memory_gbps=96),
 ]
 
 

@@ -171,7 +171,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   app.add_option("--count", w.count, "Number of devices")->capture_default_str();
   app.add_option("--task", w.task, "train | finetune | lora | qlora | infer")->capture_default_str();
   app.add_option("--precision", w.precision, "Compute precision: fp32 | tf32 | fp16 | bf16 | fp8")->capture_default_str();
-  app.add_option("--weights", w.weights, "Inference weight format: fp32 | fp16 | bf16 | fp8 | int8 | int4 | nf4 | q4_0");
+  app.add_option("--weights", w.weights, "Inference weight format: fp32 | fp16 | bf16 | fp8 | int8 | int4 | nf4 | q4_0 | q4_k_m");
   app.add_option("--batch", w.batch, "Sequences per device per micro-step (inference: concurrent sequences)");
   app.add_option("--seq", w.seq, "Sequence length in tokens (training)");
   app.add_option("--sample-tokens", w.sample_tokens,
@@ -211,6 +211,17 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
       ->capture_default_str()
       ->each([&w](const std::string&) { w.generate_given = true; });
   app.add_option("--kv-cache", w.kv_cache, "KV cache format: fp16 | bf16 | fp8 | int8");
+  app.add_option("--gpu-layers", w.gpu_layers,
+                 "Inference: transformer layers the device holds, counted as llama.cpp's -ngl (the output layer is one more: "
+                 "layers + 1 or above is all), or auto (as many as fit); the rest stay in host memory: llamacpp runs them "
+                 "on the host's CPU, other engines stream their weights to the device every pass")
+      ->type_name("N|auto");
+  app.add_option("--host-memory-gbps", w.host_memory_gbps,
+                 "The host memory's peak, GB/s (channels x MT/s x 8 bytes: 89.6 for dual-channel DDR5-5600), for layers "
+                 "in host memory; its CPU reads 0.68 of it (default: dual-channel DDR5-5600 for consumer cards, one "
+                 "8-channel DDR5-4800 server socket otherwise)");
+  app.add_option("--host-tflops", w.host_tflops,
+                 "The host CPU's matrix rate on quantized weights, TFLOP/s, for layers in host memory");
   app.add_option("--profile", w.profile, "Calibration profile (hwplan calibrate -o FILE)");
   app.add_option("--devices-per-node", w.devices_per_node, "Devices per node (scale-up domain)")
       ->capture_default_str()
@@ -230,9 +241,10 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Model and workload",
                 {"--model", "--task", "--precision", "--weights", "--batch", "--seq", "--sample-tokens", "--grad-accum", "--global-batch",
                  "--tokens", "--optimizer", "--lora-rank", "--lora-targets", "--lm-head", "--prompt", "--generate", "--kv-cache"});
-  group_options(app, "System", {"--device", "--count", "--devices-per-node", "--network-gbps", "--profile", "--headroom"});
+  group_options(app, "System", {"--device", "--count", "--devices-per-node", "--network-gbps", "--profile", "--headroom",
+                                "--host-memory-gbps", "--host-tflops"});
   group_options(app, "Parallelism and memory savings",
-                {"--tp", "--cp", "--pp", "--dp", "--ep", "--vp", "--zero", "--recompute", "--recompute-layers", "--offload", "--no-sequence-parallel",
+                {"--tp", "--cp", "--pp", "--dp", "--ep", "--vp", "--zero", "--recompute", "--recompute-layers", "--offload", "--gpu-layers", "--no-sequence-parallel",
                  "--no-overlap-grad-reduce"});
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",

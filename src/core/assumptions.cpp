@@ -98,6 +98,23 @@ constexpr Entry kEntries[] = {
     {"desktop_host_time_ratio", &Assumptions::desktop_host_time_ratio, "x", 0.05, 2,
      "single-thread host work scales with the core's clock at equal IPC: GPU servers' CPUs turbo to 3.7-3.8 GHz (AMD EPYC "
      "9654, Intel Xeon Platinum 8480+), desktops' to 5.7-5.8 GHz (Ryzen 9 7950X, Core i9-13900K): 3.7/5.7"},
+    {"desktop_host_memory_gbps", &Assumptions::desktop_host_memory_gbps, "GB/s", 1, 10000,
+     "dual-channel DDR5-5600, a current desktop's memory: 2 channels x 8 bytes x 5,600 MT/s (JEDEC arithmetic)"},
+    {"server_host_memory_gbps", &Assumptions::server_host_memory_gbps, "GB/s", 1, 10000,
+     "one socket of a GPU server (a single llama.cpp process reads mostly its own NUMA node): 8 channels of DDR5-4800, "
+     "8 x 8 bytes x 4,800 MT/s (Intel Sapphire Rapids; EPYC Genoa has 12)"},
+    {"host_memory_efficiency", &Assumptions::host_memory_efficiency, "fraction", 0.05, 1,
+     "llama.cpp's CPU-only decode against the memory's peak: 18.27 tokens/s of LLaMA 7B Q4_0 (3.56 GiB) on a Core "
+     "i9-13900K with DDR5-6400 (ggml-org/llama.cpp issue #34, slaren, 2023-08-12): 69.8 of 102.4 GB/s, 0.68; 2.89 "
+     "tokens/s of Qwen2.5-Coder-14B Q4_K_M (about 9 GB) on a Core i7-8700 with dual-channel DDR4-2400 (inventivehq.com, "
+     "'VRAM offload cliff' sweep): about 26 of 38.4 GB/s, 0.68"},
+    {"desktop_host_matrix_tflops", &Assumptions::desktop_host_matrix_tflops, "TFLOP/s", 0.01, 1000,
+     "a desktop CPU's matrix products on quantized weights: ik_llama.cpp pull request #128 reads a 512-token prompt of "
+     "Llama 3.1 8B at 254 tokens/s on a Ryzen 9 7950X, 4.1 TFLOP/s, with a fork's repacked kernels; about half taken "
+     "for mainline llama.cpp. Binds only where the host's layers see many tokens at once (prompts under the offload "
+     "threshold, batched decode)"},
+    {"server_host_matrix_tflops", &Assumptions::server_host_matrix_tflops, "TFLOP/s", 0.01, 1000,
+     "one server socket: twice the desktop's (two to four times the cores at lower clocks); no measurement found"},
     {"eager_traffic_factor", &Assumptions::eager_traffic_factor, "x", 1, 10,
      "torchtune's eager vs compiled Llama 3.2 3B on one A100; checked on IBM's FSDP Llama 2 7B (57% vs 68% MFU); "
      "hwplan validate refits it per held-out group"},

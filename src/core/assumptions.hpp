@@ -48,6 +48,13 @@ struct Assumptions {
   double edgetpu_invoke_seconds = 1.8e-3;           // TensorFlow Lite's Edge TPU delegate (Coral)
   double npu_invoke_seconds = 0.23e-3;              // QNN on Qualcomm's Hexagon NPU (Core ML assumed alike)
   double desktop_host_time_ratio = 0.65;            // host time on a desktop CPU / on a GPU server's CPU
+  // The host's memory and CPU, for inference layers kept in host memory (--gpu-layers; estimators/stack.cpp
+  // typical_host): peak read rates, the share a CPU's matrix-vector products reach, and its matrix rate.
+  double desktop_host_memory_gbps = 89.6;           // dual-channel DDR5-5600 (a GeForce card's desktop)
+  double server_host_memory_gbps = 307.2;           // one socket of 8-channel DDR5-4800 (a GPU server)
+  double host_memory_efficiency = 0.68;             // llama.cpp's CPU decode / the memory's peak
+  double desktop_host_matrix_tflops = 2.0;          // a desktop CPU's quantized matrix products (all cores)
+  double server_host_matrix_tflops = 4.0;           // one server socket's
   double eager_traffic_factor = 2.0;                // bytes eager 16-bit training moves / the per-op pass counts
   double fused_optimizer_bandwidth_share = 0.66;    // a fused AdamW kernel's bandwidth / a streaming kernel's
   // Links (estimators/comm.cpp, training.cpp).

@@ -29,10 +29,10 @@ constexpr std::array<std::pair<Precision, const char*>, 9> kPrecisions{{
     {Precision::kFp16, "fp16"}, {Precision::kBf16, "bf16"}, {Precision::kFp8, "fp8"},
     {Precision::kInt8, "int8"}, {Precision::kInt4, "int4"}, {Precision::kFp4, "fp4"},
 }};
-constexpr std::array<std::pair<WeightFormat, const char*>, 8> kWeightFormats{{
+constexpr std::array<std::pair<WeightFormat, const char*>, 9> kWeightFormats{{
     {WeightFormat::kFp32, "fp32"}, {WeightFormat::kFp16, "fp16"}, {WeightFormat::kBf16, "bf16"},
     {WeightFormat::kFp8, "fp8"}, {WeightFormat::kInt8, "int8"}, {WeightFormat::kInt4, "int4"},
-    {WeightFormat::kNf4, "nf4"}, {WeightFormat::kQ4_0, "q4_0"},
+    {WeightFormat::kNf4, "nf4"}, {WeightFormat::kQ4_0, "q4_0"}, {WeightFormat::kQ4KM, "q4_k_m"},
 }};
 constexpr std::array<std::pair<Framework, const char*>, 7> kFrameworks{{
     {Framework::kHfTrainer, "hf-trainer"}, {Framework::kDeepspeed, "deepspeed"}, {Framework::kFsdp, "fsdp"},
@@ -155,6 +155,9 @@ double bytes_per_param(WeightFormat w) {
     case WeightFormat::kInt4: return 0.5 + 2.0 / 128.0;      // GPTQ/AWQ-style fp16 scale per 128 weights
     case WeightFormat::kNf4: return 0.5 + 0.127 / 8.0;       // QLoRA paper: 0.127 bits/param with double quant
     case WeightFormat::kQ4_0: return 18.0 / 32.0;            // llama.cpp block: 32 x 4 bit + fp16 scale
+    // llama-quantize's own table (tools/quantize/quantize.cpp): Q4_K_M 4.58 GiB and Q8_0 (8.5 bits a weight) 7.96 GiB
+    // for Llama 3 8B: 4.58 / 7.96 x 8.5 = 4.89 bits a weight over the whole file, head and embedding included.
+    case WeightFormat::kQ4KM: return 4.58 / 7.96 * 8.5 / 8.0;
   }
   return 2;
 }

@@ -15,7 +15,8 @@ std::optional<Precision> parse_precision(const std::string& s);
 double bytes_per_element(Precision p);
 
 // Storage formats for inference weights: a precision plus the per-block scale overhead of quantised formats.
-enum class WeightFormat { kFp32, kFp16, kBf16, kFp8, kInt8, kInt4, kNf4, kQ4_0 };
+// q4_k_m: llama.cpp's most used mix (4-bit k-quant blocks, some tensors in 6 bits), as a whole file averages it.
+enum class WeightFormat { kFp32, kFp16, kBf16, kFp8, kInt8, kInt4, kNf4, kQ4_0, kQ4KM };
 const char* to_string(WeightFormat w);
 std::optional<WeightFormat> parse_weight_format(const std::string& s);
 // Average bytes per parameter including scales (q4_0: 18 bytes per 32 weights; nf4 with double quantisation

@@ -128,6 +128,16 @@ struct Stack {
   // whatever -ngl says; ExLlamaV2 loads it to system RAM). A tied table is also the output projection, which stays
   // on the device. Devices that share one memory with their host (Apple silicon, Jetson) hold it either way.
   bool embedding_on_host = false;
+  // Inference with some transformer layers' weights in host memory (Workload::device_layers, --gpu-layers). On: the
+  // engine runs those layers on the host's CPU, from host memory, with their KV cache there too; a prompt batch of at
+  // least offload_min_batch tokens has their products run on the device instead, after their weights cross the host
+  // link once per offload_ubatch tokens (llama.cpp: the CPU backend keeps the layers -ngl leaves out, and ggml's
+  // scheduler offloads an op whose batch reaches 32 rows to the GPU, copying its weights over; n_ubatch 512). Off:
+  // the engine streams them to the device for every forward pass and the device computes every layer, its KV cache
+  // included (accelerate's device_map offload hooks, vLLM's --cpu-offload-gb, TensorRT's weight streaming).
+  bool offload_runs_on_host = false;
+  double offload_min_batch = 0;
+  double offload_ubatch = 0;
   // Tensor-parallel all-reduces inside an NVLink-class fabric run as the engine's own one-kernel all-reduce (vLLM and
   // SGLang's custom all-reduce, TensorRT-LLM's, PyTorch's ENABLE_INTRA_NODE_COMM) rather than NCCL's: a fixed few
   // microseconds per call whatever the group size, which is most of a tensor-parallel decode step's communication.
@@ -230,6 +240,11 @@ struct System {
   // Where network_bytes_per_s came from when the user did not say: the device's reference system, in words.
   std::string network_assumed;
   double host_memory_bytes = 0;       // 0 = unknown (not checked)
+  // The host's achieved memory read rate and its CPU's matrix rate (inference layers kept in host memory,
+  // Workload::device_layers); `host_assumed` says, in words, where they came from when the user did not give them.
+  double host_memory_bytes_per_s = 0;
+  double host_matrix_flops = 0;
+  std::string host_assumed;
   // Whether the framework overlaps the data-parallel gradient reduction with the backward pass (PyTorch DDP,
   // FSDP, DeepSpeed, Megatron-core with overlap_grad_reduce); Megatron-LM before 2023 reduced after backward.
   bool overlap_grad_reduce = true;
@@ -268,6 +283,11 @@ struct Workload {
   bool lm_head = true;
   Stack stack;
   // Inference.
+  // Transformer layers whose weights the device holds (llama.cpp's -ngl, --gpu-layers); the others stay in host
+  // memory (Stack::offload_runs_on_host says who computes them). Unset: all of them. With fewer than all, the
+  // engines that run offloaded layers on the host keep the output projection there too (llama.cpp puts it on the GPU
+  // only at -ngl above the layer count).
+  std::optional<std::int64_t> device_layers;
   std::int64_t prompt = 512;
   std::int64_t generate = 256;
   // Generic models: samples, not sequences.

@@ -9,9 +9,11 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--batch", "batch"}, {"--seq", "seq"}, {"--sample-tokens", "sample_tokens"}, {"--grad-accum", "grad_accum"}, {"--global-batch", "global_batch"},
       {"--tokens", "tokens"}, {"--optimizer", "optimizer"}, {"--lora-rank", "lora_rank"},
       {"--lora-targets", "lora_targets"}, {"--lm-head", "lm_head"}, {"--prompt", "prompt"}, {"--generate", "generate"}, {"--kv-cache", "kv_cache"},
+      {"--gpu-layers", "gpu_layers"},
       // System.
       {"--device", "device"}, {"--count", "count"}, {"--devices-per-node", "devices_per_node"},
       {"--network-gbps", "network_gbps"}, {"--profile", "profile"}, {"--headroom", "headroom"},
+      {"--host-memory-gbps", "host_memory_gbps"}, {"--host-tflops", "host_tflops"},
       // Parallelism and memory savings.
       {"--tp", "tp"}, {"--cp", "cp"}, {"--pp", "pp"}, {"--dp", "dp"}, {"--ep", "ep"}, {"--vp", "vp"}, {"--zero", "zero"},
       {"--shard-group", "shard_group"}, {"--recompute", "recompute"},

@@ -37,6 +37,11 @@ struct WorkloadSpec {
   // takes the lengths from its file, refuses them rather than ignore them.
   bool prompt_given = false, generate_given = false;
   std::optional<std::string> kv_cache;
+  // Inference: transformer layers the device holds (llama.cpp's -ngl): a number, or "auto" for as many as fit; the
+  // others stay in host memory. The host memory's peak read rate (GB/s) and CPU matrix rate (TFLOP/s) for them.
+  std::optional<std::string> gpu_layers;
+  std::optional<double> host_memory_gbps;
+  std::optional<double> host_tflops;
   std::optional<std::string> profile;
   long long devices_per_node = 8;
   bool devices_per_node_given = false;  // --devices-per-node given (tco and recommend --own-years then cost those hosts)

@@ -95,6 +95,9 @@ void apply(YamlMap& m, Scenario& s, const std::string& prefix) {
   if (auto v = m.integer("prompt", false, 0)) w.prompt = *v, w.prompt_given = true;
   if (auto v = m.integer("generate", false, 0)) w.generate = *v, w.generate_given = true;
   opt_text("kv_cache", w.kv_cache);
+  opt_text("gpu_layers", w.gpu_layers);  // a number or auto, as on the command line
+  if (auto v = m.number("host_memory_gbps", false, 0, 1e6)) w.host_memory_gbps = *v;
+  if (auto v = m.number("host_tflops", false, 0, 1e6)) w.host_tflops = *v;
   opt_text("profile", w.profile);
   if (auto v = m.integer("devices_per_node", false, 1)) w.devices_per_node = *v, w.devices_per_node_given = true;
   if (auto v = m.number("network_gbps", false, 0, 1e6)) w.network_gbps = *v;

@@ -131,6 +131,9 @@ MeasurementSet parse_measurements(const std::string& text, const std::string& fi
     if (auto v = c.str("sample_tokens", false)) s.sample_tokens = *v;
     if (auto v = c.boolean("lm_head", false)) s.lm_head = *v;
     if (auto v = c.integer("devices_per_node", false, 1, 1'000'000)) s.devices_per_node = *v;
+    if (auto v = c.integer("gpu_layers", false, 0, 1'000'000)) s.gpu_layers = std::to_string(*v);
+    if (auto v = c.number("host_memory_gbps", false, 0, 1e6)) s.host_memory_gbps = *v;
+    if (auto v = c.number("host_tflops", false, 0, 1e6)) s.host_tflops = *v;
     read_stack_keys(c, s);
     auto measured = *c.map("measured", true);
     for (const auto& key : measured.keys()) mc.measured[key] = *measured.number(key, true, 0, 1e15);

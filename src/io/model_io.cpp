@@ -142,7 +142,7 @@ Model parse_model(const std::string& text, const std::string& file) {
   }
   model.mtp_layers = m.integer("mtp_layers", false, 0, 1000).value_or(0);
   if (m.str("weight_format", false)) {
-    model.weight_format = parse_enum(m, "weight_format", parse_weight_format, "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0");
+    model.weight_format = parse_enum(m, "weight_format", parse_weight_format, "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0, q4_k_m");
     model.weight_format_note = "weight_format in " + file;
   }
   if (auto bytes = m.number("checkpoint_weight_bytes", false, 1, 1e16)) {

@@ -151,12 +151,12 @@ std::vector<Change> training_changes(const Device& device, long long count) {
 std::vector<Change> inference_changes() {
   std::vector<Change> changes;
   changes.push_back({"int8 weights", "--weights int8", true, [](WorkloadSpec& w) {
-                       if (w.weights && (*w.weights == "int8" || *w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "nf4")) return false;
+                       if (w.weights && (*w.weights == "int8" || *w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "q4_k_m" || *w.weights == "nf4")) return false;
                        w.weights = "int8";
                        return true;
                      }});
   changes.push_back({"int4 weights (GPTQ/AWQ-style)", "--weights int4", true, [](WorkloadSpec& w) {
-                       if (w.weights && (*w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "nf4")) return false;
+                       if (w.weights && (*w.weights == "int4" || *w.weights == "q4_0" || *w.weights == "q4_k_m" || *w.weights == "nf4")) return false;
                        w.weights = "int4";
                        return true;
                      }});
@@ -235,6 +235,30 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
                                       std::to_string(*w.grad_accum) + " (same global batch)";
   report.changes.push_back({words, "--batch " + std::to_string(*w.batch) + (inference ? "" : " --grad-accum " + std::to_string(*w.grad_accum)),
                             t.estimate.fits, t.estimate.memory.total(), t.seconds,
+                            slowdown_of(t.seconds, report.baseline_seconds), false});
+}
+
+// Inference that does not fit: as many layers on the device as fit, the rest in host memory (llama.cpp's -ngl, which
+// runs them on the host's CPU; the engine the user named where it was another, which streams them to the device).
+// The numerics stay; the speed falls with every layer left out. Only on a device with memory of its own.
+void add_offload_change(const Target& target, const WorkloadSpec& base, FitReport& report) {
+  const Device& d = target.device;
+  if (report.baseline.fits || !target.model.is_transformer() || d.host_link.type == "soc" || d.streams_parameters() ||
+      base.gpu_layers)
+    return;
+  WorkloadSpec w = base;
+  const bool llamacpp = !base.engine || *base.engine == "llamacpp";
+  if (llamacpp) w.engine = "llamacpp";
+  w.gpu_layers = "auto";
+  Tried t = try_spec(target, w);
+  if (!t.ok || !t.estimate.fits) return;
+  const long long total = target.model.total_layers();
+  const long long n = total - std::llround(t.estimate.infer.offload_host_layers);
+  report.changes.push_back({std::to_string(n) + " of " + std::to_string(total) + " layers on the device, the rest in host memory" +
+                                (llamacpp ? " run by the CPU (llama.cpp)" : " streamed over " + d.host_link.type) +
+                                (t.estimate.host_memory_short ? " (more host memory than a typical host has)" : ""),
+                            (llamacpp ? "--engine llamacpp " : "") + std::string("--gpu-layers ") + std::to_string(n),
+                            !t.estimate.host_memory_short, t.estimate.memory.total(), t.seconds,
                             slowdown_of(t.seconds, report.baseline_seconds), false});
 }
 
@@ -336,6 +360,7 @@ FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpe
   const std::vector<Change> changes = inference ? inference_changes() : training_changes(*q0.device, base.count);
   add_single_changes(target, base, changes, report);
   add_batch_change(target, base, inference, report);
+  if (inference) add_offload_change(target, base, report);
   if (q0.model.is_transformer())
     add_length_change(target, base, q0.model, inference,
                       inference ? base.prompt + base.generate : q0.input.workload.seq, report);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/assumptions.hpp"
 #include "core/normal.hpp"
 #include "core/strings.hpp"
 #include "estimators/stack.hpp"
@@ -265,7 +266,7 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   }
   if (o.weights) {
     w.weights = parse_choice<WeightFormat>("--weights", *o.weights, parse_weight_format,
-                                           "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0");
+                                           "fp32, fp16, bf16, fp8, int8, int4, nf4, q4_0, q4_k_m");
     if (w.task != Task::kInfer) bad("--weights", "applies to --task infer (QLoRA uses nf4 by itself)");
   }
   // A quantised checkpoint (quantization_config, GGUF) is served in its own format unless --weights says otherwise.
@@ -341,6 +342,32 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
   if (o.lora_targets != "all-linear" && o.lora_targets != "qv") bad("--lora-targets", "must be all-linear or qv");
   w.lora_targets = o.lora_targets;
   w.lm_head = o.lm_head.value_or(true);
+  if (o.gpu_layers && w.task == Task::kInfer) {
+    const Device& d = *q.device;
+    // auto on a device whose memory is the host's (or that has none), or for a generic network, leaves nothing to
+    // place: all layers, as without it. A number there is an error.
+    const bool placeable = q.model.is_transformer() && d.host_link.type != "soc" && !d.streams_parameters();
+    if (*o.gpu_layers == "auto") {
+      q.device_layers_auto = placeable;
+    } else {
+      if (!q.model.is_transformer())
+        bad("--gpu-layers", "places a transformer's layers; " + q.model.id + " is a generic network");
+      if (d.host_link.type == "soc")
+        bad("--gpu-layers", d.name + " shares one memory with its CPU: no layer can be left out of the device's memory");
+      if (d.streams_parameters())
+        bad("--gpu-layers", d.name + " has no memory of its own: its parameters stream from the host already");
+      long long n = -1;
+      try {
+        std::size_t used = 0;
+        n = std::stoll(*o.gpu_layers, &used);
+        if (used != o.gpu_layers->size()) n = -1;
+      } catch (const std::exception&) {
+        n = -1;
+      }
+      if (n < 0) bad("--gpu-layers", "'" + *o.gpu_layers + "' is not a whole number of layers (0 or more) or auto");
+      w.device_layers = n;
+    }
+  }
   // Inference lengths, cache formats and engine behaviour change nothing in training: said, not silently dropped
   // (a warning rather than an error: a batch file's defaults may give them to training and inference scenarios alike).
   std::string ignored;
@@ -385,6 +412,9 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     add(o.prompt_given, "--prompt");
     add(o.generate_given, "--generate");
     add(o.kv_cache.has_value(), "--kv-cache");
+    add(o.gpu_layers.has_value(), "--gpu-layers");
+    add(o.host_memory_gbps.has_value(), "--host-memory-gbps");
+    add(o.host_tflops.has_value(), "--host-tflops");
     add(o.cuda_graphs.has_value(), "--cuda-graphs");
     add(o.overlap_scheduling.has_value(), "--overlap-scheduling");
     add(o.quantized_head.has_value(), "--quantized-head");
@@ -432,6 +462,17 @@ void resolve_system(const WorkloadSpec& o, long long count, Query& q) {
     s.network_bytes_per_s = net.gbps * 1e9 / 8;
     s.network_assumed = fmt::format("{:g} Gb/s per device ({})", net.gbps, net.system);
   }
+  // The host's memory and CPU, for inference layers left in host memory: given, or typical of the device's class.
+  for (const auto& [flag, v] : {std::pair{"--host-memory-gbps", o.host_memory_gbps}, std::pair{"--host-tflops", o.host_tflops}})
+    if (v && (!(*v > 0) || !std::isfinite(*v))) bad(flag, "must be a positive number");
+  const HostRates typical = typical_host(*q.device);
+  // A memory's peak is what its buyer knows (channels x transfer rate x 8 bytes); a CPU reads host_memory_efficiency of it.
+  s.host_memory_bytes_per_s =
+      o.host_memory_gbps ? *o.host_memory_gbps * 1e9 * assumptions().host_memory_efficiency : typical.memory_bytes_per_s;
+  s.host_matrix_flops = o.host_tflops ? *o.host_tflops * 1e12 : typical.matrix_flops;
+  if (!o.host_memory_gbps && !o.host_tflops) s.host_assumed = typical.words;
+  else if (!o.host_memory_gbps) s.host_assumed = "memory: " + typical.words.substr(0, typical.words.find("; CPU"));
+  else if (!o.host_tflops) s.host_assumed = fmt::format("CPU {:.1f} TFLOP/s, a typical host's", typical.matrix_flops / 1e12);
   if (!(o.headroom >= 0 && o.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   s.memory_headroom_fraction = o.headroom;
   s.memory_headroom_given = o.headroom_given;
@@ -639,18 +680,55 @@ void add_inert_zero3_warnings(const Query& q, Estimate& e) {
 }
 }  // namespace
 
+namespace {
+// --gpu-layers auto: the most layers of the model the device holds with the run still fitting, on the plan chosen
+// (as llama.cpp users pick -ngl, and ollama does by itself). All of them where everything fits.
+void place_layers(Query& q, const Plan& plan, Estimate& e) {
+  if (!q.device_layers_auto) return;
+  const long long total = q.model.total_layers();
+  const std::string all = "--gpu-layers auto: all " + std::to_string(total) + " layers fit on the device";
+  if (e.fits) {
+    e.notes.push_back(all);
+    return;
+  }
+  EstimateInput in = q.input;
+  in.plan = plan;
+  auto fits = [&](long long n) {
+    in.workload.device_layers = n;
+    return estimate(in).fits;
+  };
+  long long lo = -1, hi = total;  // fits(lo) (or lo = -1: none fits), !fits(hi) as the whole model does not
+  while (hi - lo > 1) {
+    const long long mid = lo + (hi - lo) / 2;
+    if (fits(mid)) lo = mid;
+    else hi = mid;
+  }
+  const long long n = std::max(0LL, lo);
+  q.input.workload.device_layers = n;
+  in.workload.device_layers = n;
+  e = estimate(in);
+  e.notes.push_back(lo < 0 ? "--gpu-layers auto: not even 0 layers fit: what stays on the device (the KV cache, activations, "
+                             "the runtime) is too large by itself"
+                           : "--gpu-layers auto: " + std::to_string(n) + " of " + std::to_string(total) + " layers fit on the " +
+                                 (plan.tp * plan.pp > 1 ? std::to_string(plan.tp * plan.pp) + " devices" : std::string("device")) +
+                                 " (the most that do)");
+}
+}  // namespace
+
 Outcome run_query(Query& q) {
   Outcome out;
   q.input.model = &q.model;
   q.input.profile = q.profile.get();
   if (!q.search) {
     out.estimate = estimate(q.input);
+    place_layers(q, q.input.plan, out.estimate);
     if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
     add_inert_zero3_warnings(q, out.estimate);
     return out;
   }
   SearchResult r = search_layouts(q.input, q.space);
   out.found = r.found;
+  if (r.layouts_evaluated > 0) place_layers(q, r.best, r.estimate);
   out.estimate = r.estimate;
   if (q.global_batch_assumed)
     out.estimate.warnings.push_back(

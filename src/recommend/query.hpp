@@ -40,6 +40,8 @@ struct Query {
     std::string note(const std::string& by) const { return "ignored " + by + ": " + flags + " (" + why + ")"; }
   };
   std::optional<Ignored> ignored_inputs;
+  // --gpu-layers auto: run_query places as many of the model's layers on the device as fit (all, where they do).
+  bool device_layers_auto = false;
 };
 
 // The sequence length a workload gets when --seq is not given: the model's context, at most 2048 tokens

@@ -164,6 +164,13 @@ ServeSetup prepare_serve(const Model& named_model, const Device& named_device, S
   if (w.pp && (*w.pp < 1 || *w.pp > 64)) bad("--pp", "must be 1 to 64 pipeline stages");
   if (w.dp) bad("--dp", "serve finds the replicas itself; give --tp for the layout of one replica");
   if (w.batch) bad("--batch", "serve batches continuously; use --max-sequences to cap the batch");
+  // The simulated engines hold the whole model in device memory; layers left in host memory are estimate's.
+  for (const auto& [flag, given] : {std::pair{"--gpu-layers", w.gpu_layers.has_value()},
+                                    std::pair{"--host-memory-gbps", w.host_memory_gbps.has_value()},
+                                    std::pair{"--host-tflops", w.host_tflops.has_value()}})
+    if (given)
+      bad(flag, "serve simulates engines that hold the whole model in device memory; layers left in host memory are "
+                "timed by hwplan estimate --task infer --gpu-layers");
   if (w.prompt < 1 && !o.prompt_dist && !o.trace) bad("--prompt", "must be at least 1 token for serving");
   if (w.generate < 1 && !o.generate_dist && !o.trace) bad("--generate", "must be at least 1 token for serving");
   out.model = named_model;

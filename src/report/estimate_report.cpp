@@ -39,6 +39,8 @@ std::string stored_weights(const Workload& w) {
 // --headroom free and may say no where the engine runs); nothing otherwise.
 std::optional<double> served_ttft_seconds(const EstimateInput& in) {
   if (!in.model->is_transformer() || in.workload.prompt <= 0 || in.workload.generate <= 0) return std::nullopt;
+  // Layers left in host memory: serve does not simulate them.
+  if (layer_placement(*in.model, in.workload).offloaded()) return std::nullopt;
   auto engine = parse_engine(in.workload.stack.preset);
   // An NPU runtime is served as serve serves it: its steps under llama-server's scheduler, on a device with memory
   // of its own (serve refuses one that streams its parameters).
@@ -181,6 +183,22 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                       {"time_per_output_token_seconds", e.infer.time_per_output_token_seconds},
                       {"total_seconds", e.infer.total_seconds},
                       {"decode_bytes_per_token", e.infer.decode_weight_bytes + e.infer.decode_kv_bytes}};
+    // Layers left in host memory (--gpu-layers); null when the device holds them all.
+    j["inference"]["offload"] = nullptr;
+    if (const LayerPlacement place = layer_placement(*in.model, w); place.offloaded()) {
+      const bool on_host = e.infer.offload_on_host;
+      j["inference"]["offload"] = {
+          {"device_layers", place.device_layers},
+          {"host_layers", place.host_layers()},
+          {"output_layer_on_host", place.head_on_host},
+          {"computed_by", on_host ? "host_cpu" : "device_streamed"},
+          {"host_bytes", m.host_bytes * in.plan.tp * in.plan.pp},
+          {"seconds_per_token", e.infer.offload_seconds_per_token},
+          {"prefill_seconds", e.infer.offload_prefill_seconds},
+          {"host_memory_gb_per_s", on_host ? json(in.system.host_memory_bytes_per_s / 1e9) : json(nullptr)},
+          {"host_tflops", on_host ? json(in.system.host_matrix_flops / 1e12) : json(nullptr)},
+          {"host_assumed", on_host && !in.system.host_assumed.empty() ? json(in.system.host_assumed) : json(nullptr)}};
+    }
     if (!in.model->generates()) {
       // One forward pass over the batch (a CNN, an encoder): the tokens fields above carry the same figures per
       // sample.
