@@ -156,6 +156,12 @@ TEST_CASE("--gpu-layers where it cannot apply is refused or said") {
   r = test::run_hwplan("serve --model llama-2-7b --device rtx-4090 --rate 1 --gpu-layers 20");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--gpu-layers") != std::string::npos);
+  // The host's figures where no layer runs on the host's CPU: said to change nothing.
+  r = test::run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task infer --host-memory-gbps 50");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("no effect here: --host-memory-gbps") != std::string::npos);
+  r = test::run_hwplan("estimate --model llama-2-7b --device rtx-4090 --task infer --engine hf --gpu-layers 10 --host-tflops 3");
+  CHECK(r.out.find("no effect here: --host-tflops") != std::string::npos);
   // Training reads none of it: said, not silently dropped.
   r = test::run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --task lora --gpu-layers 10");
   CHECK(r.exit_code == 0);

@@ -470,6 +470,8 @@ void resolve_system(const WorkloadSpec& o, long long count, Query& q) {
   s.host_memory_bytes_per_s =
       o.host_memory_gbps ? *o.host_memory_gbps * 1e9 * assumptions().host_memory_efficiency : typical.memory_bytes_per_s;
   s.host_matrix_flops = o.host_tflops ? *o.host_tflops * 1e12 : typical.matrix_flops;
+  if (o.host_memory_gbps) q.host_flags_given += "host-memory-gbps ";
+  if (o.host_tflops) q.host_flags_given += "host-tflops ";
   if (!o.host_memory_gbps && !o.host_tflops) s.host_assumed = typical.words;
   else if (!o.host_memory_gbps) s.host_assumed = "memory: " + typical.words.substr(0, typical.words.find("; CPU"));
   else if (!o.host_tflops) s.host_assumed = fmt::format("CPU {:.1f} TFLOP/s, a typical host's", typical.matrix_flops / 1e12);
@@ -671,6 +673,17 @@ Query resolve_query(const Model& model, const Device& device, const WorkloadSpec
 namespace {
 // ZeRO-3 switches given to a plan without ZeRO-3 change nothing, where the plan's stage is the user's (a plan given
 // whole, or a --zero fixed): where the search chose the stage, the switch may have steered it off ZeRO-3.
+void add_inert_host_warnings(const Query& q, Estimate& e) {
+  // The host's figures time only layers its CPU computes (llamacpp with layers left in host memory).
+  if (e.training || (e.infer.offload_on_host && e.infer.offload_seconds_per_token > 0)) return;
+  for (const char* flag : {"host-memory-gbps", "host-tflops"})
+    if (q.host_flags_given.find(flag) != std::string::npos)
+      e.warnings.push_back(std::string("no effect here: --") + flag + " (no layer runs on the host's CPU: " +
+                           (e.infer.offload_host_layers > 0 ? q.input.workload.stack.preset + " streams its offloaded layers to the device"
+                                                            : std::string("every layer is on the device")) +
+                           ")");
+}
+
 void add_inert_zero3_warnings(const Query& q, Estimate& e) {
   if (e.plan.zero >= 3 || (q.search && !q.space.zero)) return;
   const Stack& stack = q.input.workload.stack;
@@ -724,6 +737,7 @@ Outcome run_query(Query& q) {
     place_layers(q, q.input.plan, out.estimate);
     if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
     add_inert_zero3_warnings(q, out.estimate);
+    add_inert_host_warnings(q, out.estimate);
     return out;
   }
   SearchResult r = search_layouts(q.input, q.space);
@@ -741,6 +755,7 @@ Outcome run_query(Query& q) {
   if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
   if (r.found || r.layouts_evaluated > 0) q.input.plan = r.best;
   add_inert_zero3_warnings(q, out.estimate);
+  add_inert_host_warnings(q, out.estimate);
   out.search = std::move(r);
   return out;
 }
