@@ -127,11 +127,11 @@ std::string gpu_memory_share_note(const Device& d) {
 }
 
 const char* decode_bound(const InferenceTime& t) {
-  if (t.decode_host_bound) return "host";
   // Layers left in host memory whose part of each step is the larger: the host's memory (its CPU computing them) or
   // the host link (their weights crossing it) sets the pace.
   if (t.offload_seconds_per_token > 0 && t.offload_seconds_per_token >= t.decode_gpu_seconds)
-    return t.offload_on_host ? "host-memory" : "host-link";
+    return t.offload_decode_on_host ? "host-memory" : "host-link";
+  if (t.decode_host_bound) return "host";
   // Parameters streamed over the host link every step, and as long as the step: the link sets the pace.
   if (t.streamed_seconds > 0 && t.streamed_seconds >= t.decode_gpu_seconds) return "host-link";
   // All-reduces (and sends) that take half the step or more: the link, not the memory, sets the pace.
@@ -348,33 +348,46 @@ Estimate estimate(const EstimateInput& in) {
                       human_bytes(e.capacity_bytes) + " on chip: they stream over " + d.host_link.type +
                       " on every forward pass (" + human_seconds(e.infer.streamed_seconds) +
                       ", overlapped with the layers computing)");
-  if (!e.training && e.infer.offload_host_layers + (layer_placement(m, w).head_on_host ? 1 : 0) > 0) {
-    const LayerPlacement place = layer_placement(m, w);
+  if (const LayerPlacement place = layer_placement(m, w); !e.training && place.offloaded()) {
     const long long on_device = std::llround(place.device_layers), total = std::llround(place.total_layers);
     const long long on_host = total - on_device;
     const std::string layers_word = on_host == 1 ? " layer" : " layers";
     const std::string left = (place.head_on_host ? (on_host > 0 ? "the output layer and " + std::to_string(on_host) + layers_word
                                                                 : std::string("the output layer"))
                                                  : std::to_string(on_host) + layers_word);
+    const bool one = on_host + (place.head_on_host ? 1 : 0) == 1;
     const int spread = in.plan.tp * in.plan.pp;  // the devices of one replica share its layers
+    const bool cache = e.infer.offload_on_host && on_host > 0 && m.generates();
     const std::string held = std::to_string(on_device) + " of " + m.id + "'s " + std::to_string(total) + " layers on the " +
-                             (spread > 1 ? std::to_string(spread) + " devices, " : std::string("device, ")) +
-                             left + " in host memory (" + human_bytes(mem.host_bytes * in.plan.tp * in.plan.pp) + " there, " +
-                             (e.infer.offload_on_host ? "their KV cache included" : "weights") + ")";
-    const std::string prompt_part =
-        on_host > 0 && w.prompt > 0
-            ? "; a prompt of " + std::to_string(std::llround(w.stack.offload_min_batch)) +
-                  " tokens or more runs on the device, their weights crossing " + d.host_link.type + " per " +
-                  std::to_string(std::llround(w.stack.offload_ubatch)) + " tokens (" +
-                  human_seconds(e.infer.offload_prefill_seconds) + " of the prefill)"
-            : std::string();
-    e.notes.push_back(
-        held + (e.infer.offload_on_host
-                    ? ": " + w.stack.preset + " runs them on the host's CPU, " + human_seconds(e.infer.offload_seconds_per_token) +
-                          " of each token" + prompt_part
-                    : ": " + w.stack.preset + " streams their weights over " + d.host_link.type +
-                          " for every forward pass and every token (" + human_seconds(e.infer.offload_seconds_per_token) +
-                          " a token); the device computes every layer"));
+                             (spread > 1 ? std::to_string(spread) + " devices, " : std::string("device, ")) + left +
+                             " in host memory (" + human_bytes(mem.offloaded_bytes * spread) + " of weights" +
+                             (cache ? " and KV cache" : "") + ")";
+    const std::string link = d.host_link.type;
+    const long long threshold = std::llround(w.stack.offload_min_batch);
+    const bool per_token = w.generate > 0 && m.generates();
+    std::string how;
+    if (e.infer.offload_on_host) {
+      how = ": " + w.stack.preset + " runs " + (one ? "it" : "them") + " on the host's CPU";
+      if (per_token)
+        how += e.infer.offload_decode_on_host
+                   ? ", " + human_seconds(e.infer.offload_seconds_per_token) + " of each token"
+                   : "; a decode step of " + std::to_string(threshold) + " sequences or more runs " + (one ? "it" : "them") +
+                         " on the device, the weights crossing " + link + " every step (" +
+                         human_seconds(e.infer.offload_seconds_per_token) + " a step)";
+      const double tokens = static_cast<double>(in.plan.micro_batch * w.prompt);
+      if (on_host > 0 && w.prompt > 0)
+        how += tokens >= w.stack.offload_min_batch
+                   ? "; a prompt of " + std::to_string(threshold) + " tokens or more runs on the device, the weights crossing " +
+                         link + " once per " + std::to_string(std::llround(w.stack.offload_ubatch)) + " tokens (" +
+                         human_seconds(e.infer.offload_prefill_seconds) + " of the prefill)"
+                   : "; the host reads the " + std::to_string(std::llround(tokens)) + "-token prompt through " +
+                         (one ? "it" : "them") + " too (" + human_seconds(e.infer.offload_prefill_seconds) + ")";
+    } else {
+      how = ": " + w.stack.preset + " streams the weights over " + link + " for every forward pass" +
+            (per_token ? " and every token (" + human_seconds(e.infer.offload_seconds_per_token) + " a token)" : std::string()) +
+            "; the device computes every layer";
+    }
+    e.notes.push_back(held + how);
     // The host's figures, where the user did not give them (the query says which; an estimate built without one
     // takes the typical host whole).
     const bool given = in.system.host_memory_bytes_per_s > 0 && in.system.host_matrix_flops > 0;
@@ -406,8 +419,9 @@ Estimate estimate(const EstimateInput& in) {
       hint = mem.kv_cache > mem.weights ? "a smaller batch or context, or an 8-bit KV cache"
                                         : quantise + "more devices with tensor parallelism";
       // A device with memory of its own can leave layers in host memory (llama.cpp's -ngl): slower, but it runs.
-      if (m.is_transformer() && d.host_link.type != "soc" && !d.streams_parameters())
-        hint += ", or fewer layers on the device (--gpu-layers auto: llama.cpp runs the rest on the host's CPU)";
+      if (m.is_transformer() && d.host_link.type != "soc" && !d.streams_parameters() && !w.device_layers)
+        hint += std::string(", or fewer layers on the device (") +
+                (w.stack.offload_runs_on_host ? "" : "--engine llamacpp ") + "--gpu-layers auto: llama.cpp runs the rest on the host's CPU)";
       // Its parameters already stream from the host: what does not fit is what must stay on chip.
       if (d.streams_parameters()) hint = "a smaller batch or context (the parameters already stream from the host)";
     }

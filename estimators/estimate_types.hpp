@@ -96,6 +96,7 @@ struct InferenceTime {
   // stream to the device), and their part of each decode step and of the prefill (in the times above).
   double offload_host_layers = 0;
   bool offload_on_host = false;
+  bool offload_decode_on_host = false;  // and its CPU computes them in a decode step (fewer sequences than the threshold)
   double offload_seconds_per_token = 0;
   double offload_prefill_seconds = 0;
   InferenceJobRate job;               // a job of many requests at these figures

@@ -203,13 +203,17 @@ namespace {
 struct OffloadGeometry {
   LayerPlacement place;
   bool on_host = false;           // the host's CPU computes them (llama.cpp), else they stream to the device
-  double layer_weight_bytes = 0;  // one transformer layer's weights, whole
-  double layer_params = 0;
-  double head_bytes = 0;          // the output projection's, where it stays with the host; else 0
-  double head_params = 0;
-  double host_weight_bytes() const { return layer_weight_bytes * place.host_layers() + head_bytes; }
-  double host_params() const { return layer_params * place.host_layers() + head_params; }
-  double memory_bytes_per_s = 0;
+  double min_batch = 0;           // rows from which the engine runs them on the device after all (llama.cpp: 32)
+  double layer_params = 0;        // one transformer layer's parameters, all its experts included
+  double expert_params = 0;       // one routed expert's, per layer (0 for a dense model)
+  double bytes_per_param = 2;
+  double head_params = 0;         // the output projection's, where it stays with the host; else 0
+  double head_bytes_per_param = 2;
+  // Whole weights: what the host holds, and what crosses the link when the device computes them.
+  double host_weight_bytes() const {
+    return layer_params * place.host_layers() * bytes_per_param + head_params * head_bytes_per_param;
+  }
+  double memory_bytes_per_s = 0;  // the host's share, where several replicas' layers live on one host
   double matrix_flops = 0;
   double link_bytes_per_s = 0;
 };
@@ -221,29 +225,41 @@ OffloadGeometry offload_geometry(const EstimateInput& in) {
   g.place = layer_placement(m, w);
   if (!g.place.offloaded()) return g;
   g.on_host = w.stack.offload_runs_on_host;
+  g.min_batch = w.stack.offload_min_batch;
   const ParameterCounts p = count_parameters(m);
   g.layer_params = (p.total - p.embedding - p.output) / std::max(1.0, g.place.total_layers);
-  g.layer_weight_bytes = g.layer_params * weight_bytes_per_param(w);
-  if (g.place.head_on_host) {
-    g.head_params = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
-    g.head_bytes = g.head_params * head_weight_bytes(w);
-  }
+  if (m.moe) g.expert_params = (m.gated() ? 3.0 : 2.0) * static_cast<double>(m.hidden_size) * static_cast<double>(m.expert_ffn());
+  g.bytes_per_param = weight_bytes_per_param(w);
+  g.head_bytes_per_param = head_weight_bytes(w);
+  if (g.place.head_on_host) g.head_params = static_cast<double>(m.vocab_size) * static_cast<double>(m.hidden_size);
+  // The replicas a host carries (its devices over one replica's) read its memory and share its cores at once.
+  const double on_host = std::min<double>(in.system.count, std::max(1, in.system.devices_per_node));
+  const double replicas = std::max(1.0, on_host / (in.plan.tp * in.plan.pp));
   const HostRates typical = typical_host(*in.device);
-  g.memory_bytes_per_s = in.system.host_memory_bytes_per_s > 0 ? in.system.host_memory_bytes_per_s : typical.memory_bytes_per_s;
-  g.matrix_flops = in.system.host_matrix_flops > 0 ? in.system.host_matrix_flops : typical.matrix_flops;
+  g.memory_bytes_per_s =
+      (in.system.host_memory_bytes_per_s > 0 ? in.system.host_memory_bytes_per_s : typical.memory_bytes_per_s) / replicas;
+  g.matrix_flops = (in.system.host_matrix_flops > 0 ? in.system.host_matrix_flops : typical.matrix_flops) / replicas;
   g.link_bytes_per_s = std::max(1e6, in.device->host_link.bytes_per_s() * assumptions().host_link_efficiency);
   return g;
 }
 
 // The host's CPU running its layers for `tokens` new tokens of `sequences` sequences at `context` cached positions
-// each: it reads their weights once and their KV cache, and multiplies; the slower of the two, as a roofline.
+// each: it reads their weights once (of a MoE layer, the experts the tokens touch) and their KV cache, and
+// multiplies (each token through its k experts); the slower of the two, as a roofline.
 double host_layers_seconds(const Model& m, const Workload& w, const OffloadGeometry& g, double tokens, double sequences,
                            double context) {
   const double kv_per_layer = kv_cache_elements(m, std::max(1.0, context)) / std::max(1.0, g.place.total_layers) *
                               bytes_per_element(w.kv_cache) * sequences;
   const double q = static_cast<double>(m.attention_heads * m.head_dim);
-  const double bytes = g.host_weight_bytes() + g.place.host_layers() * kv_per_layer;
-  const double flops = 2 * g.host_params() * tokens + g.place.host_layers() * 4 * q * context * tokens;
+  double read_params = g.layer_params, token_params = g.layer_params;
+  if (m.moe) {
+    const double idle = static_cast<double>(m.moe->experts) - experts_touched(m, tokens);
+    read_params -= idle * g.expert_params;
+    token_params -= static_cast<double>(m.moe->experts - m.moe->experts_per_token) * g.expert_params;
+  }
+  const double layers = g.place.host_layers();
+  const double bytes = layers * (read_params * g.bytes_per_param + kv_per_layer) + g.head_params * g.head_bytes_per_param;
+  const double flops = 2 * tokens * (layers * token_params + g.head_params) + layers * 4 * q * context * tokens;
   return std::max(bytes / g.memory_bytes_per_s, flops / g.matrix_flops);
 }
 
@@ -367,14 +383,17 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
         out.offload_prefill_seconds = host_layers_seconds(m, w, off, tokens, batch, static_cast<double>(w.prompt) / 2);
       } else {
         OffloadGeometry layers_only = off;
-        layers_only.head_bytes = layers_only.head_params = 0;
+        layers_only.head_params = 0;
         const double passes = off.on_host && w.stack.offload_ubatch > 0 ? std::ceil(tokens / w.stack.offload_ubatch) : 1.0;
         out.offload_prefill_seconds = passes * layers_only.host_weight_bytes() / off.link_bytes_per_s;
         if (off.place.head_on_host) {
+          // The logits of the last positions (of every position with nothing to generate): on the host's CPU below
+          // the engine's threshold, else on the device after the projection crosses the link.
+          const double rows = w.generate > 0 ? batch : tokens;
           OffloadGeometry head_only = off;
-          head_only.layer_weight_bytes = head_only.layer_params = 0;
           head_only.place.device_layers = head_only.place.total_layers;
-          out.offload_prefill_seconds += host_layers_seconds(m, w, head_only, w.generate > 0 ? batch : tokens, batch, 0);
+          out.offload_prefill_seconds += rows < off.min_batch ? host_layers_seconds(m, w, head_only, rows, batch, 0)
+                                                              : head_only.host_weight_bytes() / off.link_bytes_per_s;
         }
       }
       if (off.place.head_on_host) head_seconds = 0;
@@ -407,28 +426,33 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
       const double pp_comm = plan.pp > 1 ? (plan.pp - 1) * p2p_seconds(b * static_cast<double>(m.hidden_size) * 2, pp_link) : 0;
       // Pipeline stages work on different micro-batches in steady state only when there are several;
       // a single stream walks through all stages.
-      const double device_share = device_layers / std::max(1.0, layers);
-      const double device_head = off.place.head_on_host ? 0.0 : 1.0;
-      t.gpu = std::max(device_layers * (layer + tp_comm) + device_head * logits + pp_comm +
+      // Layers left in host memory: the host's CPU computes them for a step of fewer sequences than the engine's
+      // threshold (llama.cpp: 32 rows); otherwise, and in every engine that streams them, the device computes every
+      // layer after their weights cross the host link.
+      const bool host_runs = off.on_host && b < off.min_batch;
+      const double computed = host_runs ? device_layers : layers;
+      const double device_share = computed / std::max(1.0, layers);
+      const double device_head = host_runs && off.place.head_on_host ? 0.0 : 1.0;
+      t.gpu = std::max(computed * (layer + tp_comm) + device_head * logits + pp_comm +
                            device_share * extra_kernels(m, w, b) * decode.kernel_overhead_seconds,
                        out.streamed_seconds);
-      t.comm = device_layers * tp_comm + pp_comm;
+      t.comm = computed * tp_comm + pp_comm;
       // A cache grown by concatenation is copied whole in every layer on every token: read it, write it again
       // (the concatenation's kernels are already among the eager step's).
-      if (st.kv_cache_concat) t.gpu += device_layers * memory_seconds(decode, 2 * t.kv_read);
+      if (st.kv_cache_concat) t.gpu += computed * memory_seconds(decode, 2 * t.kv_read);
       // The host issues every kernel of the step (eager) or replays one graph; it also samples, checks stop
       // conditions and schedules once per step. A step lasts as long as the slower of the two sides.
-      t.host = st.cuda_graphs ? 0.0 : (device_layers * decode_kernels_per_layer(m, w, b) + 8) * st.host_seconds_per_kernel;
+      t.host = st.cuda_graphs ? 0.0 : (computed * decode_kernels_per_layer(m, w, b) + 8) * st.host_seconds_per_kernel;
       t.seconds = engine_step_seconds(t.gpu, t.host, st.decode_step_overhead_seconds, st.overlap_scheduling);
       // An eager MoE loop synchronises with the device in every layer: the host's issue and the GPU's work add up.
       if (eager_moe(m, w) && !st.cuda_graphs) t.seconds = t.gpu + t.host + st.decode_step_overhead_seconds;
       // Layers left in host memory, in turn with the device's: the host's CPU computes them from its memory, or
       // their weights cross the host link for the device to compute.
       if (off.place.offloaded()) {
-        t.offload = off.on_host ? host_layers_seconds(m, w, off, b, b, context) : off.host_weight_bytes() / off.link_bytes_per_s;
+        t.offload = host_runs ? host_layers_seconds(m, w, off, b, b, context) : off.host_weight_bytes() / off.link_bytes_per_s;
         t.seconds += t.offload;
       }
-      const double read = device_layers * (t.weight_read + t.kv_read) +
+      const double read = computed * (t.weight_read + t.kv_read) +
                           device_head * static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes;
       t.read_seconds = read / achieved_bandwidth(decode, read);
       return t;
@@ -439,8 +463,10 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
     out.decode_comm_medium = plan.tp > 1 ? tp_link.medium : pp_link.medium;
     out.host_seconds_per_token = now.host + st.decode_step_overhead_seconds;
     out.time_per_output_token_seconds = now.seconds;
-    out.decode_host_bound = now.host > now.gpu;
+    // The host issuing kernels sets the pace only where it is also longer than the layers the host computes.
+    out.decode_host_bound = now.host > now.gpu && now.host > now.offload;
     out.offload_seconds_per_token = now.offload;
+    out.offload_decode_on_host = off.on_host && batch < off.min_batch;
     out.decode_weight_bytes = layers_per_stage * now.weight_read +
                               (off.place.head_on_host ? 0.0 : static_cast<double>(m.vocab_size * m.hidden_size) / plan.tp * head_bytes);
     out.decode_kv_bytes = layers_per_stage * now.kv_read;

@@ -402,7 +402,8 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
     if (!on_device) m.host_bytes += params.embedding * table;
   }
   m.weights /= tp * pp;
-  m.host_bytes += offloaded / (tp * pp);
+  m.offloaded_bytes = offloaded / (tp * pp);
+  m.host_bytes += m.offloaded_bytes;
   const double batch = static_cast<double>(plan.micro_batch);
   if (model.is_transformer()) {
     const double context = static_cast<double>(w.prompt + w.generate);
@@ -423,9 +424,12 @@ MemoryBreakdown inference_memory(const Model& model, const ParameterCounts& para
       m.kv_cache = kv_cache_elements(model, context) * stage * split * batch * kv_bytes;
     }
     // The host layers' cache, in host memory.
-    if (cached && cached_layers < model.total_layers())
-      m.host_bytes += kv_cache_elements(model, context) * (1 - cached_layers / static_cast<double>(model.total_layers())) *
-                      batch * kv_bytes / (tp * pp);
+    if (cached && cached_layers < model.total_layers()) {
+      const double host_kv = kv_cache_elements(model, context) * (1 - cached_layers / static_cast<double>(model.total_layers())) *
+                             batch * kv_bytes / (tp * pp);
+      m.offloaded_bytes += host_kv;
+      m.host_bytes += host_kv;
+    }
     // Transient activations of one layer during prefill (flash attention; eager adds the s x s scores).
     const double e = 2;
     const double tokens = batch * static_cast<double>(w.prompt);

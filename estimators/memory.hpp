@@ -27,6 +27,9 @@ struct MemoryBreakdown {
   // Parameters a device without memory of its own (Device::streams_parameters) cannot cache on chip: they stay in
   // host memory (counted in host_bytes too) and cross the host link on every forward pass.
   double streamed_bytes = 0;
+  // Inference layers (and output projection, and their KV cache) left in host memory (--gpu-layers), this device's
+  // share: one replica's host holds it times the replica's devices. Counted in host_bytes too.
+  double offloaded_bytes = 0;
   double runtime() const { return runtime_context + runtime_workspace + runtime_fragmentation; }
   // Everything the run allocates on the device, evicted managed pages included.
   double demand() const { return weights + gradients + optimizer + activations + kv_cache + runtime(); }

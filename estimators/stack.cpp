@@ -350,13 +350,16 @@ double host_time_ratio(const Device& device) {
 HostRates typical_host(const Device& device) {
   const Assumptions& a = assumptions();
   const bool desktop = device.device_class == DeviceClass::kConsumer;
+  const bool workstation = device.device_class == DeviceClass::kWorkstation;
   const double peak_gbps = desktop ? a.desktop_host_memory_gbps : a.server_host_memory_gbps;
   HostRates h;
   h.memory_bytes_per_s = peak_gbps * 1e9 * a.host_memory_efficiency;
   h.matrix_flops = (desktop ? a.desktop_host_matrix_tflops : a.server_host_matrix_tflops) * 1e12;
   char buf[160];
   std::snprintf(buf, sizeof buf, "%s, %.0f GB/s of its %.0f GB/s peak; CPU %.1f TFLOP/s", 
-                desktop ? "a desktop's dual-channel DDR5-5600" : "one socket of a GPU server, 8-channel DDR5-4800",
+                desktop       ? "a desktop's dual-channel DDR5-5600"
+                : workstation ? "a workstation's 8-channel DDR5-4800 (as one socket of a GPU server)"
+                              : "one socket of a GPU server, 8-channel DDR5-4800",
                 h.memory_bytes_per_s / 1e9, peak_gbps, h.matrix_flops / 1e12);
   h.words = buf;
   return h;

@@ -57,7 +57,9 @@ TEST_CASE("layers left with llama.cpp's CPU: their weights and KV cache in host 
   // The device keeps the cache of its own 16 layers; the host the rest, with 16 layers and the output projection.
   CHECK(half["memory"]["breakdown"]["kv_cache"].get<double>() == test::approx(all["memory"]["breakdown"]["kv_cache"].get<double>() / 2));
   const double host_kv = all["memory"]["breakdown"]["kv_cache"].get<double>() / 2;
-  CHECK(half["inference"]["offload"]["host_bytes"].get<double>() ==
+  CHECK(half["inference"]["offload"]["host_bytes"].get<double>() == test::approx(layers / 2 + head + host_kv));
+  // The table llama.cpp keeps on the host anyway is in the memory's host figure, not the offload's.
+  CHECK(half["memory"]["host_bytes"].get<double>() ==
         test::approx(layers / 2 + head + host_kv + all["memory"]["host_bytes"].get<double>()));
   CHECK(half["inference"]["offload"]["computed_by"] == "host_cpu");
 
@@ -166,4 +168,49 @@ TEST_CASE("--gpu-layers where it cannot apply is refused or said") {
   r = test::run_hwplan("estimate --model llama-2-7b --device a100-80gb-sxm --task lora --gpu-layers 10");
   CHECK(r.exit_code == 0);
   CHECK(r.out.find("ignored for --task lora: --gpu-layers") != std::string::npos);
+}
+
+TEST_CASE("the host's CPU reads the experts a token touches, shares the host among replicas, and hands batches of 32 to the device") {
+  // Mixtral on the host: a token reads its 2 experts of 8 per layer, not all of them.
+  const json moe = json_of("estimate --model mixtral-8x7b --device rtx-4090 --task infer --engine llamacpp --weights q4_k_m "
+                           "--gpu-layers 0 --host-tflops 1000 --host-memory-gbps 100 --generate 2 --prompt 1 --format json");
+  const double held = moe["inference"]["offload"]["host_bytes"].get<double>();
+  const double read = moe["inference"]["offload"]["seconds_per_token"].get<double>() * 100e9 * assumptions().host_memory_efficiency;
+  CHECK(read < 0.45 * held);
+  CHECK(read > 0.2 * held);
+
+  // Eight replicas on one host: each gets an eighth of its memory.
+  const std::string seventy = "estimate --model llama-2-70b --device rtx-4090 --task infer --weights q4_k_m --engine llamacpp "
+                              "--gpu-layers 42 --format json ";
+  const json one = json_of(seventy);
+  const json eight = json_of(seventy + "--count 8 --dp 8");
+  CHECK(eight["inference"]["offload"]["seconds_per_token"].get<double>() ==
+        test::approx(8 * one["inference"]["offload"]["seconds_per_token"].get<double>()).epsilon(0.01));
+
+  // A decode step of 32 sequences has its host layers run on the device, their weights crossing the link.
+  const json wide = json_of(kSeven + "--engine llamacpp --gpu-layers 16 --batch 32");
+  const json all = json_of(kSeven + "--engine llamacpp");
+  const double layers = all["memory"]["breakdown"]["weights"].get<double>() - 32000.0 * 4096 * 2;
+  CHECK(wide["inference"]["offload"]["seconds_per_token"].get<double>() ==
+        test::approx((layers / 2 + 32000.0 * 4096 * 2) / host_link_rate("rtx-4090")).epsilon(1e-3));
+  CHECK(wide["bound"] == "host-link");
+
+  // auto tries every layer with the output layer on the host, which llama.cpp places apart from the whole model.
+  const json tight = json_of("estimate --model llama-2-7b --device rtx-4060 --task infer --weights q4_k_m --engine llamacpp "
+                             "--prompt 2048 --generate 2048 --headroom 0.146 --gpu-layers auto --format json");
+  if (!json_of("estimate --model llama-2-7b --device rtx-4060 --task infer --weights q4_k_m --engine llamacpp --prompt 2048 "
+               "--generate 2048 --headroom 0.146 --format json")["memory"]["fits"].get<bool>() &&
+      json_of("estimate --model llama-2-7b --device rtx-4060 --task infer --weights q4_k_m --engine llamacpp --prompt 2048 "
+              "--generate 2048 --headroom 0.146 --gpu-layers 32 --format json")["memory"]["fits"].get<bool>())
+    CHECK(tight["inference"]["offload"]["device_layers"] == 32);
+
+  // A count given that does not fit: fit offers the most that do. A float with nothing after the point is a count.
+  const json fit = json_of("fit --model llama-2-70b --device rtx-4090 --task infer --weights q4_k_m --engine llamacpp "
+                           "--gpu-layers 79 --format json");
+  CHECK(fit["changes"][0]["flags"] == "--gpu-layers " + std::to_string(one["inference"]["offload"]["device_layers"].get<long long>()));
+  CHECK(json_of("estimate --model llama-2-70b --device rtx-4090 --task infer --weights q4_k_m --engine llamacpp --gpu-layers 42.0 "
+                "--format json")["inference"]["offload"]["device_layers"] == 42);
+  auto r = test::run_hwplan("estimate --model llama-2-7b --device apple-m2-max-gpu --task infer --gpu-layers auto");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("no effect here: --gpu-layers auto") != std::string::npos);
 }

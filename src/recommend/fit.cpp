@@ -238,13 +238,14 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
                             slowdown_of(t.seconds, report.baseline_seconds), false});
 }
 
-// Inference that does not fit: as many layers on the device as fit, the rest in host memory (llama.cpp's -ngl, which
-// runs them on the host's CPU; the engine the user named where it was another, which streams them to the device).
-// The numerics stay; the speed falls with every layer left out. Only on a device with memory of its own.
+// Inference that nothing else makes fit: as many layers on the device as fit, the rest in host memory (llama.cpp's
+// -ngl, which runs them on the host's CPU; the engine the user named where it was another, which streams them to the
+// device; the most that fit where the user's own count does not). The numerics stay; the speed falls with every layer
+// left out. Only on a device with memory of its own.
 void add_offload_change(const Target& target, const WorkloadSpec& base, FitReport& report) {
   const Device& d = target.device;
   if (report.baseline.fits || !target.model.is_transformer() || d.host_link.type == "soc" || d.streams_parameters() ||
-      base.gpu_layers)
+      (base.gpu_layers && *base.gpu_layers == "auto"))
     return;
   WorkloadSpec w = base;
   const bool llamacpp = !base.engine || *base.engine == "llamacpp";
@@ -253,13 +254,22 @@ void add_offload_change(const Target& target, const WorkloadSpec& base, FitRepor
   Tried t = try_spec(target, w);
   if (!t.ok || !t.estimate.fits) return;
   const long long total = target.model.total_layers();
-  const long long n = total - std::llround(t.estimate.infer.offload_host_layers);
-  report.changes.push_back({std::to_string(n) + " of " + std::to_string(total) + " layers on the device, the rest in host memory" +
-                                (llamacpp ? " run by the CPU (llama.cpp)" : " streamed over " + d.host_link.type) +
-                                (t.estimate.host_memory_short ? " (more host memory than a typical host has)" : ""),
-                            (llamacpp ? "--engine llamacpp " : "") + std::string("--gpu-layers ") + std::to_string(n),
-                            !t.estimate.host_memory_short, t.estimate.memory.total(), t.seconds,
-                            slowdown_of(t.seconds, report.baseline_seconds), false});
+  const std::string engine = llamacpp && base.engine != w.engine ? "--engine llamacpp " : "";
+  const bool short_host = t.estimate.host_memory_short;
+  const std::string host_note = short_host ? " (more host memory than a typical host has)" : "";
+  FitChange c{"", "", !short_host, t.estimate.memory.total(), t.seconds, slowdown_of(t.seconds, report.baseline_seconds), false};
+  if (t.estimate.memory.offloaded_bytes <= 0) {
+    // The engine's own footprint made the difference: every layer fits under llama.cpp.
+    c.change = "llama.cpp's footprint (every layer fits on the device)" + host_note;
+    c.flags = "--engine llamacpp";
+  } else {
+    const long long n = total - std::llround(t.estimate.infer.offload_host_layers);
+    c.change = std::to_string(n) + " of " + std::to_string(total) + " layers on the device, the rest in host memory" +
+               (llamacpp ? " run by the CPU (llama.cpp)" : " streamed over " + d.host_link.type) + host_note;
+    c.flags = engine + "--gpu-layers " + std::to_string(n);
+  }
+  // Offered only where no other single change fits: first.
+  report.changes.insert(report.changes.begin(), c);
 }
 
 // The workload at sequence (training) or context (inference, prompt and output in the same proportion) `s`.
@@ -360,7 +370,6 @@ FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpe
   const std::vector<Change> changes = inference ? inference_changes() : training_changes(*q0.device, base.count);
   add_single_changes(target, base, changes, report);
   add_batch_change(target, base, inference, report);
-  if (inference) add_offload_change(target, base, report);
   if (q0.model.is_transformer())
     add_length_change(target, base, q0.model, inference,
                       inference ? base.prompt + base.generate : q0.input.workload.seq, report);
@@ -369,8 +378,9 @@ FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpe
     if (a.quality_change != b.quality_change) return !a.quality_change;  // prefer changes that keep the model's numerics
     return a.slowdown < b.slowdown;
   });
-  const bool any = std::any_of(report.changes.begin(), report.changes.end(), [](const FitChange& c) { return c.fits; });
-  if (!report.baseline.fits && !any) add_combinations(target, base, changes, report);
+  auto any_fits = [&] { return std::any_of(report.changes.begin(), report.changes.end(), [](const FitChange& c) { return c.fits; }); };
+  if (inference && !any_fits()) add_offload_change(target, base, report);
+  if (!report.baseline.fits && !any_fits()) add_combinations(target, base, changes, report);
   return report;
 }
 

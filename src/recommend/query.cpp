@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/assumptions.hpp"
 #include "core/normal.hpp"
@@ -349,6 +350,11 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     const bool placeable = q.model.is_transformer() && d.host_link.type != "soc" && !d.streams_parameters();
     if (*o.gpu_layers == "auto") {
       q.device_layers_auto = placeable;
+      if (!placeable)
+        q.inert_device_layers = "no effect here: --gpu-layers auto (" +
+                                (!q.model.is_transformer() ? q.model.id + " is a generic network: no layers to place"
+                                 : d.streams_parameters() ? d.name + " has no memory of its own"
+                                                          : d.name + " shares one memory with its CPU") + ")";
     } else {
       if (!q.model.is_transformer())
         bad("--gpu-layers", "places a transformer's layers; " + q.model.id + " is a generic network");
@@ -356,11 +362,12 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
         bad("--gpu-layers", d.name + " shares one memory with its CPU: no layer can be left out of the device's memory");
       if (d.streams_parameters())
         bad("--gpu-layers", d.name + " has no memory of its own: its parameters stream from the host already");
+      // A whole number, written as one or as a float with nothing after the point (40, 40.0: a sweep's numbers).
       long long n = -1;
       try {
         std::size_t used = 0;
-        n = std::stoll(*o.gpu_layers, &used);
-        if (used != o.gpu_layers->size()) n = -1;
+        const double v = std::stod(*o.gpu_layers, &used);
+        if (used == o.gpu_layers->size() && v >= 0 && v <= 1e6 && v == std::floor(v)) n = static_cast<long long>(v);
       } catch (const std::exception&) {
         n = -1;
       }
@@ -694,37 +701,32 @@ void add_inert_zero3_warnings(const Query& q, Estimate& e) {
 }  // namespace
 
 namespace {
-// --gpu-layers auto: the most layers of the model the device holds with the run still fitting, on the plan chosen
-// (as llama.cpp users pick -ngl, and ollama does by itself). All of them where everything fits.
-void place_layers(Query& q, const Plan& plan, Estimate& e) {
-  if (!q.device_layers_auto) return;
-  const long long total = q.model.total_layers();
-  const std::string all = "--gpu-layers auto: all " + std::to_string(total) + " layers fit on the device";
-  if (e.fits) {
-    e.notes.push_back(all);
-    return;
-  }
-  EstimateInput in = q.input;
-  in.plan = plan;
-  auto fits = [&](long long n) {
-    in.workload.device_layers = n;
-    return estimate(in).fits;
-  };
-  long long lo = -1, hi = total;  // fits(lo) (or lo = -1: none fits), !fits(hi) as the whole model does not
+// --gpu-layers auto: the most layers of the model the devices hold with the run still fitting (as llama.cpp users pick
+// -ngl, and ollama does by itself): `fits(n)` says whether n layers on the device fit. Searched up to every layer with
+// the output layer in host memory (n = layers, which llamacpp places apart from layers + 1); the whole model is known
+// not to fit. -1 when not even 0 layers fit.
+long long most_layers(long long total, const std::function<bool(long long)>& fits) {
+  long long lo = -1, hi = total + 1;
   while (hi - lo > 1) {
     const long long mid = lo + (hi - lo) / 2;
     if (fits(mid)) lo = mid;
     else hi = mid;
   }
-  const long long n = std::max(0LL, lo);
-  q.input.workload.device_layers = n;
-  in.workload.device_layers = n;
-  e = estimate(in);
-  e.notes.push_back(lo < 0 ? "--gpu-layers auto: not even 0 layers fit: what stays on the device (the KV cache, activations, "
-                             "the runtime) is too large by itself"
-                           : "--gpu-layers auto: " + std::to_string(n) + " of " + std::to_string(total) + " layers fit on the " +
-                                 (plan.tp * plan.pp > 1 ? std::to_string(plan.tp * plan.pp) + " devices" : std::string("device")) +
-                                 " (the most that do)");
+  return lo;
+}
+
+std::string placed_note(long long n, long long total, const Plan& plan) {
+  const int spread = plan.tp * plan.pp;
+  const std::string devices = spread > 1 ? std::to_string(spread) + " devices" : std::string("device");
+  if (n < 0)
+    return "--gpu-layers auto: not even 0 layers fit: what stays on the " + devices +
+           " (the KV cache, activations, the runtime) is too large by itself";
+  if (n > total) return "--gpu-layers auto: all " + std::to_string(total) + " layers fit on the " + devices;
+  if (n == total)
+    return "--gpu-layers auto: all " + std::to_string(total) + " layers fit on the " + devices +
+           ", not the output layer (llama.cpp's -ngl " + std::to_string(total) + ")";
+  return "--gpu-layers auto: " + std::to_string(n) + " of " + std::to_string(total) + " layers fit on the " + devices +
+         " (the most that do)";
 }
 }  // namespace
 
@@ -732,17 +734,44 @@ Outcome run_query(Query& q) {
   Outcome out;
   q.input.model = &q.model;
   q.input.profile = q.profile.get();
+  const long long total = q.model.total_layers();
   if (!q.search) {
     out.estimate = estimate(q.input);
-    place_layers(q, q.input.plan, out.estimate);
+    if (q.device_layers_auto) {
+      long long n = total + 1;
+      if (!out.estimate.fits) {
+        EstimateInput in = q.input;
+        n = most_layers(total, [&](long long k) {
+          in.workload.device_layers = k;
+          return estimate(in).fits;
+        });
+        q.input.workload.device_layers = std::max(0LL, n);
+        out.estimate = estimate(q.input);
+      }
+      out.estimate.notes.push_back(placed_note(n, total, q.input.plan));
+    }
     if (q.ignored_inputs) out.estimate.warnings.push_back(q.ignored_inputs->note("for --task " + q.ignored_inputs->task));
     add_inert_zero3_warnings(q, out.estimate);
     add_inert_host_warnings(q, out.estimate);
+    if (!q.inert_device_layers.empty()) out.estimate.warnings.push_back(q.inert_device_layers);
     return out;
   }
   SearchResult r = search_layouts(q.input, q.space);
+  if (q.device_layers_auto) {
+    // Every layout at each count of layers: the most layers some layout fits, and that count's best layout.
+    long long n = total + 1;
+    if (!r.found) {
+      EstimateInput in = q.input;
+      n = most_layers(total, [&](long long k) {
+        in.workload.device_layers = k;
+        return search_layouts(in, q.space).found;
+      });
+      q.input.workload.device_layers = std::max(0LL, n);
+      r = search_layouts(q.input, q.space);
+    }
+    if (r.layouts_evaluated > 0) r.estimate.notes.push_back(placed_note(n, total, r.best));
+  }
   out.found = r.found;
-  if (r.layouts_evaluated > 0) place_layers(q, r.best, r.estimate);
   out.estimate = r.estimate;
   if (q.global_batch_assumed)
     out.estimate.warnings.push_back(
@@ -756,6 +785,7 @@ Outcome run_query(Query& q) {
   if (r.found || r.layouts_evaluated > 0) q.input.plan = r.best;
   add_inert_zero3_warnings(q, out.estimate);
   add_inert_host_warnings(q, out.estimate);
+  if (!q.inert_device_layers.empty()) out.estimate.warnings.push_back(q.inert_device_layers);
   out.search = std::move(r);
   return out;
 }

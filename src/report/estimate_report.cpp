@@ -188,11 +188,11 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
     if (const LayerPlacement place = layer_placement(*in.model, w); place.offloaded()) {
       const bool on_host = e.infer.offload_on_host;
       j["inference"]["offload"] = {
-          {"device_layers", place.device_layers},
-          {"host_layers", place.host_layers()},
+          {"device_layers", std::llround(place.device_layers)},
+          {"host_layers", std::llround(place.host_layers())},
           {"output_layer_on_host", place.head_on_host},
           {"computed_by", on_host ? "host_cpu" : "device_streamed"},
-          {"host_bytes", m.host_bytes * in.plan.tp * in.plan.pp},
+          {"host_bytes", m.offloaded_bytes * in.plan.tp * in.plan.pp},
           {"seconds_per_token", e.infer.offload_seconds_per_token},
           {"prefill_seconds", e.infer.offload_prefill_seconds},
           {"host_memory_gb_per_s", on_host ? json(in.system.host_memory_bytes_per_s / 1e9) : json(nullptr)},
