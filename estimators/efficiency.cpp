@@ -110,6 +110,9 @@ double shape_efficiency(const DeviceRates& r, double m, double n, double k, doub
   for (int i = 0; i < 5; ++i) {
     const Tile& t = tiles[i];
     double count = std::ceil(m / t.tm) * std::ceil(n / t.tn) * batch;
+    // The skinny kernels split a long reduction over the compute units a few output tiles would leave idle (split-K /
+    // stream-K, as cuBLAS and hipBLASLt do for decode-shaped GEMMs), each slice at least 256 deep.
+    if (i == 4 && count < r.compute_units) count *= std::clamp(std::floor(r.compute_units / count), 1.0, std::floor(k / 256));
     double waves = std::ceil(count / r.compute_units);
     double util = count / (waves * r.compute_units);
     // Tiles larger than the problem waste work on padding.

@@ -216,6 +216,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
 
   // Parameters held by the busiest pipeline stage (its layers plus the larger of the embedding / output ends).
   double stage_params, stage_ends = 0;
+  double stage_experts = 0;  // of stage_params, the routed experts this device holds (after expert parallelism)
   if (model.is_transformer()) {
     double per_layer_dense = params.attention_per_layer + (model.moe ? 0 : params.mlp_per_layer);
     double per_layer_experts = model.moe ? params.mlp_per_layer / std::max(1, plan.ep) : 0;
@@ -228,6 +229,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     const double embedding_and_head = pp == 1 ? params.embedding + params.output : std::max(params.embedding, params.output);
     const double ends = embedding_and_head + params.extra + params.mtp;
     stage_params = (std::ceil(layers / pp) * (per_layer_dense + per_layer_experts) + ends) / tp;
+    if (plan.ep > 1) stage_experts = std::ceil(layers / pp) * per_layer_experts / tp;
     stage_ends = embedding_and_head / tp;
     if (model.decoder_layers > 0) stage_params += std::ceil(static_cast<double>(model.decoder_layers) / pp) * params.decoder_cross_attention / tp;
   } else {
@@ -245,14 +247,23 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   const double zero_weights = plan.zero >= 3 ? shards : 1;
   const double zero_grads = plan.zero >= 2 ? shards : 1;
   const double zero_opt = plan.zero >= 1 ? shards : 1;
+  // Experts split over ep ranks are replicated over the others only: their ZeRO state shards over the data-parallel
+  // ranks that hold the same experts (Megatron's expert-data-parallel group, DeepSpeed-MoE's expert data parallelism),
+  // ep times fewer, so that the cluster still holds each expert's state once.
+  const double expert_shards = std::max(1.0, shards / std::max(1, plan.ep));
+  const double zero_expert_weights = plan.zero >= 3 ? expert_shards : 1;
+  const double zero_expert_grads = plan.zero >= 2 ? expert_shards : 1;
+  const double zero_expert_opt = plan.zero >= 1 ? expert_shards : 1;
+  const double experts = lora ? 0.0 : stage_experts;  // LoRA trains adapters only: their state is the small part
 
   // QLoRA quantizes the layers' linear weights (bitsandbytes converts nn.Linear modules and leaves lm_head out;
   // torchtune's and torchao's NF4 wrap the LoRA-adapted projections): the embedding and the output projection stay
   // in the compute format (head_weight_bytes).
-  m.weights = ((stage_params - stage_ends) * weight_bytes + stage_ends * head_weight_bytes(w)) / zero_weights;
+  m.weights = ((stage_params - stage_experts - stage_ends) * weight_bytes + stage_ends * head_weight_bytes(w)) / zero_weights +
+              stage_experts * weight_bytes / zero_expert_weights;
   if (lora) m.weights += trainable * 2;  // adapters in bf16/fp16 (fp32 when training in fp32)
-  m.gradients = trainable * grad_bytes / zero_grads;
-  m.optimizer = trainable * opt_bytes / zero_opt;
+  m.gradients = ((trainable - experts) / zero_grads + experts / zero_expert_grads) * grad_bytes;
+  m.optimizer = ((trainable - experts) / zero_opt + experts / zero_expert_opt) * opt_bytes;
   // ZeRO-3's gathered (full) parameters: the layer being computed and the prefetched next one (FSDP's units; a
   // network given without layers, a CNN, is wrapped whole), or
   // as many as the stack keeps resident (DeepSpeed: up to stage3_max_live_parameters, whatever the layer size; a

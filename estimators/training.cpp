@@ -473,8 +473,10 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   if (!m.is_transformer()) t.tokens_per_step = static_cast<double>(plan.global_batch());  // samples
   t.tokens_per_second = t.step_seconds > 0 ? t.tokens_per_step / t.step_seconds : 0;
 
-  // Model FLOPs (PaLM appendix B): 6 N per token for the non-embedding weights and the logits, plus 12 L h s
-  // for attention; LoRA does no weight-gradient GEMMs for the frozen base (4 N). Hardware FLOPs add recompute.
+  // Model FLOPs (PaLM appendix B): 6 N per token for the non-embedding weights and the logits, plus 12 L H Q s
+  // for attention (H heads of Q dimensions: the hidden size in most models, not in all); sliding-window layers
+  // count the keys they score (at most the window); LoRA does no weight-gradient GEMMs for the frozen base (4 N).
+  // Hardware FLOPs add recompute.
   double tokens = t.tokens_per_step;
   if (m.is_transformer()) {
     // The head's weights count once (shared with the input embedding when tied); without the language-model head
@@ -482,7 +484,15 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     const double head = static_cast<double>(m.vocab_size * m.hidden_size);
     const double body = params.active - params.embedding - (m.tied_embeddings ? 0 : head);
     double n = body + (w.lm_head ? head : 0);
-    auto attn = [&](double length) { return 12.0 * static_cast<double>(m.total_layers() * m.hidden_size) * length; };
+    auto attn = [&](double length) {
+      double keys = length;
+      if (m.sliding_window > 0 && length > static_cast<double>(m.sliding_window)) {
+        const double window = static_cast<double>(m.sliding_window);
+        const double local = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.total_layers());
+        keys = length * ((1 - local) + local * (length * window - window * window / 2) / (length * length / 2));
+      }
+      return 12.0 * static_cast<double>(m.total_layers()) * static_cast<double>(m.attention_heads * m.head_dim) * keys;
+    };
     double factor = lora ? 4.0 / 6.0 : 1.0;
     t.model_flops_per_step = tokens * (6 * n + attn(own_seq)) * factor;
     // The hardware also computes the padding of unpacked samples, and the recomputed forward passes.

@@ -304,3 +304,20 @@ TEST_CASE("a network without layers to wrap is one FSDP unit: ZeRO-3 gathers it 
   CHECK(memory("--zero 1 --offload params")["per_device_bytes"].get<double>() <=
         memory("--zero 1")["per_device_bytes"].get<double>());
 }
+
+TEST_CASE("experts split over ep ranks shard their ZeRO state over the ranks that hold the same experts: one copy in all") {
+  auto state = [](const std::string& extra) {
+    const auto j = nlohmann::json::parse(::hwplan::test::run_hwplan(
+        "estimate --model mixtral-8x7b --task train --device h100-sxm --count 8 --tp 1 --pp 1 --dp 8 --batch 1 "
+        "--recompute full --framework fsdp --format json " + extra).out);
+    const auto& b = j["memory"]["breakdown"];
+    return std::array<double, 3>{b["weights"].get<double>(), b["gradients"].get<double>(), b["optimizer"].get<double>()};
+  };
+  // ZeRO-3 over 8 ranks holds each piece of state once, whether the experts are split over the ranks or sharded.
+  const auto sharded = state("--zero 3 --ep 1"), split = state("--zero 3 --ep 8");
+  for (int i = 0; i < 3; ++i) CHECK(split[static_cast<std::size_t>(i)] == ::hwplan::test::approx(sharded[static_cast<std::size_t>(i)]));
+  // ZeRO-1: the experts' optimizer state shards over dp / ep = 1 rank: the 8 devices hold all of it once.
+  const auto one = state("--zero 1 --ep 8");
+  const ParameterCounts p = count_parameters(::hwplan::test::registry().model("mixtral-8x7b"));
+  CHECK(one[2] * 8 > p.total * 12 * 0.85);  // fp32 master weights and two moments (12 bytes), experts most of them
+}
