@@ -569,3 +569,15 @@ TEST_CASE("recommend --buy says more consumer cards than a desktop holds need ho
   auto four = test::run_hwplan("recommend --model llama-2-7b --task lora --buy --devices rtx-4060 --count 8 --devices-per-node 4");
   CHECK(four.out.find("8 cards need 2 hosts of 4") != std::string::npos);
 }
+
+TEST_CASE("fit combines a micro-batch of 1 (same global batch) with the other changes where none fits alone") {
+  auto r = ::hwplan::test::run_hwplan("fit --model llama-2-13b --device rtx-4090 --task lora --batch 8 --seq 4096 --format json");
+  CHECK(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  bool found = false;
+  for (const auto& c : j["combinations"]) {
+    if (c["flags"].get<std::string>().find("--batch 1 --grad-accum 8") == std::string::npos) continue;
+    found = found || (c["fits"].get<bool>() && !c["changes_numerics"].get<bool>());
+  }
+  CHECK(found);
+}

@@ -342,3 +342,18 @@ TEST_CASE("the layout search is never slower than a shard group the user could n
   for (const char* group : {" --zero 3 --shard-group 2", " --zero 3 --shard-group 4", " --zero 3"})
     CHECK(searched <= step(group) * (1 + 1e-9));
 }
+
+TEST_CASE("--grad-accum with --global-batch is kept, the micro-batch following, on a fixed layout as in a search") {
+  auto plan = [](const std::string& extra) {
+    return nlohmann::json::parse(::hwplan::test::run_hwplan("estimate --model llama-3.2-1b --device h100-sxm --task train "
+                                                            "--seq 1024 --format json " + extra).out)["plan"];
+  };
+  const auto one = plan("--global-batch 16 --grad-accum 4");
+  CHECK(one["micro_batch"] == 4);
+  CHECK(one["grad_accum"] == 4);
+  const auto fixed = plan("--count 2 --tp 1 --pp 1 --dp 2 --global-batch 64 --grad-accum 2");
+  const auto searched = plan("--count 2 --global-batch 64 --grad-accum 2");
+  CHECK(fixed["micro_batch"] == searched["micro_batch"]);
+  CHECK(fixed["grad_accum"] == 2);
+  CHECK(::hwplan::test::run_hwplan("estimate --model llama-3.2-1b --device h100-sxm --task train --global-batch 15 --grad-accum 4").exit_code == 2);
+}

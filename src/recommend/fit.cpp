@@ -64,6 +64,8 @@ struct Change {
   std::string flags;
   bool quality;
   std::function<bool(WorkloadSpec&)> apply;  // false when not applicable
+  // Tried only in combination with others: alone, add_batch_change offers the largest micro-batch that fits.
+  bool combination_only = false;
 };
 
 double slowdown_of(double seconds, double baseline_seconds) {
@@ -71,7 +73,7 @@ double slowdown_of(double seconds, double baseline_seconds) {
 }
 
 // The changes that save memory in training, cheapest in spirit first. `device` must outlive the result.
-std::vector<Change> training_changes(const Device& device, long long count) {
+std::vector<Change> training_changes(const Device& device, long long count, const WorkloadSpec& base) {
   std::vector<Change> changes;
   changes.push_back({"bf16 mixed precision instead of fp32", "--precision bf16", false, [&device](WorkloadSpec& w) {
                        if (w.precision != "fp32" && w.precision != "tf32") return false;
@@ -144,6 +146,21 @@ std::vector<Change> training_changes(const Device& device, long long count) {
                        w.offload = "params";
                        return true;
                      }});
+  // One sequence per micro-step, the same global batch by accumulation: with the others, where a smaller micro-batch
+  // alone does not fit (add_batch_change) but beside recomputation or QLoRA does.
+  const long long batch = base.batch.value_or(1);
+  const long long accum = base.grad_accum.value_or(1) * batch;
+  changes.push_back({"micro-batch 1 with gradient accumulation (same global batch)",
+                     base.global_batch ? std::string("--batch 1") : "--batch 1 --grad-accum " + std::to_string(accum), false,
+                     [](WorkloadSpec& w) {
+                       const long long b = w.batch.value_or(1);
+                       if (b <= 1) return false;
+                       if (w.global_batch) w.grad_accum.reset();
+                       else w.grad_accum = w.grad_accum.value_or(1) * b;
+                       w.batch = 1;
+                       return true;
+                     },
+                     true});
   return changes;
 }
 
@@ -173,6 +190,7 @@ std::vector<Change> inference_changes() {
 void add_single_changes(const Target& target, const WorkloadSpec& base, const std::vector<Change>& changes,
                         FitReport& report) {
   for (const auto& c : changes) {
+    if (c.combination_only) continue;
     WorkloadSpec w = base;
     if (!c.apply(w)) continue;
     Tried t = try_spec(target, w);
@@ -226,7 +244,8 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
     Tried t = try_spec(target, with_batch(b));
     return t.ok && t.estimate.fits;
   };
-  report.max_micro_batch = largest(std::max<long long>(batch, 1) * 64, fits_with_batch);
+  // Searched far beyond any batch a device holds, so that the answer is never the search's own limit.
+  report.max_micro_batch = largest(std::max<long long>(batch * 64, 1LL << 20), fits_with_batch);
   if (!report.max_micro_batch || *report.max_micro_batch >= batch) return;
   const WorkloadSpec w = with_batch(*report.max_micro_batch);
   Tried t = try_spec(target, w);
@@ -289,7 +308,7 @@ WorkloadSpec with_length(const WorkloadSpec& base, bool inference, long long s) 
 void add_length_change(const Target& target, const WorkloadSpec& base, const Model& model, bool inference,
                        long long current, FitReport& report) {
   report.model_context = model.max_sequence_length;
-  long long limit = std::max<long long>(model.max_sequence_length, 1) * 8;
+  long long limit = std::max<long long>(std::max<long long>(model.max_sequence_length, 1) * 8, 1LL << 24);
   report.max_seq = largest(limit, [&](long long s) {
     Tried t = try_spec(target, with_length(base, inference, s));
     return t.ok && t.estimate.fits;
@@ -367,7 +386,7 @@ FitReport fit_advice(const Model& model, const Device& device, const WorkloadSpe
   const bool inference = base.task == "infer";
   report.baseline_seconds = compared_seconds(o0.estimate, base.generate);
 
-  const std::vector<Change> changes = inference ? inference_changes() : training_changes(*q0.device, base.count);
+  const std::vector<Change> changes = inference ? inference_changes() : training_changes(*q0.device, base.count, base);
   add_single_changes(target, base, changes, report);
   add_batch_change(target, base, inference, report);
   if (q0.model.is_transformer())

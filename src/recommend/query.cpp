@@ -612,9 +612,16 @@ void resolve_plan(const WorkloadSpec& o, long long count, Query& q) {
       bad("--global-batch", std::to_string(*o.global_batch) + " != --batch " + std::to_string(p.micro_batch) +
                                 " x --grad-accum " + std::to_string(p.grad_accum) + " x dp " + std::to_string(p.dp) + " = " +
                                 std::to_string(p.micro_batch * p.grad_accum * p.dp) + "; give two of the three");
-    if (*o.global_batch % (p.micro_batch * p.dp) != 0)
-      bad("--global-batch", "is not a multiple of batch x dp = " + std::to_string(p.micro_batch * p.dp));
-    p.grad_accum = *o.global_batch / (p.micro_batch * p.dp);
+    if (o.grad_accum && !o.batch) {
+      // The accumulation given, the micro-batch follows (as the layout search derives it): never replaced.
+      if (*o.global_batch % (p.grad_accum * p.dp) != 0)
+        bad("--global-batch", "is not a multiple of grad-accum x dp = " + std::to_string(p.grad_accum * p.dp));
+      p.micro_batch = *o.global_batch / (p.grad_accum * p.dp);
+    } else {
+      if (*o.global_batch % (p.micro_batch * p.dp) != 0)
+        bad("--global-batch", "is not a multiple of batch x dp = " + std::to_string(p.micro_batch * p.dp));
+      p.grad_accum = *o.global_batch / (p.micro_batch * p.dp);
+    }
   }
 }
 
