@@ -736,3 +736,11 @@ TEST_CASE("tco of a device that is only rented costs the rent side alone, never 
   // A device with neither price still asks for a quote.
   CHECK(run_hwplan("tco --model llama-3.2-1b --device ascend-910b3 --task infer").exit_code == 2);
 }
+
+TEST_CASE("a deadline no count meets at the default global batch names that batch as the limit") {
+  auto r = ::hwplan::test::run_hwplan("estimate --model qwen2.5-0.5b --device h100-sxm --task finetune --tokens 1e11 --deadline 1d");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("default global batch of 16 sequences") != std::string::npos);
+  CHECK(::hwplan::test::run_hwplan("estimate --model qwen2.5-0.5b --device h100-sxm --task finetune --tokens 1e11 --deadline 1d "
+                                   "--global-batch 4096").exit_code == 0);
+}

@@ -40,9 +40,19 @@ void resolve_deadline(EstimateOptions& o) {
   if (o.workload.task == "infer") throw InputError({}, "--deadline", "applies to training tasks (inference: hwplan serve)");
   const Device& device = registry.device(o.workload.device);
   auto answer = smallest_count_for_deadline(registry, o.workload, device, *seconds, o.max_count);
-  if (!answer)
+  if (!answer) {
+    // Without --global-batch the search compares counts at recommend's default batch, which bounds the data-parallel
+    // ranks that can share the job: said, since a larger batch may be what meets the deadline.
+    std::string batch;
+    if (!o.workload.global_batch) {
+      const Model model = registry.model(o.workload.model);
+      const long long g = default_global_batch(model, o.workload.task, default_sequence_length(model, o.workload));
+      batch = " at the default global batch of " + std::to_string(g) + " sequences, which no more than " + std::to_string(g) +
+              " data-parallel ranks can share (a larger --global-batch lets more devices work on each step)";
+    }
     throw Infeasible("no count of " + device.id + " up to " + std::to_string(o.max_count) + " (--max-count) finishes " +
-                     human_count(*o.workload.tokens) + " tokens within " + *o.deadline);
+                     human_count(*o.workload.tokens) + " tokens within " + *o.deadline + batch);
+  }
   o.workload = answer->workload;
   o.deadline_count = answer->count;
   o.preface = std::to_string(answer->count) + " x " + device.id + " is the smallest count (of 1, 2, 4, then multiples of 8 to 64, then powers of two) that finishes " +
