@@ -224,6 +224,12 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
     // A measurement already includes the clock the device held while measured.
     r.gemm_efficiency = std::min(1.0, measured->second / r.matrix_flops);
     r.gemm_efficiency_assumed = false;
+  } else if (auto f = device.format_matmul_fraction.find(choice.effective);
+             !sixteen_bit && choice.passes == 1 && f != device.format_matmul_fraction.end() && r.tensor_cores) {
+    // Its own 16-bit fraction times the format's ratio to it on a measured sibling (src/core/device.cpp).
+    r.gemm_efficiency = f->second;
+    r.gemm_efficiency_assumed = false;
+    r.gemm_format_sibling = device.format_matmul_reference.at(choice.effective);
   } else if (sixteen_bit && choice.passes == 1 && device.sibling_matmul_fraction > 0) {
     // A measured sibling's fraction at this device's power budget (src/core/device.cpp); it includes the held clock.
     r.gemm_efficiency = std::min(1.0, device.sibling_matmul_fraction);

@@ -42,6 +42,9 @@ struct DeviceRates {
   // No published measurement of this device: its large-GEMM fraction is a measured sibling's at this device's power
   // budget (the sibling's id; empty otherwise). Device::sibling_matmul_fraction says how.
   std::string gemm_sibling;
+  // A tensor format without a measurement on this device: its own 16-bit fraction times the format's ratio to 16 bits
+  // on this sibling (Device::format_matmul_fraction); empty otherwise.
+  std::string gemm_format_sibling;
   // The tensor cores' held clock against that of the measured sibling holding the highest
   // (Device::tensor_clock_fraction, tensor_clock_reference), applied to tensor formats without a measurement.
   double tensor_clock_fraction = 1.0;

@@ -257,6 +257,11 @@ Estimate estimate(const EstimateInput& in) {
                                       "'s power budget (held clock ~ cube root of TDP per compute unit)") +
                            "; a calibration profile replaces it");
     }
+    if (!r.gemm_format_sibling.empty() && !in.profile)
+      e.warnings.push_back("no published GEMM measurement for " + d.id + " in " + to_string(choice.effective) +
+                           ": large GEMMs taken to reach " + percent(r.gemm_efficiency) + " of the dense peak, its 16-bit "
+                           "fraction times " + to_string(choice.effective) + "'s ratio to 16 bits as measured on its sibling " +
+                           r.gemm_format_sibling + "; a calibration profile replaces it");
     if (r.tensor_clock_fraction < 0.995 && !in.profile)
       e.warnings.push_back(d.id + "'s tensor cores hold about " + percent(r.tensor_clock_fraction) + " of the clock of its sibling " +
                            r.tensor_clock_reference + " under dense 16-bit GEMMs (the ratio of their large-GEMM fractions, "

@@ -400,3 +400,21 @@ TEST_CASE("a decode step of 16 sequences is no slower per sequence than one of 1
     CHECK(rate(16) >= rate(15));
   }
 }
+
+TEST_CASE("a tensor format without a measurement keeps a measured sibling's ratio to 16 bits: the H200's fp8 from the H100's") {
+  const Device& h200 = test::registry().device("h200-sxm");
+  const Device& h100 = test::registry().device("h100-sxm");
+  const auto f = h200.format_matmul_fraction.find(Precision::kFp8);
+  REQUIRE(f != h200.format_matmul_fraction.end());
+  const double own16 = h200.measured_matmul_flops.at(Precision::kBf16) / h200.peak(Precision::kBf16);
+  const double ratio = (h100.measured_matmul_flops.at(Precision::kFp8) / h100.peak(Precision::kFp8)) /
+                       (h100.measured_matmul_flops.at(Precision::kBf16) / h100.peak(Precision::kBf16));
+  CHECK(f->second == test::approx(own16 * ratio));
+  // The same die with more memory is never slower: an fp8 prefill on the H200 takes no longer than on the H100.
+  auto prefill = [](const char* device) {
+    return nlohmann::json::parse(test::run_hwplan(std::string("estimate --model llama-3.1-70b --task infer --engine trtllm --weights fp8 "
+                                                              "--batch 8 --prompt 2048 --generate 1 --format json --device ") + device).out)
+        ["inference"]["prefill_seconds"].get<double>();
+  };
+  CHECK(prefill("h200-sxm") <= prefill("h100-sxm"));
+}

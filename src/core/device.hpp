@@ -156,6 +156,11 @@ struct Device {
   bool sibling_matmul_capped = false;
   double tensor_clock_fraction = 1.0;
   std::string tensor_clock_reference;
+  // A tensor format without a measurement of its own (TF32, FP8, INT8) on a device whose 16-bit fraction is known
+  // (measured or derived): that fraction times the format's measured fraction over the 16-bit one on a sibling that
+  // has both (the lowest ratio where several do), and that sibling's id. Absent: no such sibling.
+  std::map<Precision, double> format_matmul_fraction;
+  std::map<Precision, std::string> format_matmul_reference;
   std::string origin;  // file it came from ("built-in:catalog/x.yaml" or a path)
   SourceLocation where_id;       // for errors found after loading (duplicate ids, alias clashes)
   SourceLocation where_aliases;
