@@ -93,7 +93,7 @@ double interpolate_log(const std::vector<CurvePoint>& curve, double size) {
 // Output tiles of a GEMM spread over the compute units in waves; a partial last wave idles the rest.
 // cuBLAS-style kernels choose among tile sizes; smaller tiles fill the machine better but run each SM less
 // efficiently (less operand reuse). Returns the best (utilisation x tile efficiency).
-double shape_efficiency(const DeviceRates& r, double m, double n, double k, double batch) {
+double shape_efficiency(const DeviceRates& r, double m, double n, double k, double batch, bool split_k) {
   struct Tile {
     double tm, tn, eff;
   };
@@ -110,11 +110,13 @@ double shape_efficiency(const DeviceRates& r, double m, double n, double k, doub
   for (int i = 0; i < 5; ++i) {
     const Tile& t = tiles[i];
     double count = std::ceil(m / t.tm) * std::ceil(n / t.tn) * batch;
-    // The skinny kernels split a long reduction over the compute units a few output tiles would leave idle (split-K /
-    // stream-K, as cuBLAS and hipBLASLt do for decode-shaped GEMMs), each slice at least 256 deep.
-    if (i == 4 && count < r.compute_units) count *= std::clamp(std::floor(r.compute_units / count), 1.0, std::floor(k / 256));
     double waves = std::ceil(count / r.compute_units);
     double util = count / (waves * r.compute_units);
+    // The skinny kernels spread a long reduction over the compute units a few output tiles would leave idle
+    // (stream-K / split-K, as cuBLAS and hipBLASLt do for decode-shaped GEMMs), in slices at least 256 deep, the work
+    // balanced across the units rather than in whole waves. Not for callers that split K themselves (implicit_gemm).
+    if (split_k && i == 4 && count < r.compute_units)
+      util = std::min(1.0, count * std::max(1.0, std::floor(k / 256)) / r.compute_units);
     // Tiles larger than the problem waste work on padding.
     double pad = (m * n) / (std::ceil(m / t.tm) * t.tm * std::ceil(n / t.tn) * t.tn);
     best = std::max(best, util * t.eff * pad);
@@ -311,12 +313,12 @@ DeviceRates rates_at_load(const DeviceRates& r, double tokens, double weight_byt
   return out;
 }
 
-double gemm_efficiency(const DeviceRates& r, double m, double n, double k, double batch) {
+double gemm_efficiency(const DeviceRates& r, double m, double n, double k, double batch, bool split_k) {
   if (r.gemm_curve) {
     double flops = 2 * m * n * k * batch;
     return net_of_floor(interpolate_log(*r.gemm_curve, flops), flops, r.kernel_overhead_seconds) / r.matrix_flops;
   }
-  return r.gemm_efficiency * shape_efficiency(r, m, n, k, batch);
+  return r.gemm_efficiency * shape_efficiency(r, m, n, k, batch, split_k);
 }
 
 double achieved_bandwidth(const DeviceRates& r, double bytes) {

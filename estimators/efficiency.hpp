@@ -86,7 +86,9 @@ DeviceRates device_rates(const Device& device, Precision precision, const Profil
 double gemm_seconds(const DeviceRates& rates, double m, double n, double k, double batch, double bytes_per_element,
                     double weight_bytes_per_element = -1);
 // Fraction of peak a GEMM of this shape reaches (for reports and the roofline plot).
-double gemm_efficiency(const DeviceRates& rates, double m, double n, double k, double batch);
+// `split_k`: a skinny GEMM may spread its reduction over idle compute units (stream-K); false where the caller splits
+// K itself (implicit_gemm's convolutions).
+double gemm_efficiency(const DeviceRates& rates, double m, double n, double k, double batch, bool split_k = true);
 // Time of a memory-bound kernel moving `bytes`.
 double memory_seconds(const DeviceRates& rates, double bytes);
 // Achieved bandwidth for a transfer of this size (profile curve, else peak x efficiency).

@@ -269,9 +269,15 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   // as many as the stack keeps resident (DeepSpeed: up to stage3_max_live_parameters, whatever the layer size; a
   // single tensor above the cap, such as a large vocabulary's embedding, is still gathered whole).
   const double largest_tensor = model.is_transformer() ? std::max(params.embedding, params.output) / tp : 0;
+  // A layer as gathered: its dense part, and of its experts the rank's own (1/ep), which are whole already where no
+  // other rank holds the same experts.
+  const double layer_gathered =
+      model.moe && plan.ep > 1 && !lora
+          ? params.attention_per_layer + (expert_shards > 1 ? params.mlp_per_layer / plan.ep : 0.0)
+          : params.layer_total();
   const double gathered = st.zero3_live_parameters > 0
                               ? std::min(stage_params, std::max(st.zero3_live_parameters, largest_tensor))
-                              : model.is_transformer() ? 2 * params.layer_total() / tp
+                              : model.is_transformer() ? 2 * layer_gathered / tp
                                                        // A network without layers to wrap is one FSDP unit: the
                                                        // whole model gathered once (sharding then saves nothing).
                                                        : stage_params;
@@ -281,7 +287,7 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     m.optimizer = 0;
     // ZeRO-Offload: gradients stream to the host in buckets as backward produces them (fp32 copies live there);
     // the device keeps about two layers' worth in flight.
-    m.host_bytes += trainable * 4 / zero_grads;
+    m.host_bytes += ((trainable - experts) / zero_grads + experts / zero_expert_grads) * 4;
     double per_layer = model.is_transformer() ? params.layer_total() / tp : trainable;
     double trainable_layer = lora ? trainable / std::max(1.0, layers / pp) : per_layer;
     m.gradients = std::min(m.gradients, 2 * trainable_layer * grad_bytes);

@@ -443,7 +443,7 @@ Cost generic_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecor
           // second kernel adds the fp32 partial sums (written and read once more). The fastest split is taken.
           compute = std::numeric_limits<double>::infinity();
           for (double split = 1; split <= 64 && (split == 1 || gk / split >= 256); split *= 2) {
-            const double eff = std::max(1e-3, gemm_efficiency(r, gm, gn, gk / split, g * split)) *
+            const double eff = std::max(1e-3, gemm_efficiency(r, gm, gn, gk / split, g * split, false)) *
                                a.implicit_gemm_conv_efficiency * winograd;
             const double partials = split > 1 ? 2 * split * gm * gn * g * 4 : 0;
             const double reduce = split > 1 ? partials / achieved_bandwidth(r, partials) + r.kernel_overhead_seconds : 0;

@@ -379,7 +379,15 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
                                : plan.zero == 1 ? reduction(reduce_scatter_seconds) + updated_params_gather()
                                                 : reduction(allreduce_seconds);
     const double reduce_mb = shard_grads ? reduction(reduce_scatter_seconds) : 0.0;
-    const double gather_mb = plan.zero >= 3 ? 2 * allgather_seconds(weights, shards, link) : 0.0;
+    // ZeRO-3 gathers each layer's dense part over the shard and the rank's experts over the ranks holding the same.
+    double gather_mb = 0.0;
+    if (plan.zero >= 3) {
+      gather_mb = 2 * allgather_seconds(weights - expert_params * weight_bytes_per_param(w), shards, link);
+      if (trainable_experts > 0 && plan.dp / ep > 1) {
+        GroupLink expert_link = group_link(*in.device, in.system, plan.dp / ep, dp_stride * ep);
+        gather_mb += 2 * allgather_seconds(trainable_experts * weight_bytes_per_param(w), plan.dp / ep, expert_link);
+      }
+    }
     const double gather_step = plan.zero == 2 ? updated_params_gather() : 0.0;
     t.dp_comm_seconds = reduce_step + gather_step + (reduce_mb + gather_mb) * micro_batches;
     // One link carries all of it, so the transfers that overlap compute share one window: per micro-batch the
@@ -474,7 +482,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   t.tokens_per_second = t.step_seconds > 0 ? t.tokens_per_step / t.step_seconds : 0;
 
   // Model FLOPs (PaLM appendix B): 6 N per token for the non-embedding weights and the logits, plus 12 L H Q s
-  // for attention (H heads of Q dimensions: the hidden size in most models, not in all); sliding-window layers
+  // for attention (H heads of Q dimensions: the hidden size in most models, not in all; half of it over MLA's
+  // narrower value heads); sliding-window layers
   // count the keys they score (at most the window); LoRA does no weight-gradient GEMMs for the frozen base (4 N).
   // Hardware FLOPs add recompute.
   double tokens = t.tokens_per_step;
@@ -491,7 +500,10 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
         const double local = static_cast<double>(m.sliding_window_layers) / static_cast<double>(m.total_layers());
         keys = length * ((1 - local) + local * (length * window - window * window / 2) / (length * length / 2));
       }
-      return 12.0 * static_cast<double>(m.total_layers()) * static_cast<double>(m.attention_heads * m.head_dim) * keys;
+      // Scores over the query-key dimension, the context over the value dimension (MLA's differ: 192 and 128).
+      const double dv = m.mla ? static_cast<double>(m.mla->v_head_dim) : static_cast<double>(m.head_dim);
+      return 6.0 * static_cast<double>(m.total_layers()) * static_cast<double>(m.attention_heads) *
+             (static_cast<double>(m.head_dim) + dv) * keys;
     };
     double factor = lora ? 4.0 / 6.0 : 1.0;
     t.model_flops_per_step = tokens * (6 * n + attn(own_seq)) * factor;

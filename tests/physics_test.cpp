@@ -388,8 +388,9 @@ TEST_CASE("int4 decode through a fused dequantizing kernel stays bound by its we
 }
 
 TEST_CASE("a decode step of 16 sequences is no slower per sequence than one of 15: skinny GEMMs split their reduction") {
-  // At 16 rows the vector-unit GEMV path no longer applies; the tensor-core kernel splits K over the compute units a
-  // few output tiles would leave idle (split-K), as the libraries do, instead of running 32 tiles on 304 CUs.
+  // At 16 rows the vector-unit GEMV path no longer applies; the tensor-core kernel spreads K over the compute units a
+  // few output tiles would leave idle (stream-K), as the libraries do, instead of running 32 tiles on 304 CUs.
+  // A reduction shorter than one slice (k < 256) is not split (a convolution splits its own: implicit_gemm).
   for (const char* device : {"mi300x", "v100-32gb-sxm", "rtx-5090"}) {
     auto rate = [&](int batch) {
       auto r = ::hwplan::test::run_hwplan(std::string("estimate --model llama-3-8b --task infer --prompt 128 --generate 128 --format json --device ") +

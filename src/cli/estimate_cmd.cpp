@@ -43,15 +43,22 @@ void resolve_deadline(EstimateOptions& o) {
   if (!answer) {
     // Without --global-batch the search compares counts at recommend's default batch, which bounds the data-parallel
     // ranks that can share the job: said, since a larger batch may be what meets the deadline.
+    // Said only where a larger batch would meet it (and no --batch fixes the micro-batch the count search keeps).
     std::string batch;
-    if (!o.workload.global_batch) {
+    if (!o.workload.global_batch && !o.workload.batch) {
       const Model model = registry.model(o.workload.model);
       const long long g = default_global_batch(model, o.workload.task, default_sequence_length(model, o.workload));
-      batch = " at the default global batch of " + std::to_string(g) + " sequences, which no more than " + std::to_string(g) +
-              " data-parallel ranks can share (a larger --global-batch lets more devices work on each step)";
+      WorkloadSpec larger = o.workload;
+      larger.global_batch = std::max<long long>(g, 1) * 256;
+      const std::string unit = model.is_transformer() ? " sequences" : " samples";
+      if (smallest_count_for_deadline(registry, larger, device, *seconds, o.max_count))
+        batch = " at the default global batch of " + std::to_string(g) + unit + ", which no more than " + std::to_string(g) +
+                " data-parallel ranks can share (a larger --global-batch lets more devices work on each step: at " +
+                std::to_string(*larger.global_batch) + " some count meets the deadline)";
     }
+    const bool samples = !registry.model(o.workload.model).is_transformer();
     throw Infeasible("no count of " + device.id + " up to " + std::to_string(o.max_count) + " (--max-count) finishes " +
-                     human_count(*o.workload.tokens) + " tokens within " + *o.deadline + batch);
+                     human_count(*o.workload.tokens) + (samples ? " samples" : " tokens") + " within " + *o.deadline + batch);
   }
   o.workload = answer->workload;
   o.deadline_count = answer->count;

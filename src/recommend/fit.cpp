@@ -154,7 +154,8 @@ std::vector<Change> training_changes(const Device& device, long long count, cons
                      base.global_batch ? std::string("--batch 1") : "--batch 1 --grad-accum " + std::to_string(accum), false,
                      [](WorkloadSpec& w) {
                        const long long b = w.batch.value_or(1);
-                       if (b <= 1) return false;
+                       // With both the global batch and the accumulation given, the micro-batch is theirs to set.
+                       if (b <= 1 || (w.global_batch && w.grad_accum)) return false;
                        if (w.global_batch) w.grad_accum.reset();
                        else w.grad_accum = w.grad_accum.value_or(1) * b;
                        w.batch = 1;
@@ -214,7 +215,7 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
     // With a --global-batch the accumulation follows from it: the micro-batches are its divisors (those the layout's
     // data-parallel ranks also divide), and the largest that fits is the largest of them that runs and fits.
     std::optional<Tried> best;
-    for (long long b = std::min<long long>(*base.global_batch, std::max<long long>(batch, 1) * 64); b >= 1; --b) {
+    for (long long b = std::min<long long>(*base.global_batch, std::max<long long>(batch * 64, 1LL << 20)); b >= 1; --b) {
       if (*base.global_batch % b != 0) continue;
       WorkloadSpec w = base;
       w.batch = b;

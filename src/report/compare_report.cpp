@@ -80,6 +80,17 @@ std::vector<Row> rows_for(bool training, bool one_pass, const std::vector<Compar
     rows.push_back({"samples/s", [](const Compared& c) { return std::optional<double>(c.estimate->forward_samples_per_second()); },
                     [](const Compared&, double v) { return fmt::format("{:.1f}", v); }, false});
   } else {
+    // Layers left in host memory (--gpu-layers) in any column: each column's placement, not marked.
+    const bool offloaded = std::any_of(items.begin(), items.end(), [](const Compared& c) {
+      return layer_placement(*c.input->model, c.input->workload).offloaded();
+    });
+    if (offloaded)
+      rows.push_back({"layers on device", [](const Compared& c) { return std::optional<double>(layer_placement(*c.input->model, c.input->workload).device_layers); },
+                      [](const Compared& c, double v) {
+                        const LayerPlacement p = layer_placement(*c.input->model, c.input->workload);
+                        return fmt::format("{:.0f} of {:.0f}{}", v, p.total_layers, p.head_on_host ? " (head on host)" : "");
+                      },
+                      false, false});
     rows.push_back({"prefill (TTFT)", [](const Compared& c) { return std::optional<double>(c.estimate->infer.prefill_seconds); },
                     [](const Compared&, double v) { return human_seconds(v); }});
     rows.push_back({"time per output token", [](const Compared& c) { return std::optional<double>(c.estimate->infer.time_per_output_token_seconds); },
