@@ -397,7 +397,7 @@ Estimate estimate(const EstimateInput& in) {
     // takes the typical host whole).
     const bool given = in.system.host_memory_bytes_per_s > 0 && in.system.host_matrix_flops > 0;
     if (e.infer.offload_on_host && (!given || !in.system.host_assumed.empty()))
-      e.warnings.push_back("host assumed: " + (given ? in.system.host_assumed : typical_host(d).words) +
+      e.warnings.push_back("host assumed: " + (given ? in.system.host_assumed : typical_host(d).words()) +
                            " (--host-memory-gbps and --host-tflops give yours): it sets the speed of the layers in host memory");
   }
   if (e.fits) {
@@ -424,7 +424,7 @@ Estimate estimate(const EstimateInput& in) {
       hint = mem.kv_cache > mem.weights ? "a smaller batch or context, or an 8-bit KV cache"
                                         : quantise + "more devices with tensor parallelism";
       // A device with memory of its own can leave layers in host memory (llama.cpp's -ngl): slower, but it runs.
-      if (m.is_transformer() && d.host_link.type != "soc" && !d.streams_parameters() && !w.device_layers)
+      if (m.is_transformer() && can_leave_layers_in_host(d) && !w.device_layers)
         hint += std::string(", or fewer layers on the device (") +
                 (w.stack.offload_runs_on_host ? "" : "--engine llamacpp ") + "--gpu-layers auto: llama.cpp runs the rest on the host's CPU)";
       // Its parameters already stream from the host: what does not fit is what must stay on chip.

@@ -125,6 +125,10 @@ LayerPlacement layer_placement(const Model& model, const Workload& w) {
   return p;
 }
 
+bool can_leave_layers_in_host(const Device& device) {
+  return device.host_link.type != "soc" && !device.streams_parameters();
+}
+
 bool embedding_on_device(const Workload& w, const Device& device) {
   return !(w.task == Task::kInfer && w.stack.embedding_on_host && device.host_link.type != "soc");
 }

@@ -63,6 +63,9 @@ struct LayerPlacement {
   bool offloaded() const { return host_layers() > 0 || head_on_host; }
 };
 LayerPlacement layer_placement(const Model& model, const Workload& w);
+// Whether the device has memory of its own that layers can be left out of (not one shared with its CPU, as Apple
+// silicon and Jetson have, nor none at all, as the Coral has).
+bool can_leave_layers_in_host(const Device& device);
 
 // Bytes per element of stored activations for a compute precision.
 double activation_bytes(Precision p);

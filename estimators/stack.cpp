@@ -356,12 +356,14 @@ HostRates typical_host(const Device& device) {
   h.memory_bytes_per_s = peak_gbps * 1e9 * a.host_memory_efficiency;
   h.matrix_flops = (desktop ? a.desktop_host_matrix_tflops : a.server_host_matrix_tflops) * 1e12;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%s, %.0f GB/s of its %.0f GB/s peak; CPU %.1f TFLOP/s", 
+  std::snprintf(buf, sizeof buf, "%s, %.0f GB/s of its %.0f GB/s peak",
                 desktop       ? "a desktop's dual-channel DDR5-5600"
                 : workstation ? "a workstation's 8-channel DDR5-4800 (as one socket of a GPU server)"
                               : "one socket of a GPU server, 8-channel DDR5-4800",
-                h.memory_bytes_per_s / 1e9, peak_gbps, h.matrix_flops / 1e12);
-  h.words = buf;
+                h.memory_bytes_per_s / 1e9, peak_gbps);
+  h.memory_words = buf;
+  std::snprintf(buf, sizeof buf, "CPU %.1f TFLOP/s", h.matrix_flops / 1e12);
+  h.cpu_words = buf;
   return h;
 }
 

@@ -42,7 +42,9 @@ double host_time_ratio(const Device& device);
 struct HostRates {
   double memory_bytes_per_s = 0;
   double matrix_flops = 0;
-  std::string words;
+  std::string memory_words;  // "a desktop's dual-channel DDR5-5600, 61 GB/s of its 90 GB/s peak"
+  std::string cpu_words;     // "CPU 2.0 TFLOP/s"
+  std::string words() const { return memory_words + "; " + cpu_words; }
 };
 HostRates typical_host(const Device& device);
 

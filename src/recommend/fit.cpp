@@ -264,7 +264,7 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
 // left out. Only on a device with memory of its own.
 void add_offload_change(const Target& target, const WorkloadSpec& base, FitReport& report) {
   const Device& d = target.device;
-  if (report.baseline.fits || !target.model.is_transformer() || d.host_link.type == "soc" || d.streams_parameters() ||
+  if (report.baseline.fits || !target.model.is_transformer() || !can_leave_layers_in_host(d) ||
       (base.gpu_layers && *base.gpu_layers == "auto"))
     return;
   WorkloadSpec w = base;

@@ -347,7 +347,7 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     const Device& d = *q.device;
     // auto on a device whose memory is the host's (or that has none), or for a generic network, leaves nothing to
     // place: all layers, as without it. A number there is an error.
-    const bool placeable = q.model.is_transformer() && d.host_link.type != "soc" && !d.streams_parameters();
+    const bool placeable = q.model.is_transformer() && can_leave_layers_in_host(d);
     if (*o.gpu_layers == "auto") {
       q.device_layers_auto = placeable;
       if (!placeable)
@@ -477,11 +477,11 @@ void resolve_system(const WorkloadSpec& o, long long count, Query& q) {
   s.host_memory_bytes_per_s =
       o.host_memory_gbps ? *o.host_memory_gbps * 1e9 * assumptions().host_memory_efficiency : typical.memory_bytes_per_s;
   s.host_matrix_flops = o.host_tflops ? *o.host_tflops * 1e12 : typical.matrix_flops;
-  if (o.host_memory_gbps) q.host_flags_given += "host-memory-gbps ";
-  if (o.host_tflops) q.host_flags_given += "host-tflops ";
-  if (!o.host_memory_gbps && !o.host_tflops) s.host_assumed = typical.words;
-  else if (!o.host_memory_gbps) s.host_assumed = "memory: " + typical.words.substr(0, typical.words.find("; CPU"));
-  else if (!o.host_tflops) s.host_assumed = fmt::format("CPU {:.1f} TFLOP/s, a typical host's", typical.matrix_flops / 1e12);
+  q.host_memory_given = o.host_memory_gbps.has_value();
+  q.host_tflops_given = o.host_tflops.has_value();
+  if (!o.host_memory_gbps && !o.host_tflops) s.host_assumed = typical.words();
+  else if (!o.host_memory_gbps) s.host_assumed = "memory: " + typical.memory_words;
+  else if (!o.host_tflops) s.host_assumed = typical.cpu_words + ", a typical host's";
   if (!(o.headroom >= 0 && o.headroom <= 0.9)) bad("--headroom", "must be a fraction between 0 and 0.9 (0.05 keeps 5% free)");
   s.memory_headroom_fraction = o.headroom;
   s.memory_headroom_given = o.headroom_given;
@@ -685,19 +685,20 @@ Query resolve_query(const Model& model, const Device& device, const WorkloadSpec
 }
 
 namespace {
-// ZeRO-3 switches given to a plan without ZeRO-3 change nothing, where the plan's stage is the user's (a plan given
-// whole, or a --zero fixed): where the search chose the stage, the switch may have steered it off ZeRO-3.
+// The host's figures time only layers its CPU computes (llamacpp with layers left in host memory): given elsewhere,
+// they change nothing, which is said.
 void add_inert_host_warnings(const Query& q, Estimate& e) {
-  // The host's figures time only layers its CPU computes (llamacpp with layers left in host memory).
   if (e.training || (e.infer.offload_on_host && e.infer.offload_seconds_per_token > 0)) return;
-  for (const char* flag : {"host-memory-gbps", "host-tflops"})
-    if (q.host_flags_given.find(flag) != std::string::npos)
+  for (const auto& [flag, given] : {std::pair{"host-memory-gbps", q.host_memory_given}, std::pair{"host-tflops", q.host_tflops_given}})
+    if (given)
       e.warnings.push_back(std::string("no effect here: --") + flag + " (no layer runs on the host's CPU: " +
                            (e.infer.offload_host_layers > 0 ? q.input.workload.stack.preset + " streams its offloaded layers to the device"
                                                             : std::string("every layer is on the device")) +
                            ")");
 }
 
+// ZeRO-3 switches given to a plan without ZeRO-3 change nothing, where the plan's stage is the user's (a plan given
+// whole, or a --zero fixed): where the search chose the stage, the switch may have steered it off ZeRO-3.
 void add_inert_zero3_warnings(const Query& q, Estimate& e) {
   if (e.plan.zero >= 3 || (q.search && !q.space.zero)) return;
   const Stack& stack = q.input.workload.stack;

@@ -43,8 +43,9 @@ struct Query {
   // --gpu-layers auto: run_query places as many of the model's layers on the device as fit (all, where they do).
   bool device_layers_auto = false;
   std::string inert_device_layers;  // auto where nothing can be placed: said as a warning
-  // The host flags given ("host-memory-gbps host-tflops"): said to have no effect where no layer runs on the host.
-  std::string host_flags_given;
+  // The host flags given: said to have no effect where no layer runs on the host.
+  bool host_memory_given = false;
+  bool host_tflops_given = false;
 };
 
 // The sequence length a workload gets when --seq is not given: the model's context, at most 2048 tokens
