@@ -68,6 +68,15 @@ double gradient_bytes(const Workload& w) {
   return mixed(w.precision) && !(w.stack.autocast && w.stack.master_weights_fp32) ? 2 : 4;
 }
 
+double reduce_bytes(const Workload& w) {
+  return w.stack.fp32_reduce && mixed(w.precision) ? 4 : gradient_bytes(w);
+}
+
+bool deferred_grad_sync(const Workload& w, const Plan& plan) {
+  return w.stack.defer_grad_sync && plan.zero >= 2 && plan.grad_accum > 1 && plan.offload == Offload::kNone &&
+         !w.stack.optimizer_in_backward;
+}
+
 double weight_bytes_per_param(const Workload& w) {
   if (w.task == Task::kQlora) return bytes_per_param(WeightFormat::kNf4);
   if (w.task == Task::kInfer && w.checkpoint_bytes_per_param) return *w.checkpoint_bytes_per_param;
@@ -268,6 +277,11 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
   if (lora) m.weights += trainable * 2;  // adapters in bf16/fp16 (fp32 when training in fp32)
   m.gradients = ((trainable - experts) / zero_grads + experts / zero_expert_grads) * grad_bytes;
   m.optimizer = ((trainable - experts) / zero_opt + experts / zero_expert_opt) * opt_bytes;
+  // Accumulation under no_sync (Stack::defer_grad_sync): until the last micro-batch's reduce-scatter each rank holds
+  // its whole stage's gradients (the experts it holds included), in the reduce dtype, through every forward and
+  // backward of the step; the sharded gradients they reduce to replace them layer by layer.
+  const bool deferred_sync = deferred_grad_sync(w, plan);
+  if (deferred_sync) m.gradients = std::max(m.gradients, trainable * reduce_bytes(w));
   // ZeRO-3's gathered (full) parameters: the layer being computed and the prefetched next one (FSDP's units; a
   // network given without layers, a CNN, is wrapped whole), or
   // as many as the stack keeps resident (DeepSpeed: up to stage3_max_live_parameters, whatever the layer size; a
@@ -368,7 +382,9 @@ MemoryBreakdown training_memory(const Model& model, const ParameterCounts& param
     // measured on an H200 with Llama 3.2 shapes, scripts/gpu_measure.py); a fused loss the logits in compute
     // precision and two fp32 copies.
     double per_logit = st.chunked_loss ? e + 8.0 / 8.0 : (!st.fused_kernels ? std::max(12.0, e + 8) : e + 8);
-    const double logits = w.lm_head ? tokens * static_cast<double>(model.vocab_size) / tp * per_logit : 0.0;
+    // Without a vocabulary-parallel loss each tensor-parallel rank holds the gathered logits whole.
+    const double vocab_shards = st.loss_parallel ? tp : 1.0;
+    const double logits = w.lm_head ? tokens * static_cast<double>(model.vocab_size) / vocab_shards * per_logit : 0.0;
     if (pp > 1) m.activations = std::max(m.activations + recomputing, last_stage + std::max(recomputing, logits));
     else m.activations += std::max(recomputing, logits);
     // Ring attention keeps the chunk of keys and values being computed and the one arriving (backward: with their

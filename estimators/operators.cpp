@@ -360,7 +360,9 @@ Cost head_cost(const LayerShape& s, const DeviceRates& r, std::vector<OpRecord>*
     }
     if (s.training) {
       // Cross-entropy in fp32: upcast, log-softmax, gather; backward the same passes in reverse.
-      const double elems = tokens * vocab;
+      // Without a vocabulary-parallel loss every tensor-parallel rank runs it on the whole gathered logits.
+      const bool gathered = s.stack && !s.stack->loss_parallel;
+      const double elems = tokens * (gathered ? static_cast<double>(m.vocab_size) : vocab);
       b.memory("loss", elems * (e + 4 + 8), elems * (16 + e), false, 3);
     }
   }

@@ -56,6 +56,9 @@ Stack framework_preset(Framework f) {
       if (f == Framework::kDeepspeed) s.zero3_live_parameters = 1e9;
       s.fused_kernels = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
+      // The Trainer accumulates through accelerate's accumulate(), which skips the gradient sync of every micro-batch
+      // but the last (no_sync) under FSDP; DeepSpeed's engine reduces its partitioned gradients every micro-batch.
+      s.defer_grad_sync = f == Framework::kHfTrainer;
       s.adapter_kernels = 5;
       s.tensor_parallel = false;
       s.pipeline_parallel = false;
@@ -67,6 +70,11 @@ Stack framework_preset(Framework f) {
       s.fused_optimizer = false;
       s.clip_grad_norm = true;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
+      // A plain loop runs backward per micro-batch with the reduction on (--defer-grad-sync on for one that wraps the
+      // micro-batches before the last in no_sync()).
+      // PyTorch's tensor-parallel plans for Llama-style models put ColwiseParallel(output_layouts=Replicate()) on the
+      // output projection and compute the plain loss on every rank unless the loop enters loss_parallel().
+      s.loss_parallel = false;
       // FSDP composes with PyTorch's tensor parallel API (2-D parallelism; fairscale's model-parallel layers before
       // it, as LLaMA was trained); pipeline stages need another stack.
       s.pipeline_parallel = false;
@@ -84,6 +92,7 @@ Stack framework_preset(Framework f) {
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.memory_metric = MemoryMetric::kAllocated;
       s.gather_copy_out = true;  // its distributed recipes shard with FSDP2's fully_shard
+      s.loss_parallel = false;   // its tensor-parallel plans gather the output projection (output_layouts=Replicate())
       s.pipeline_parallel = false;  // tensor_parallel_dim in its distributed recipes; no pipeline stages
       break;
     case Framework::kTorchtitan:
@@ -121,6 +130,7 @@ Stack framework_preset(Framework f) {
       s.clip_grad_norm = false;
       s.host_seconds_per_kernel = assumptions().eager_host_seconds_per_kernel;
       s.memory_metric = MemoryMetric::kAllocated;
+      s.defer_grad_sync = true;  // fabric.no_backward_sync(model, enabled=is_accumulating) around each backward
       s.tensor_parallel = false;
       s.pipeline_parallel = false;
       break;

@@ -186,7 +186,11 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
     // activations per layer forward, two backward, two more when the forward is recomputed.
     c.tp_allreduce_bytes_layer = s.micro_batch * s.seq * static_cast<double>(in.model->hidden_size) * s.activation_bytes;
     c.tp_allreduces_per_layer = 4;
-    c.tp_allreduce_bytes_head = s.micro_batch * s.seq * 4;
+    c.tp_allreduce_bytes_head = in.workload.stack.loss_parallel ? s.micro_batch * s.seq * 4 : 0.0;
+    // Logits gathered whole for a loss that is not vocabulary-parallel: one all-gather of them per forward (their
+    // gradient is sliced back to the rank's shard in place).
+    if (!in.workload.stack.loss_parallel && w.lm_head)
+      c.tp_gather_bytes_logits = s.micro_batch * s.seq * static_cast<double>(in.model->vocab_size) * s.activation_bytes;
   }
   if (in.plan.cp > 1) {
     // The rank's chunk of keys and values (its kv heads; replicated when tensor parallelism has more ranks).
@@ -260,7 +264,8 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     GroupLink link = group_link(*in.device, in.system, plan.tp, 1);
     tp_mb = stage_layers * (c.tp_allreduces_per_layer + 2 * rc_share) *
                 allreduce_seconds(c.tp_allreduce_bytes_layer, plan.tp, link) +
-            2 * allreduce_seconds(c.tp_allreduce_bytes_head, plan.tp, link);
+            2 * allreduce_seconds(c.tp_allreduce_bytes_head, plan.tp, link) +
+            (c.tp_gather_bytes_logits > 0 ? allgather_seconds(c.tp_gather_bytes_logits, plan.tp, link) : 0.0);
   }
   double cp_mb = 0;
   if (plan.cp > 1 && c.cp_chunk_bytes_layer > 0) {
@@ -328,8 +333,10 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   const double trainable = lora ? c.lora_parameters / (plan.tp * plan.pp) : stage_params - expert_params;
   const double trainable_experts = expert_params / ep;
   // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads, its distributed
-  // optimizer reduce-scatters them so); ZeRO / FSDP reduce-scatter them in the 16-bit training dtype.
-  const double grad_bytes = plan.zero >= 1 && !fp32_gradients(w) ? activation_bytes(w.precision) : 4;
+  // optimizer reduce-scatters them so); ZeRO / FSDP reduce-scatter them in the 16-bit training dtype, or in fp32
+  // where the mixed-precision policy says so (Stack::fp32_reduce).
+  const bool fp32_reduction = fp32_gradients(w) || (w.stack.fp32_reduce && activation_bytes(w.precision) < 4);
+  const double grad_bytes = plan.zero >= 1 && !fp32_reduction ? activation_bytes(w.precision) : 4;
   if (replica_ranks > 1) {
     // ZeRO collectives run over the ranks of one shard (all of dp x cp unless --shard-group); with replicated
     // shards each rank then all-reduces its gradient shard with the ranks holding the same shard in other replicas.
@@ -360,8 +367,11 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     // - ZeRO-2 and ZeRO-3 / FSDP reduce-scatter the gradients in every micro-batch's backward (DeepSpeed's
     //   partitioned-gradient buckets, FSDP's post-backward hook): the sharded gradient cannot accumulate a
     //   micro-batch it has not been reduced from. ZeRO-2 gathers the updated parameters once per step.
+    //   Under no_sync accumulation (deferred_grad_sync) the micro-batches before the last keep unsharded gradients
+    //   and only the last one's backward reduce-scatters them.
     // - ZeRO-3 / FSDP gathers each layer's parameters before its forward and again before its backward.
     const bool shard_grads = plan.zero >= 2;
+    const double reductions = deferred_grad_sync(w, plan) ? 1.0 : micro_batches;
     const double weights = stage_params * weight_bytes_per_param(w);
     // After the sharded optimizer step each rank gathers the parameters the others updated, in their 16-bit
     // form: the trainable dense ones over the shard, the experts over the ranks that hold the same experts.
@@ -389,7 +399,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
       }
     }
     const double gather_step = plan.zero == 2 ? updated_params_gather() : 0.0;
-    t.dp_comm_seconds = reduce_step + gather_step + (reduce_mb + gather_mb) * micro_batches;
+    t.dp_comm_seconds = reduce_step + gather_step + reduce_mb * reductions + gather_mb * micro_batches;
     // One link carries all of it, so the transfers that overlap compute share one window: per micro-batch the
     // gathers prefetch during forward and backward and the reduce-scatters run during backward; what does not
     // fit in the window waits. The first layer's gather and the last layer's reduction (one bucket) can never
@@ -401,7 +411,10 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
       // Without overlap (--no-overlap-grad-reduce) the reductions wait for the backward; gathers still prefetch.
       const double overlapped_reduce = in.system.overlap_grad_reduce ? reduce_mb : 0.0;
       const double window = (plan.zero >= 3 ? fwd_mb : 0.0) + bwd_mb;
-      exposed += micro_batches * (std::max(0.0, overlapped_reduce + gather_mb - window) + (reduce_mb - overlapped_reduce));
+      // Per micro-batch the window holds its gathers, and its reduce-scatters where it has them (all, or the
+      // last one's under no_sync).
+      exposed += reductions * (std::max(0.0, overlapped_reduce + gather_mb - window) + (reduce_mb - overlapped_reduce)) +
+                 (micro_batches - reductions) * std::max(0.0, gather_mb - window);
       exposed += micro_batches * (gather_mb / 2) * layer_share + (overlapped_reduce > 0 ? last_bucket : 0.0);
       exposed += gather_step;  // after the optimizer step, before the next forward
     } else {

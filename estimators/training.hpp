@@ -16,6 +16,7 @@ struct MicroBatchCost {
   double tp_allreduce_bytes_layer = 0;  // one all-reduce of a layer's activations
   double tp_allreduces_per_layer = 0;   // 2 forward + 2 backward (training_time adds 2 per recomputed forward)
   double tp_allreduce_bytes_head = 0;   // the loss's fp32 reductions (two)
+  double tp_gather_bytes_logits = 0;    // the whole logits, all-gathered when the loss is not vocabulary-parallel
   // Expert parallelism: one all-to-all moves each token's hidden state to its top-k experts' ranks (dispatch)
   // and back (combine), in the forward, again in the backward, and again when the forward is recomputed.
   double ep_alltoall_bytes_layer = 0;   // per device, one all-to-all of one MoE layer

@@ -146,6 +146,92 @@ TEST_CASE("torchtitan reduce-scatters FSDP gradients in fp32, as its shipped con
   CHECK(fp32.step_seconds > bf16.step_seconds);
 }
 
+TEST_CASE("accumulation under no_sync holds each rank's whole gradients in the reduce dtype, and reduces once a step") {
+  // FSDP2 with set_requires_gradient_sync(False) before the last micro-batch (KempnerForge's maybe_no_sync, accelerate's
+  // accumulate() under FSDP, Lightning Fabric's no_backward_sync): the unsharded gradients accumulate, upcast to the
+  // policy's reduce dtype, until one reduce-scatter in the last micro-batch's backward.
+  REQUIRE(framework_preset(Framework::kHfTrainer).defer_grad_sync);
+  REQUIRE(framework_preset(Framework::kLitgpt).defer_grad_sync);
+  REQUIRE_FALSE(framework_preset(Framework::kFsdp).defer_grad_sync);
+  REQUIRE_FALSE(framework_preset(Framework::kDeepspeed).defer_grad_sync);
+  REQUIRE_FALSE(framework_preset(Framework::kTorchtitan).defer_grad_sync);
+  const Model m = test::registry().model("llama-3-70b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("h200-sxm");
+  in.system.count = 64;
+  in.system.devices_per_node = 4;
+  in.workload.precision = Precision::kBf16;
+  in.workload.seq = 4096;
+  in.workload.stack = framework_preset(Framework::kTorchtitan);
+  in.workload.stack.master_weights_fp32 = false;
+  in.workload.stack.fp32_grads = false;
+  in.workload.stack.fp32_reduce = true;
+  in.plan.tp = 4;
+  in.plan.dp = 16;
+  in.plan.zero = 3;
+  in.plan.micro_batch = 2;
+  in.plan.grad_accum = 4;
+  in.plan.recompute = Recompute::kFull;
+  const auto every = estimate(in);
+  in.workload.stack.defer_grad_sync = true;
+  const auto deferred = estimate(in);
+  // The rank's stage: 70.6B / tp 4 parameters, 4 bytes each, where sharded they were 2 bytes over 16 ranks.
+  const double stage = every.params.total / 4;
+  CHECK(deferred.memory.gradients == ::hwplan::test::approx(stage * 4).epsilon(0.01));
+  CHECK(every.memory.gradients == ::hwplan::test::approx(stage * 2 / 16).epsilon(0.01));
+  // One reduce-scatter a step instead of four; the gathers stay per micro-batch.
+  CHECK(deferred.train.dp_comm_seconds < every.train.dp_comm_seconds);
+  // Without accumulation, or with gradients not sharded, nothing changes.
+  in.plan.grad_accum = 1;
+  in.workload.stack.defer_grad_sync = false;
+  const double one = estimate(in).memory.gradients;
+  in.workload.stack.defer_grad_sync = true;
+  CHECK(estimate(in).memory.gradients == ::hwplan::test::approx(one));
+  // fp32_reduce: 4 bytes a gradient on the link, the sharded gradients stay 2.
+  in.workload.stack.defer_grad_sync = false;
+  const auto fp32_link = estimate(in);
+  in.workload.stack.fp32_reduce = false;
+  const auto bf16_link = estimate(in);
+  CHECK(fp32_link.memory.gradients == ::hwplan::test::approx(bf16_link.memory.gradients));
+  CHECK(fp32_link.train.dp_comm_seconds > bf16_link.train.dp_comm_seconds);
+}
+
+TEST_CASE("a loss that is not vocabulary-parallel holds the whole logits on every tensor-parallel rank") {
+  // PyTorch's ColwiseParallel(output_layouts=Replicate()) on the output projection and a plain cross-entropy: each of
+  // the tp ranks holds the gathered logits and their fp32 loss tensors, and gathers them once per forward.
+  REQUIRE(framework_preset(Framework::kMegatron).loss_parallel);
+  REQUIRE(framework_preset(Framework::kTorchtitan).loss_parallel);
+  REQUIRE_FALSE(framework_preset(Framework::kFsdp).loss_parallel);
+  REQUIRE_FALSE(framework_preset(Framework::kTorchtune).loss_parallel);
+  const Model m = test::registry().model("llama-3-8b");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("h200-sxm");
+  in.system.count = 4;
+  in.workload.precision = Precision::kBf16;
+  in.workload.seq = 4096;
+  in.workload.stack = framework_preset(Framework::kTorchtitan);
+  in.plan.tp = 4;
+  in.plan.micro_batch = 4;
+  in.plan.recompute = Recompute::kFull;
+  const auto sharded = estimate(in);
+  in.workload.stack.loss_parallel = false;
+  const auto gathered = estimate(in);
+  // 16,384 tokens x 128,256 entries x 12 bytes (the eager loss's fp32 tensors; fused kernels off in the preset) on
+  // each rank instead of a quarter of it: about 19 GiB more.
+  const double logits = 4.0 * 4096 * 128256 * 12;
+  CHECK(gathered.memory.activations - sharded.memory.activations == ::hwplan::test::approx(logits * 3 / 4).epsilon(0.05));
+  CHECK(gathered.train.tp_comm_seconds > sharded.train.tp_comm_seconds);
+  CHECK(gathered.train.step_seconds > sharded.train.step_seconds);
+  // Without tensor parallelism the two are the same.
+  in.plan.tp = 1;
+  in.system.count = 1;
+  const double one = estimate(in).memory.activations;
+  in.workload.stack.loss_parallel = true;
+  CHECK(estimate(in).memory.activations == ::hwplan::test::approx(one));
+}
+
 TEST_CASE("KV cache sizes") {
   // 2 (K and V) x layers x kv_heads x head_dim x tokens x bytes: Llama-2-7B at 4096 tokens in fp16 is exactly
   // 2 GiB per sequence; Llama-3-8B's 8 KV heads (GQA) make it 512 MiB.

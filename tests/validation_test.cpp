@@ -201,11 +201,35 @@ TEST_CASE("training recipes from other public repositories: memory and speed wit
   CHECK(s.median_abs <= 0.20);
 }
 
+TEST_CASE("pre-training at scale (KempnerForge on 1-160 H200, NeMo Automodel and Megatron-Bridge): held to its figures") {
+  // training-scaling.yaml was compared as sourced: memory median 53% (bias -55%), speed 27% (bias +20%). Its
+  // KempnerForge rows then gained three behaviours read from that stack's code (fp32 gradient reduction over bf16
+  // parameters, accumulation under no_sync holding unsharded fp32 gradients, logits gathered whole for the loss under
+  // tensor parallelism); nothing else was changed for them.
+  auto rows =
+      validate::validate_measurement_file(test::registry(), test::source_path("data/measurements/training-scaling.yaml"));
+  REQUIRE(rows.size() == 47);
+  auto groups = validate::group_errors(rows, &validate::ValidationRow::regime);
+  REQUIRE(groups.size() == 2);
+  const auto& m = groups[0].key == "memory" ? groups[0] : groups[1];
+  const auto& s = groups[0].key == "memory" ? groups[1] : groups[0];
+  REQUIRE(m.key == "memory");
+  REQUIRE(s.key == "throughput");
+  std::printf("training-scaling.yaml memory: median |error| %.1f%%, bias %+.1f%%; speed: median |error| %.1f%%, bias %+.1f%%\n",
+              100 * m.median_abs, 100 * m.bias, 100 * s.median_abs, 100 * s.bias);
+  // Now memory 5.7% (bias +2%), speed 28.4% (bias +20%: tensor-parallel KempnerForge rows +15% to +42%, NeMo's MoE
+  // rows -58% to +69%). Held there with slack.
+  CHECK(m.median_abs <= 0.08);
+  CHECK(std::fabs(m.bias) <= 0.05);
+  CHECK(s.median_abs <= 0.31);
+}
+
 TEST_CASE("the uncertainty bands are the ones the measurement sets give, and the leave-one-out checks run") {
   std::vector<validate::ValidationRow> rows;
   for (const char* f : {"data/measurements/step-latency-neusight.yaml", "data/measurements/published-throughput.yaml",
                         "data/measurements/finetune.yaml", "data/measurements/measured-h200.yaml",
-                        "data/measurements/bert-squad-lambda.yaml", "data/measurements/training-public.yaml"}) {
+                        "data/measurements/bert-squad-lambda.yaml", "data/measurements/training-public.yaml",
+                        "data/measurements/training-scaling.yaml"}) {
     auto r = validate::validate_measurement_file(test::registry(), test::source_path(f));
     rows.insert(rows.end(), r.begin(), r.end());
   }

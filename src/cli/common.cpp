@@ -141,6 +141,17 @@ void add_stack_options(CLI::App& app, WorkloadOptions& w) {
   add_switch(app, "--fp32-grads", w.fp32_grads,
              "Gradients kept and reduced in fp32 under 16-bit parameters (Megatron's main_grad buffer for bf16, torchtitan's "
              "mixed_precision_reduce float32); off: in 16 bits");
+  add_switch(app, "--fp32-reduce", w.fp32_reduce,
+             "Gradients reduced in fp32 but kept in the parameters' 16 bits (FSDP2's reduce_dtype float32 over bf16 "
+             "parameters): 4 bytes a parameter on the data-parallel link; off: reduced in their own type");
+  add_switch(app, "--defer-grad-sync", w.defer_grad_sync,
+             "With gradient accumulation under --zero 2/3: the micro-batches before the last skip the reduction and "
+             "accumulate unsharded gradients (FSDP no_sync; on for hf-trainer and litgpt), held whole on each rank "
+             "and reduce-scattered once a step; off: a reduce-scatter every micro-batch (fsdp, deepspeed, torchtitan, torchtune)");
+  add_switch(app, "--loss-parallel", w.loss_parallel,
+             "Training with --tp: the cross-entropy on each rank's vocabulary shard of the logits (Megatron, torchtitan); "
+             "off: the logits gathered whole on every rank and the loss computed on each (PyTorch ColwiseParallel with "
+             "output_layouts=Replicate(): on for megatron and torchtitan, off for fsdp and torchtune)");
   add_switch(app, "--fp8-head", w.fp8_head,
              "With --precision fp8, the vocabulary projection in fp8 too (torchao float8 converts every Linear); off: in 16 bits (Megatron's output layer)");
   add_switch(app, "--foreach-optimizer", w.foreach_optimizer,
@@ -249,7 +260,7 @@ void add_workload_options(CLI::App& app, WorkloadOptions& w, bool device_require
   group_options(app, "Software stack",
                 {"--attention", "--framework", "--engine", "--master-weights", "--fused-kernels", "--cuda-graphs",
                  "--chunked-loss", "--optimizer-in-backward", "--activation-offload", "--paged-optimizer", "--native-attention",
-                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp8-head", "--foreach-optimizer", "--fused-optimizer", "--clip-grad-norm", "--zero3-live-params", "--overlap-scheduling", "--overlap-p2p", "--host-kernel-us", "--memory-metric", "--memory-format"});
+                 "--autocast", "--persistent-grads", "--fp32-grads", "--fp32-reduce", "--defer-grad-sync", "--loss-parallel", "--fp8-head", "--foreach-optimizer", "--fused-optimizer", "--clip-grad-norm", "--zero3-live-params", "--overlap-scheduling", "--overlap-p2p", "--host-kernel-us", "--memory-metric", "--memory-format"});
 }
 
 }  // namespace hwplan::cli

@@ -87,6 +87,22 @@ struct Stack {
   // parameter: "bf16 param, fp32 grads: 18; distributed optimizer 6 + 12/d"). 4 bytes per gradient in memory and in
   // the data-parallel reduction. Off: gradients in the parameters' 16 bits (FSDP and ZeRO's reduce dtype).
   bool fp32_grads = false;
+  // Gradients reduced in fp32 while kept in the parameters' 16 bits: PyTorch FSDP2's MixedPrecisionPolicy with
+  // reduce_dtype float32 over bf16 parameters casts each gradient up for the reduce-scatter and the reduced shard
+  // back down. 4 bytes a parameter cross the data-parallel link; the stored shards stay 2 bytes (fp32_grads: 4).
+  bool fp32_reduce = false;
+  // With gradient accumulation under ZeRO-2/3 sharding, the micro-batches before the last skip the gradient
+  // reduction and accumulate unsharded gradients (FSDP1's no_sync(), FSDP2's set_requires_gradient_sync(False):
+  // Hugging Face accelerate's accumulate() does so for FSDP unless sync_each_batch, Lightning Fabric's
+  // no_backward_sync): each rank then holds its whole stage's gradients, in the reduce dtype (FSDP2 upcasts the
+  // accumulated gradient to it), and reduce-scatters them once, in the last micro-batch's backward. Off: a
+  // reduce-scatter in every micro-batch onto the sharded gradients (DeepSpeed ZeRO-2/3, torchtitan, torchtune).
+  bool defer_grad_sync = false;
+  // Under tensor parallelism, the cross-entropy runs on each rank's vocabulary shard of the logits (Megatron's
+  // vocab_parallel_cross_entropy, torchtitan's loss_parallel). Off: the output projection's ColwiseParallel output is
+  // gathered whole on every rank (output_layouts=Replicate()) and each rank computes the whole loss: the logits'
+  // all-gather, the full vocabulary's logits and fp32 loss tensors on every rank, its passes repeated on each.
+  bool loss_parallel = true;
   // With fp8 training, the vocabulary projection (logits) also runs in fp8: torchao's float8 training converts every
   // nn.Linear whose dimensions allow it unless the recipe filters it out, as Transformer Engine does for the modules
   // it replaces. Off: it runs in 16 bits: Megatron-core builds its output layer as tensor_parallel's

@@ -28,6 +28,8 @@ const std::vector<WorkloadOptionName>& workload_option_names() {
       {"--persistent-grads", "persistent_grads"}, {"--foreach-optimizer", "foreach_optimizer"},
       {"--fused-optimizer", "fused_optimizer"}, {"--clip-grad-norm", "clip_grad_norm"},
       {"--fp8-head", "fp8_head"}, {"--fp32-grads", "fp32_grads"},
+      {"--fp32-reduce", "fp32_reduce"}, {"--defer-grad-sync", "defer_grad_sync"},
+      {"--loss-parallel", "loss_parallel"},
       {"--overlap-scheduling", "overlap_scheduling"}, {"--overlap-p2p", "overlap_p2p"},
       {"--quantized-head", "quantized_head"},
       {"--quantized-embedding", "quantized_embedding"}, {"--embedding-on-host", "embedding_on_host"},

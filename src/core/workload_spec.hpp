@@ -75,6 +75,9 @@ struct WorkloadSpec {
   std::optional<bool> clip_grad_norm;          // gradient clipping by global norm every step
   std::optional<bool> fp8_head;                // with fp8 training, the vocabulary projection in fp8 too
   std::optional<bool> fp32_grads;              // gradients kept and reduced in fp32 under 16-bit parameters
+  std::optional<bool> fp32_reduce;             // gradients reduced in fp32, kept in 16 bits (FSDP2 reduce_dtype)
+  std::optional<bool> loss_parallel;           // tensor parallelism: the loss on vocabulary shards (else gathered logits)
+  std::optional<bool> defer_grad_sync;         // accumulation under no_sync: unsharded gradients, one reduction a step
   std::optional<double> zero3_live_params;     // ZeRO-3: full parameters kept gathered per device (DeepSpeed's cap)
   std::optional<double> host_kernel_us;        // host time to issue one kernel (eager dispatch), microseconds
   std::optional<std::string> memory_metric;    // allocated | reserved | device: which peak the stack reports

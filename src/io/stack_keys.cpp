@@ -26,6 +26,9 @@ void read_stack_keys(YamlMap& m, WorkloadSpec& w) {
   flag("clip_grad_norm", w.clip_grad_norm);
   flag("fp8_head", w.fp8_head);
   flag("fp32_grads", w.fp32_grads);
+  flag("fp32_reduce", w.fp32_reduce);
+  flag("defer_grad_sync", w.defer_grad_sync);
+  flag("loss_parallel", w.loss_parallel);
   flag("overlap_scheduling", w.overlap_scheduling);
   flag("overlap_p2p", w.overlap_p2p);
   flag("quantized_head", w.quantized_head);

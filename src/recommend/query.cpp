@@ -162,6 +162,9 @@ Stack resolve_stack(const WorkloadSpec& o, Task task, const Model& model, const 
   flag(o.clip_grad_norm, s.clip_grad_norm, "clip-grad-norm");
   flag(o.fp8_head, s.fp8_head, "fp8-head");
   flag(o.fp32_grads, s.fp32_grads, "fp32-grads");
+  flag(o.fp32_reduce, s.fp32_reduce, "fp32-reduce");
+  flag(o.defer_grad_sync, s.defer_grad_sync, "defer-grad-sync");
+  flag(o.loss_parallel, s.loss_parallel, "loss-parallel");
   flag(o.overlap_p2p, s.overlap_p2p, "overlap-p2p");
   flag(o.gather_copy_out, s.gather_copy_out, "gather-copy-out");
   // An inference engine's behaviour: read for inference only. Given to training it changes nothing (CUDA graphs
@@ -405,6 +408,9 @@ void resolve_workload(const WorkloadSpec& o, Query& q) {
     add(o.clip_grad_norm.has_value(), "--clip-grad-norm");
     add(o.fp8_head.has_value(), "--fp8-head");
     add(o.fp32_grads.has_value(), "--fp32-grads");
+    add(o.fp32_reduce.has_value(), "--fp32-reduce");
+    add(o.defer_grad_sync.has_value(), "--defer-grad-sync");
+    add(o.loss_parallel.has_value(), "--loss-parallel");
     add(o.zero3_live_params.has_value(), "--zero3-live-params");
     add(o.gather_copy_out.has_value(), "--gather-copy-out");
     add(o.shard_group.has_value(), "--shard-group");

@@ -244,6 +244,9 @@ json estimate_json(const EstimateInput& in, const Estimate& e, const SearchResul
                 {"zero3_live_parameters", st.zero3_live_parameters},
                 {"fp8_head", st.fp8_head},
                 {"fp32_grads", st.fp32_grads},
+                {"fp32_reduce", st.fp32_reduce},
+                {"defer_grad_sync", st.defer_grad_sync},
+                {"loss_parallel", st.loss_parallel},
                 {"memory_metric", to_string(st.memory_metric)},
                 {"memory_format", st.channels_last ? "nhwc" : "nchw"},
                 {"host_seconds_per_kernel", st.host_seconds_per_kernel},
@@ -316,6 +319,9 @@ std::string stack_summary(const EstimateInput& in) {
     if (st.activation_offload) out += ", activation offload";
     if (st.paged_optimizer) out += ", paged optimizer";
     if (fp32_gradients(w) && !st.autocast) out += ", fp32 gradients";
+    else if (st.fp32_reduce && in.plan.replica_ranks() > 1 && activation_bytes(w.precision) < 4) out += ", fp32 gradient reduction";
+    if (deferred_grad_sync(w, in.plan)) out += ", unsharded gradients accumulated (no_sync)";
+    if (!st.loss_parallel && in.plan.tp > 1 && w.lm_head) out += ", logits gathered on every tensor-parallel rank";
     if (w.precision == Precision::kFp8 && !st.fp8_head) out += ", vocabulary projection in 16 bits";
     if (st.desktop_host) out += ", desktop CPU";
     // What the layout search leaves out (estimators/search.cpp): shown where several devices make it matter and the
