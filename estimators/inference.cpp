@@ -138,6 +138,29 @@ double eager_moe_extra_kernels(const Model& m, const Workload& w, double tokens)
   return 10 - 5 + 10 * experts_touched(m, tokens);
 }
 
+// Kernels a fused engine's decode layer issues beyond a dense GQA layer's, which token_layer_seconds does not price
+// on its own, averaged over the layers. A MoE block (vLLM's and SGLang's fused_moe path, TensorRT-LLM's MoE plugin)
+// adds the router's GEMM, the top-k selection, the alignment of tokens to expert blocks and the weighted sum of the
+// experts' outputs (4), and its shared experts' activation (their two GEMMs are priced); MLA (DeepSeek-V2/V3) runs
+// its attention as five GEMMs where one is priced (the fused q_a/kv_a down-projection, q_b, the absorbed W_UK and W_UV
+// batched GEMMs, the output) and adds the two latent norms (6).
+double fused_architecture_kernels(const Model& m) {
+  double kernels = 0;
+  if (m.moe) {
+    const double layers = std::max<double>(1.0, static_cast<double>(m.total_layers()));
+    const double moe_share = 1 - std::min<double>(layers, static_cast<double>(m.moe->dense_layers)) / layers;
+    kernels += moe_share * (4 + (m.moe->shared_experts > 0 ? 1 : 0));
+  }
+  if (m.mla) kernels += 6;
+  return kernels;
+}
+
+// The architecture's extra kernels apply to the fused engines whose per-layer count hwplan derives (not to eager code,
+// whose MoE loop eager_moe_extra_kernels counts, nor to an engine that states its own graph).
+double architecture_kernels(const Model& m, const Workload& w) {
+  return w.stack.fused_kernels && w.stack.decode_kernels_per_layer <= 0 ? fused_architecture_kernels(m) : 0.0;
+}
+
 double decode_kernels_per_layer(const Model& m, const Workload& w, double tokens = 1) {
   const double linears = m.gated() ? 7 : 6;
   const bool quantized = w.weights && (*w.weights == WeightFormat::kInt8 || *w.weights == WeightFormat::kInt4 ||
@@ -146,7 +169,7 @@ double decode_kernels_per_layer(const Model& m, const Workload& w, double tokens
   if (w.stack.decode_kernels_per_layer > 0)
     return w.stack.decode_kernels_per_layer + (quantized ? linears * w.stack.quantized_linear_kernels : 0);
   const bool fused = w.stack.fused_kernels;
-  double kernels = (fused ? kFusedDecodeCallsPerLayer : 42) + eager_moe_extra_kernels(m, w, tokens);
+  double kernels = (fused ? kFusedDecodeCallsPerLayer : 42) + eager_moe_extra_kernels(m, w, tokens) + architecture_kernels(m, w);
   if (!fused && w.weights) {
     WeightFormat f = *w.weights;
     if (f == WeightFormat::kNf4 || f == WeightFormat::kQ4_0 || f == WeightFormat::kQ4KM) kernels += 3 * linears;
@@ -161,8 +184,10 @@ double decode_kernels_per_layer(const Model& m, const Workload& w, double tokens
 double extra_kernels(const Model& m, const Workload& w, double tokens = 1) {
   // The eager MoE loop's expert GEMMs are priced by token_layer_seconds already (2 per touched expert).
   const double priced = eager_moe(m, w) ? 2 * experts_touched(m, tokens) : 0;
+  const double architecture = architecture_kernels(m, w);
   return static_cast<double>(m.total_layers()) *
-         std::max(0.0, decode_kernels_per_layer(m, w, tokens) - kFusedDecodeKernelsPerLayer - priced);
+         (std::max(0.0, decode_kernels_per_layer(m, w, tokens) - architecture - kFusedDecodeKernelsPerLayer - priced) +
+          architecture);
 }
 
 }  // namespace

@@ -607,6 +607,27 @@ TEST_CASE("serve against the second public set (data/measurements/serving-public
   CHECK(serve::percentile(fixed_load_throughput, 0.5) <= 0.15);     // the issue's bar for throughput is 15%
 }
 
+TEST_CASE("serve against public MoE serving runs (data/measurements/serving-moe.yaml): held to its figure") {
+  // gpt-oss-120b on H100 / A100 and DeepSeek-R1 on 8 H200 / 8 MI300X under vLLM 0.7-0.11, SGLang 0.4-0.5 and
+  // TensorRT-LLM 0.17, compared as found: median 75.7%, nearly all predicted too fast (README). Bounded where it
+  // stands so that a change that loses ground shows here; the concurrency-4 rows' TPOT is the part the estimators
+  // should reach first.
+  const std::string file = test::source_path("data/measurements/serving-moe.yaml");
+  auto rows = validate::validate_serving_file(test::registry(), file);
+  CHECK(rows.size() == 150);
+  std::vector<double> all, low_load_tpot;
+  for (const auto& r : rows) {
+    all.push_back(std::fabs(r.error));
+    if (r.name.ends_with("-c4") && r.quantity == "tpot_median_seconds") low_load_tpot.push_back(r.error);
+  }
+  MESSAGE("serving-moe: median |error| " << 100 * serve::percentile(all, 0.5) << "%");
+  CHECK(serve::percentile(all, 0.5) <= 0.78);  // 75.1%
+  // Predicted too fast at low load: every concurrency-4 TPOT below the measured one (the kernels a fused engine's MoE
+  // and MLA layers issue moved them 5-10 points up, none past it).
+  REQUIRE(!low_load_tpot.empty());
+  for (double e : low_load_tpot) CHECK(e < 0);
+}
+
 TEST_CASE("--warmup sets the share of requests left out of the statistics, and benchmark rows keep every request") {
   // A closed loop starts with every client sending at once: that burst queues for prefill. vllm bench serve reports
   // over every request, so its TTFT p99 holds the burst; the default warm-up leaves it out.

@@ -233,6 +233,34 @@ TEST_CASE("llama.cpp decodes its unfused ggml graph: more kernels, each with a d
         device_rates(reg.device("rtx-4090"), Precision::kFp16).kernel_overhead_seconds);
 }
 
+TEST_CASE("a fused engine's MoE and MLA layers issue more kernels than a dense layer: each one's device floor counts") {
+  // vLLM's / SGLang's fused_moe path adds the router GEMM, top-k, the token-to-block alignment and the weighted sum
+  // (4), and the shared experts' activation (1); MLA's attention runs five GEMMs where one is priced, plus two latent
+  // norms (6). An engine that states its own per-layer graph (here 12 kernels, fewer than the 19 priced) adds none.
+  const auto& reg = test::registry();
+  const Device& d = reg.device("h200-sxm");
+  const double kernel = device_rates(d, Precision::kBf16).kernel_overhead_seconds;
+  struct Case {
+    const char* model;
+    int tp;
+    double per_layer;  // extra kernels per layer, averaged over the layers
+  };
+  const Model dsv3 = reg.model("deepseek-v3");
+  const double moe_share = 1 - static_cast<double>(dsv3.moe->dense_layers) / static_cast<double>(dsv3.total_layers());
+  for (const Case& c : {Case{"mixtral-8x7b", 2, 4.0}, Case{"deepseek-v3", 8, moe_share * 5 + 6}, Case{"llama-3-8b", 1, 0.0}}) {
+    CAPTURE(c.model);
+    const Model m = reg.model(c.model);
+    Stack derived = engine_preset(Engine::kVllm), stated = derived;
+    stated.decode_kernels_per_layer = 12;
+    EstimateInput a = input(m, d, Task::kInfer, derived), b = input(m, d, Task::kInfer, stated);
+    a.system.count = b.system.count = c.tp;
+    a.plan.tp = b.plan.tp = c.tp;
+    const double extra = static_cast<double>(m.total_layers()) * c.per_layer * kernel;
+    CHECK(estimate(a).infer.time_per_output_token_seconds - estimate(b).infer.time_per_output_token_seconds ==
+          ::hwplan::test::approx(extra).epsilon(0.02).scale(1e-6));
+  }
+}
+
 TEST_CASE("a CNN runs its convolutions and the memory-bound passes between them one after the other") {
   const auto& reg = test::registry();
   Model m = reg.model("resnet-50");
