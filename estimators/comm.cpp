@@ -77,6 +77,15 @@ GroupLink group_link(const Device& device, const System& system, int size, int s
       const double part = one_package ? ic.in_package_bidirectional_bytes_per_s : ic.between_packages_bidirectional_bytes_per_s;
       if (part > 0) bidirectional = part;
     }
+    // A point-to-point fabric gives a group of fewer devices than its board only the links among them: (size - 1) /
+    // (board - 1) of each device's. A switched fabric (NVSwitch) on a node smaller than its 8-device domain is a
+    // switchless board: NVIDIA's 4-GPU HGX boards link each GPU to the other three directly, 6 of its 18 NVLink4 links
+    // to each (HGX H100 4-GPU: 'fully connected', no NVSwitch), so a pair of them gets a third.
+    const long long board = ic.mesh ? std::min<long long>(ic.domain_size, node)
+                            : (node > 1 && node < ic.domain_size && ic.domain_size <= 8) ? node
+                                                                                          : 0;
+    if (board > 1 && size > 1 && size < board && !(std::max(1, device.devices_per_package) > 1))
+      bidirectional *= static_cast<double>(size - 1) / static_cast<double>(board - 1);
     link.bytes_per_s = bidirectional / 2 * assumptions().fabric_efficiency;
     link.latency_s = 3e-6;
     link.medium = "scale-up fabric";

@@ -73,8 +73,8 @@ double reduce_bytes(const Workload& w) {
 }
 
 bool deferred_grad_sync(const Workload& w, const Plan& plan) {
-  return w.stack.defer_grad_sync && plan.zero >= 2 && plan.grad_accum > 1 && plan.offload == Offload::kNone &&
-         !w.stack.optimizer_in_backward;
+  return w.stack.defer_grad_sync && plan.zero >= 2 && plan.zero_ranks() > 1 && plan.grad_accum > 1 &&
+         plan.offload == Offload::kNone && !w.stack.optimizer_in_backward;
 }
 
 double weight_bytes_per_param(const Workload& w) {

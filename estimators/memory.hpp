@@ -81,11 +81,11 @@ bool fp32_gradients(const Workload& w);
 // Bytes of one gradient element as the stack keeps it: the parameter's type (fp32 under autocast over fp32 weights,
 // else the compute type), unless the stack keeps gradients in fp32 (fp32_gradients).
 double gradient_bytes(const Workload& w);
-// Bytes of one gradient element on the data-parallel link and while accumulated unsharded: 4 where the stack
-// reduces in fp32 over 16-bit gradients (Stack::fp32_reduce), else gradient_bytes.
+// Bytes of one gradient element while accumulated unsharded under deferred sync: 4 where the stack reduces in fp32
+// over 16-bit gradients (Stack::fp32_reduce), else gradient_bytes (4 under autocast over fp32 weights).
 double reduce_bytes(const Workload& w);
-// Accumulation under no_sync applies (Stack::defer_grad_sync): ZeRO-2/3 with several micro-batches, gradients on the
-// device, not applied in backward.
+// Accumulation under no_sync applies (Stack::defer_grad_sync): ZeRO-2/3 over several ranks with several micro-batches,
+// gradients on the device, not applied in backward.
 bool deferred_grad_sync(const Workload& w, const Plan& plan);
 
 // Share of a stage's layers whose forward is recomputed in backward: 1 with full recomputation of every layer,

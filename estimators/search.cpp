@@ -177,7 +177,12 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
               for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
                 if (space.recompute && rc != *space.recompute) continue;
                 if (!transformer && rc != Recompute::kNone) continue;
-                // Memory grows with the micro-batch: once one does not fit, no larger one will (pruning).
+                // Memory grows with the micro-batch: once one does not fit, no larger one will (pruning). Except under
+                // accumulation with deferred gradient sync (Stack::defer_grad_sync, ZeRO-2/3): at a fixed global batch
+                // the micro-batch that needs no accumulation holds no unsharded gradients, and may fit where smaller
+                // ones do not; after a miss only that one is still tried.
+                const bool deferral = zero >= 2 && space.global_batch_fixed && !space.grad_accum && base.workload.stack.defer_grad_sync;
+                bool only_unaccumulated = false;
                 for (std::int64_t mb : micro_batches) {
                   std::int64_t accum = space.grad_accum.value_or(1);
                   if (space.global_batch_fixed) {
@@ -185,6 +190,7 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                     if (space.grad_accum ? mb * accum * dp != global : false) continue;
                     accum = global / (mb * dp);
                   }
+                  if (only_unaccumulated && accum != 1) continue;
                   // Pipeline interleaving depths: the user's; else, with a stack that interleaves, every vp
                   // dividing the stage's layers, when the micro-batches fill whole rounds of pp (Megatron's rule).
                   vps.assign(1, space.vp.value_or(base.plan.vp));
@@ -250,7 +256,10 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                     }
                     if (!some_fits && vp == vps.front()) smallest_fits = false;
                   }
-                  if (!smallest_fits && space.prune) break;
+                  if (!smallest_fits && space.prune) {
+                    if (!deferral || accum == 1) break;
+                    only_unaccumulated = true;
+                  }
                 }
               }
             }

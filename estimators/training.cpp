@@ -186,7 +186,7 @@ MicroBatchCost micro_batch_cost(const EstimateInput& in, const DeviceRates& rate
     // activations per layer forward, two backward, two more when the forward is recomputed.
     c.tp_allreduce_bytes_layer = s.micro_batch * s.seq * static_cast<double>(in.model->hidden_size) * s.activation_bytes;
     c.tp_allreduces_per_layer = 4;
-    c.tp_allreduce_bytes_head = in.workload.stack.loss_parallel ? s.micro_batch * s.seq * 4 : 0.0;
+    c.tp_allreduce_bytes_head = in.workload.stack.loss_parallel || !w.lm_head ? s.micro_batch * s.seq * 4 : 0.0;
     // Logits gathered whole for a loss that is not vocabulary-parallel: one all-gather of them per forward (their
     // gradient is sliced back to the rank's shard in place).
     if (!in.workload.stack.loss_parallel && w.lm_head)

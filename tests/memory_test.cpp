@@ -197,6 +197,21 @@ TEST_CASE("accumulation under no_sync holds each rank's whole gradients in the r
   CHECK(fp32_link.train.dp_comm_seconds > bf16_link.train.dp_comm_seconds);
 }
 
+TEST_CASE("under deferred gradient sync the layout search and fit still find the micro-batch that needs no accumulation") {
+  // Memory no longer grows with the micro-batch at a fixed global batch: accumulation-1 holds no unsharded gradients.
+  // Llama 3 8B fine-tuning on 8 L40S with the Trainer's no_sync accumulation: 2 sequences a device fit, 1 x 2 do not.
+  auto j = nlohmann::json::parse(
+      test::run_hwplan("estimate --model llama-3-8b --task finetune --device l40s --count 8 --global-batch 16 --format json").out);
+  CHECK(j["memory"]["fits"] == true);
+  CHECK(j["plan"]["grad_accum"] == 1);
+  auto fit = test::run_hwplan("fit --model llama-3-8b --device h100-sxm --count 8 --framework hf-trainer --task finetune "
+                              "--seq 2048 --recompute full --zero 3 --tp 1 --batch 1 --grad-accum 8 --headroom 0.38");
+  CHECK(fit.out.find("--batch 8") != std::string::npos);
+  // fit names the stack's way out: reduce in every micro-batch.
+  auto seventy = test::run_hwplan("fit --model llama-3-70b --device h100-sxm --framework hf-trainer --task finetune --count 8");
+  CHECK(seventy.out.find("--defer-grad-sync off") != std::string::npos);
+}
+
 TEST_CASE("a loss that is not vocabulary-parallel holds the whole logits on every tensor-parallel rank") {
   // PyTorch's ColwiseParallel(output_layouts=Replicate()) on the output projection and a plain cross-entropy: each of
   // the tp ranks holds the gathered logits and their fp32 loss tensors, and gathers them once per forward.
@@ -230,6 +245,13 @@ TEST_CASE("a loss that is not vocabulary-parallel holds the whole logits on ever
   const double one = estimate(in).memory.activations;
   in.workload.stack.loss_parallel = true;
   CHECK(estimate(in).memory.activations == ::hwplan::test::approx(one));
+  // Without a vocabulary projection there is nothing to gather: the switch changes nothing.
+  in.plan.tp = 4;
+  in.system.count = 4;
+  in.workload.lm_head = false;
+  const double head_off = estimate(in).train.step_seconds;
+  in.workload.stack.loss_parallel = false;
+  CHECK(estimate(in).train.step_seconds == ::hwplan::test::approx(head_off));
 }
 
 TEST_CASE("KV cache sizes") {

@@ -91,6 +91,37 @@ TEST_CASE("devices that share a package: a group inside one package uses its lin
   CHECK(tp8["time"]["communication_seconds"].get<double>() > 4 * tp2["time"]["communication_seconds"].get<double>());
 }
 
+TEST_CASE("a point-to-point fabric gives a group of fewer devices than its board only the links among them") {
+  const double eff = assumptions().fabric_efficiency;
+  // MI300X: seven Infinity Fabric links of 128 GB/s, one to each other GPU of the 8-GPU platform (catalog topology
+  // mesh): a pair has one link, four GPUs three of each one's seven, all eight every link.
+  const Device& mi300x = test::registry().device("mi300x");
+  REQUIRE(mi300x.interconnect.mesh);
+  System eight;
+  eight.count = 8;
+  eight.devices_per_node = 8;
+  CHECK(group_link(mi300x, eight, 2, 1).bytes_per_s == ::hwplan::test::approx(896e9 / 7 / 2 * eff));
+  CHECK(group_link(mi300x, eight, 4, 1).bytes_per_s == ::hwplan::test::approx(896e9 * 3 / 7 / 2 * eff));
+  CHECK(group_link(mi300x, eight, 8, 1).bytes_per_s == ::hwplan::test::approx(896e9 / 2 * eff));
+  // NVLink with NVSwitch on an 8-GPU board: every group gets each GPU's whole bandwidth.
+  const Device& h200 = test::registry().device("h200-sxm");
+  REQUIRE_FALSE(h200.interconnect.mesh);
+  CHECK(group_link(h200, eight, 2, 1).bytes_per_s == ::hwplan::test::approx(900e9 / 2 * eff));
+  // A 4-GPU node of NVSwitch-class parts is NVIDIA's switchless 4-GPU HGX board: each GPU links to the other three
+  // directly with a third of its NVLinks, so a pair gets a third and four GPUs the whole.
+  System four;
+  four.count = 4;
+  four.devices_per_node = 4;
+  CHECK(group_link(h200, four, 2, 1).bytes_per_s == ::hwplan::test::approx(900e9 / 3 / 2 * eff));
+  CHECK(group_link(h200, four, 4, 1).bytes_per_s == ::hwplan::test::approx(900e9 / 2 * eff));
+  // Pairs bridged by NVLink (H100 NVL, a 2-device fabric) are unchanged by the rule.
+  const Device& nvl = test::registry().device("h100-nvl");
+  System two;
+  two.count = 2;
+  two.devices_per_node = 8;
+  CHECK(group_link(nvl, two, 2, 1).bytes_per_s == ::hwplan::test::approx(nvl.interconnect.bidirectional_bytes_per_s / 2 * eff));
+}
+
 TEST_CASE("collectives run on the link the group's placement implies") {
   const auto& reg = test::registry();
   const Device& h100 = reg.device("h100-sxm");

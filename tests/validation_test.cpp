@@ -217,11 +217,11 @@ TEST_CASE("pre-training at scale (KempnerForge on 1-160 H200, NeMo Automodel and
   REQUIRE(s.key == "throughput");
   std::printf("training-scaling.yaml memory: median |error| %.1f%%, bias %+.1f%%; speed: median |error| %.1f%%, bias %+.1f%%\n",
               100 * m.median_abs, 100 * m.bias, 100 * s.median_abs, 100 * s.bias);
-  // Now memory 5.7% (bias +2%), speed 28.4% (bias +20%: tensor-parallel KempnerForge rows +15% to +42%, NeMo's MoE
-  // rows -58% to +69%). Held there with slack.
+  // Now memory 5.7% (bias +2%), speed 19.6% (bias +19%: KempnerForge's tensor-parallel-4 rows +8% to +43%, NeMo's
+  // MoE rows -58% to +69%; the tensor-parallel pairs on its switchless 4-GPU boards +13%). Held there with slack.
   CHECK(m.median_abs <= 0.08);
   CHECK(std::fabs(m.bias) <= 0.05);
-  CHECK(s.median_abs <= 0.31);
+  CHECK(s.median_abs <= 0.22);
 }
 
 TEST_CASE("the uncertainty bands are the ones the measurement sets give, and the leave-one-out checks run") {

@@ -109,7 +109,7 @@ void emit_device(std::ostream& o, const Device& d, int index) {
   o << "    d.host_link = HostLink{" << str(d.host_link.type) << ", " << d.host_link.pcie_gen << ", " << d.host_link.pcie_lanes << "};\n";
   o << "    d.interconnect = Interconnect{" << str(d.interconnect.type) << ", " << num(d.interconnect.bidirectional_bytes_per_s)
     << ", " << d.interconnect.domain_size << ", " << num(d.interconnect.in_package_bidirectional_bytes_per_s) << ", "
-    << num(d.interconnect.between_packages_bidirectional_bytes_per_s) << "};\n";
+    << num(d.interconnect.between_packages_bidirectional_bytes_per_s) << ", " << (d.interconnect.mesh ? "true" : "false") << "};\n";
   o << "    d.software = " << strings(d.software) << ";\n    d.training = " << (d.training ? "true" : "false") << ";\n";
   o << "    d.price.launch_msrp_usd = " << opt(d.price.launch_msrp_usd) << ";\n    d.price.launch_msrp_date = " << str(d.price.launch_msrp_date) << ";\n";
   o << "    d.price.street_usd = " << opt(d.price.street_usd) << ";\n    d.price.street_date = " << str(d.price.street_date) << ";\n";

@@ -24,6 +24,10 @@ struct Interconnect {
   // whole figure above serves every group). A ring over several packages runs at its slowest hop.
   double in_package_bidirectional_bytes_per_s = 0;
   double between_packages_bidirectional_bytes_per_s = 0;
+  // Point to point: each device is linked directly to every other device of its domain, a share of its links to each
+  // (AMD's 8-GPU Infinity Fabric platforms, Gaudi's on-die RoCE ports), no switch between them. A group of fewer
+  // devices than the domain then has only the links among its members (catalog topology: mesh; switch otherwise).
+  bool mesh = false;
   bool pools_memory() const { return type != "none" && bidirectional_bytes_per_s > 0; }
 };
 

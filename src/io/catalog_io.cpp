@@ -281,6 +281,10 @@ Device parse_device(const std::string& text, const std::string& file) {
       link.fail(key, "cannot exceed bandwidth_bidirectional_gb_per_s (the device's links all together)");
     *into = *v * kGB;
   }
+  if (auto t = link.str("topology", false)) {
+    if (*t != "mesh" && *t != "switch") link.fail("topology", "must be mesh or switch, not '" + *t + "'");
+    d.interconnect.mesh = *t == "mesh";
+  }
   link.finish();
 
   d.software = *m.string_list("software", true);
@@ -440,6 +444,7 @@ std::string device_to_yaml(const Device& d) {
   o << "interconnect: {type: " << d.interconnect.type
     << ", bandwidth_bidirectional_gb_per_s: " << figure(d.interconnect.bidirectional_bytes_per_s / kGB)
     << ", domain_size: " << d.interconnect.domain_size;
+  if (d.interconnect.mesh) o << ", topology: mesh";
   if (d.interconnect.in_package_bidirectional_bytes_per_s > 0)
     o << ", in_package_bidirectional_gb_per_s: " << figure(d.interconnect.in_package_bidirectional_bytes_per_s / kGB);
   if (d.interconnect.between_packages_bidirectional_bytes_per_s > 0)

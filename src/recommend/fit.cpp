@@ -100,6 +100,14 @@ std::vector<Change> training_changes(const Device& device, long long count, cons
                        w.optimizer = "adam8bit";
                        return true;
                      }});
+  // Accumulation that reduces the gradients in every micro-batch instead of holding them unsharded until the last
+  // (accelerate's sync_each_batch=True; a loop without no_sync()): same numerics, more reductions.
+  changes.push_back({"gradients reduced every micro-batch (no no_sync accumulation)", "--defer-grad-sync off", false,
+                     [](WorkloadSpec& w) {
+                       if (w.task == "infer" || (w.defer_grad_sync && !*w.defer_grad_sync)) return false;
+                       w.defer_grad_sync = false;
+                       return true;
+                     }});
   for (int z = 1; z <= 3; ++z)
     changes.push_back({"ZeRO-" + std::to_string(z) + " sharding across the " + std::to_string(count) + " devices",
                        "--zero " + std::to_string(z), false, [z](WorkloadSpec& w) {
@@ -227,7 +235,9 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
         break;
       }
     }
-    if (!best || *report.max_micro_batch >= batch) return;
+    // A larger micro-batch than the one asked for is offered only where that one does not fit (with gradients held
+    // unsharded until the last micro-batch, the one that needs no accumulation can fit where smaller ones do not).
+    if (!best || *report.max_micro_batch == batch || (*report.max_micro_batch > batch && report.baseline.fits)) return;
     const long long b = *report.max_micro_batch;
     report.changes.push_back({"micro-batch " + std::to_string(b) + " with gradient accumulation x" +
                                   std::to_string(best->estimate.plan.grad_accum) + " (same global batch)",
@@ -247,7 +257,14 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
   };
   // Searched far beyond any batch a device holds, so that the answer is never the search's own limit.
   report.max_micro_batch = largest(std::max<long long>(batch * 64, 1LL << 20), fits_with_batch);
-  if (!report.max_micro_batch || *report.max_micro_batch >= batch) return;
+  // The search assumes memory grows with the micro-batch; under deferred gradient sync the micro-batch that needs no
+  // accumulation holds no unsharded gradients and can fit beyond it.
+  const long long unaccumulated = batch * base.grad_accum.value_or(1);
+  if (!inference && unaccumulated > batch && (!report.max_micro_batch || *report.max_micro_batch < unaccumulated) &&
+      fits_with_batch(unaccumulated))
+    report.max_micro_batch = unaccumulated;
+  if (!report.max_micro_batch || *report.max_micro_batch == batch || (*report.max_micro_batch > batch && report.baseline.fits))
+    return;
   const WorkloadSpec w = with_batch(*report.max_micro_batch);
   Tried t = try_spec(target, w);
   std::string words = inference ? "batch " + std::to_string(*report.max_micro_batch) + " instead of " + std::to_string(batch)

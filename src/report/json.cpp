@@ -51,6 +51,7 @@ json device_json(const Device& d) {
              {{"type", d.interconnect.type},
               {"bandwidth_bidirectional_gb_per_s", d.interconnect.bidirectional_bytes_per_s / kGB},
               {"domain_size", d.interconnect.domain_size},
+              {"topology", d.interconnect.mesh ? "mesh" : "switch"},
               {"in_package_bidirectional_gb_per_s", d.interconnect.in_package_bidirectional_bytes_per_s > 0
                                                         ? nlohmann::json(d.interconnect.in_package_bidirectional_bytes_per_s / kGB)
                                                         : nlohmann::json()},
