@@ -81,9 +81,10 @@ GroupLink group_link(const Device& device, const System& system, int size, int s
     // (board - 1) of each device's. A switched fabric (NVSwitch) on a node smaller than its 8-device domain is a
     // switchless board: NVIDIA's 4-GPU HGX boards link each GPU to the other three directly, 6 of its 18 NVLink4 links
     // to each (HGX H100 4-GPU: 'fully connected', no NVSwitch), so a pair of them gets a third.
-    const long long board = ic.mesh ? std::min<long long>(ic.domain_size, node)
-                            : (node > 1 && node < ic.domain_size && ic.domain_size <= 8) ? node
-                                                                                          : 0;
+    // A mesh's links do not change with how the hosts are described: the board is its domain. The 4-GPU HGX rule
+    // applies to NVLink parts (not bridged pairs) on nodes of exactly 4; a node of 2 is a slice of a switched board.
+    const bool nvlink_board = ic.type.starts_with("nvlink") && ic.type != "nvlink-bridge";
+    const long long board = ic.mesh ? ic.domain_size : (nvlink_board && node == 4 && ic.domain_size == 8) ? 4 : 0;
     if (board > 1 && size > 1 && size < board && !(std::max(1, device.devices_per_package) > 1))
       bidirectional *= static_cast<double>(size - 1) / static_cast<double>(board - 1);
     link.bytes_per_s = bidirectional / 2 * assumptions().fabric_efficiency;
@@ -96,6 +97,15 @@ GroupLink group_link(const Device& device, const System& system, int size, int s
   link.bytes_per_s = pcie * assumptions().pcie_efficiency;
   link.latency_s = 8e-6;
   link.medium = "pcie";
+  return link;
+}
+
+GroupLink send_link(const Device& device, const System& system, int chain, int stride) {
+  GroupLink link = group_link(device, system, chain, stride);
+  // A send goes between two neighbours over their own link: on a point-to-point fabric the pair's share, never more
+  // than the chain's slowest hop.
+  if (!link.crosses_nodes && std::string_view(link.medium) == "scale-up fabric")
+    link.bytes_per_s = std::min(link.bytes_per_s, group_link(device, system, 2, stride).bytes_per_s);
   return link;
 }
 

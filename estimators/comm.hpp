@@ -21,6 +21,9 @@ long long scale_up_span(const Device& device, const System& system);
 
 // The link a group of `size` devices, `stride` apart in the global rank order, communicates over.
 GroupLink group_link(const Device& device, const System& system, int size, int stride);
+// The link a pipeline's point-to-point sends use: the chain of `chain` stages `stride` ranks apart sets whether they
+// stay in a node, and a send runs at what two neighbours share (on a mesh, their one link).
+GroupLink send_link(const Device& device, const System& system, int chain, int stride);
 
 double allreduce_seconds(double bytes, int n, const GroupLink& link);
 // An inference engine's own all-reduce kernel (vLLM's and SGLang's custom all-reduce, TensorRT-LLM's plugin,

@@ -344,6 +344,12 @@ Estimate estimate(const EstimateInput& in) {
                       top->name == std::string("activations");
   e.notes.push_back(std::string(top->name) + (plural ? " dominate" : " dominates") + " memory: " + human_bytes(top->bytes) + " of " +
                     human_bytes(mem.total()) + " per device");
+  // Gradients held whole by no_sync accumulation: the stack's way out is to reduce them in every micro-batch.
+  if (in.workload.task != Task::kInfer && deferred_grad_sync(in.workload, in.plan) && top == &parts[1])
+    e.notes.push_back("the gradients are held unsharded until the last of the " + std::to_string(in.plan.grad_accum) +
+                      " micro-batches (no_sync accumulation); reduced in every micro-batch (--defer-grad-sync off, "
+                      "accelerate's sync_each_batch) they would be sharded over the " + std::to_string(in.plan.zero_ranks()) +
+                      " ranks");
   if (mem.paged_out_bytes > 0)
     e.notes.push_back("the paged optimizer's states do not all fit: " + human_bytes(mem.paged_out_bytes) +
                       " live in host memory and cross the host link in and out every step (" +

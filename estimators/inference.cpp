@@ -376,7 +376,7 @@ InferenceTime prefill_and_decode(const EstimateInput& in) {
   const double layers_per_stage = std::ceil(device_layers / plan.pp);
   GroupLink tp_link = group_link(*in.device, in.system, plan.tp, 1);
   // A pipeline is a chain: its slowest stage-to-stage hop sets its sends, so the whole chain is the group.
-  GroupLink pp_link = group_link(*in.device, in.system, std::max(2, plan.pp), plan.tp);
+  GroupLink pp_link = send_link(*in.device, in.system, std::max(2, plan.pp), plan.tp);
 
   // Prefill: one forward pass over batch x prompt tokens.
   if (w.prompt > 0) {
@@ -537,7 +537,7 @@ StepRates step_rates(const EstimateInput& in) {
   s.tp = in.plan.tp;
   s.pp = in.plan.pp;
   s.tp_link = group_link(*in.device, in.system, in.plan.tp, 1);
-  s.pp_link = group_link(*in.device, in.system, std::max(2, in.plan.pp), in.plan.tp);  // the chain's slowest hop
+  s.pp_link = send_link(*in.device, in.system, std::max(2, in.plan.pp), in.plan.tp);  // the chain's slowest hop
   s.layers = static_cast<double>(m.total_layers());
   s.weight_bytes = weight_bytes_per_param(w);
   s.head_weight_bytes = head_weight_bytes(w);

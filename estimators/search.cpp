@@ -183,7 +183,11 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                 // ones do not; after a miss only that one is still tried.
                 const bool deferral = zero >= 2 && space.global_batch_fixed && !space.grad_accum && base.workload.stack.defer_grad_sync;
                 bool only_unaccumulated = false;
-                for (std::int64_t mb : micro_batches) {
+                // That micro-batch, global / dp, need not be a power of two: it is tried whatever it is.
+                std::vector<std::int64_t> mbs = micro_batches;
+                if (deferral && global % dp == 0 && std::find(mbs.begin(), mbs.end(), global / dp) == mbs.end())
+                  mbs.insert(std::upper_bound(mbs.begin(), mbs.end(), global / dp), global / dp);
+                for (std::int64_t mb : mbs) {
                   std::int64_t accum = space.grad_accum.value_or(1);
                   if (space.global_batch_fixed) {
                     if (global % (mb * dp) != 0) continue;

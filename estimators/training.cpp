@@ -290,7 +290,7 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   if (plan.pp > 1) {
     // Neighbouring stages are tp x cp x dp ranks apart (pipeline outermost).
     // The chain of stages: its slowest hop (a stage boundary that crosses a node or a package) sets the sends.
-    GroupLink link = group_link(*in.device, in.system, std::max(2, plan.pp), plan.tp * plan.cp * plan.dp);
+    GroupLink link = send_link(*in.device, in.system, std::max(2, plan.pp), plan.tp * plan.cp * plan.dp);
     double bytes = static_cast<double>(plan.micro_batch * m.hidden_size) * seq * activation_bytes(w.precision) /
                    (plan.sequence_parallel && plan.tp > 1 ? plan.tp : 1) / plan.cp;
     const double transfer = p2p_seconds(bytes, link);

@@ -204,12 +204,21 @@ TEST_CASE("under deferred gradient sync the layout search and fit still find the
       test::run_hwplan("estimate --model llama-3-8b --task finetune --device l40s --count 8 --global-batch 16 --format json").out);
   CHECK(j["memory"]["fits"] == true);
   CHECK(j["plan"]["grad_accum"] == 1);
+  // Also where that micro-batch is not a power of two: 24 sequences over 8 devices, 3 each.
+  auto odd = nlohmann::json::parse(
+      test::run_hwplan("estimate --model llama-3-8b --task finetune --device l40s --count 8 --global-batch 24 --format json").out);
+  CHECK(odd["memory"]["fits"] == true);
+  CHECK(odd["plan"]["micro_batch"] == 3);
   auto fit = test::run_hwplan("fit --model llama-3-8b --device h100-sxm --count 8 --framework hf-trainer --task finetune "
                               "--seq 2048 --recompute full --zero 3 --tp 1 --batch 1 --grad-accum 8 --headroom 0.38");
   CHECK(fit.out.find("--batch 8") != std::string::npos);
   // fit names the stack's way out: reduce in every micro-batch.
   auto seventy = test::run_hwplan("fit --model llama-3-70b --device h100-sxm --framework hf-trainer --task finetune --count 8");
   CHECK(seventy.out.find("--defer-grad-sync off") != std::string::npos);
+  // And estimate says so where the held gradients are the largest part.
+  auto said = test::run_hwplan("estimate --model llama-3-70b --device h100-sxm --framework hf-trainer --task finetune --count 8 "
+                               "--zero 3 --batch 1 --grad-accum 8");
+  CHECK(said.out.find("held unsharded until the last of the 8 micro-batches") != std::string::npos);
 }
 
 TEST_CASE("a loss that is not vocabulary-parallel holds the whole logits on every tensor-parallel rank") {

@@ -103,6 +103,15 @@ TEST_CASE("a point-to-point fabric gives a group of fewer devices than its board
   CHECK(group_link(mi300x, eight, 2, 1).bytes_per_s == ::hwplan::test::approx(896e9 / 7 / 2 * eff));
   CHECK(group_link(mi300x, eight, 4, 1).bytes_per_s == ::hwplan::test::approx(896e9 * 3 / 7 / 2 * eff));
   CHECK(group_link(mi300x, eight, 8, 1).bytes_per_s == ::hwplan::test::approx(896e9 / 2 * eff));
+  // The links do not change with how the hosts are described: a pair shares one link on nodes of 2 or 4 too.
+  for (int per_node : {2, 4}) {
+    System small = eight;
+    small.devices_per_node = per_node;
+    CHECK(group_link(mi300x, small, 2, 1).bytes_per_s == ::hwplan::test::approx(896e9 / 7 / 2 * eff));
+  }
+  // A pipeline's send runs over the two neighbours' own link, however long the chain.
+  CHECK(send_link(mi300x, eight, 8, 1).bytes_per_s == ::hwplan::test::approx(896e9 / 7 / 2 * eff));
+  CHECK(send_link(mi300x, eight, 2, 1).bytes_per_s == ::hwplan::test::approx(896e9 / 7 / 2 * eff));
   // NVLink with NVSwitch on an 8-GPU board: every group gets each GPU's whole bandwidth.
   const Device& h200 = test::registry().device("h200-sxm");
   REQUIRE_FALSE(h200.interconnect.mesh);
@@ -114,6 +123,10 @@ TEST_CASE("a point-to-point fabric gives a group of fewer devices than its board
   four.devices_per_node = 4;
   CHECK(group_link(h200, four, 2, 1).bytes_per_s == ::hwplan::test::approx(900e9 / 3 / 2 * eff));
   CHECK(group_link(h200, four, 4, 1).bytes_per_s == ::hwplan::test::approx(900e9 / 2 * eff));
+  // A node of 2 is a slice of a switched board: the whole figure.
+  System pair = four;
+  pair.devices_per_node = 2;
+  CHECK(group_link(h200, pair, 2, 1).bytes_per_s == ::hwplan::test::approx(900e9 / 2 * eff));
   // Pairs bridged by NVLink (H100 NVL, a 2-device fabric) are unchanged by the rule.
   const Device& nvl = test::registry().device("h100-nvl");
   System two;

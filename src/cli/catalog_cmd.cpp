@@ -190,8 +190,9 @@ int run_show(const CatalogOptions& o) {
                                              : d.host_link.type,
       "host_link");
   row("interconnect", d.interconnect.type == "none" ? "none (cannot pool memory across devices)"
-                                                    : fmt::format("{} {:.0f} GB/s bidirectional, {} devices", d.interconnect.type,
-                                                                  d.interconnect.bidirectional_bytes_per_s / kGB, d.interconnect.domain_size),
+                                                    : fmt::format("{} {:.0f} GB/s bidirectional, {} devices{}", d.interconnect.type,
+                                                                  d.interconnect.bidirectional_bytes_per_s / kGB, d.interconnect.domain_size,
+                                                                  d.interconnect.mesh ? ", point to point (mesh)" : ""),
       "interconnect");
   std::string sw;
   for (const auto& s : d.software) sw += (sw.empty() ? "" : ", ") + s;
