@@ -329,7 +329,9 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // With expert parallelism each rank holds 1/ep of the experts: their gradients are reduced over the dp / ep
   // ranks that hold the same experts, the rest over all dp ranks.
   const int ep = m.moe && !lora ? std::max(1, plan.ep) : 1;
-  const double expert_params = ep > 1 ? params.mlp_per_layer * static_cast<double>(m.total_layers()) / (plan.tp * plan.pp) : 0;
+  // The MoE layers' MLPs only: the first dense layers (first_k_dense_replace) have a dense MLP of their own.
+  const double moe_layers = ep > 1 ? static_cast<double>(m.total_layers()) - static_cast<double>(params.dense_layers) : 0.0;
+  const double expert_params = ep > 1 ? params.mlp_per_layer * moe_layers / (plan.tp * plan.pp) : 0;
   const double trainable = lora ? c.lora_parameters / (plan.tp * plan.pp) : stage_params - expert_params;
   const double trainable_experts = expert_params / ep;
   // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads, its distributed

@@ -221,6 +221,28 @@ TEST_CASE("under deferred gradient sync the layout search and fit still find the
   CHECK(said.out.find("held unsharded until the last of the 8 micro-batches") != std::string::npos);
 }
 
+TEST_CASE("with expert parallelism the dense parameters' gradients are still reduced over the data-parallel ranks") {
+  // DeepSeek-V3's first three layers have a dense MLP: the experts are the other 58 layers' MLPs. Counting every
+  // layer's MLP as experts left the dense part negative and the data-parallel reduction at zero.
+  const Model m = test::registry().model("deepseek-v3");
+  EstimateInput in;
+  in.model = &m;
+  in.device = &test::registry().device("h100-sxm");
+  in.system.count = 256;
+  in.workload.precision = Precision::kBf16;
+  in.workload.seq = 4096;
+  in.workload.stack = framework_preset(Framework::kTorchtitan);
+  in.plan.pp = 4;
+  in.plan.dp = 64;
+  in.plan.ep = 64;
+  in.plan.zero = 3;
+  in.plan.micro_batch = 1;
+  in.plan.grad_accum = 8;
+  in.plan.recompute = Recompute::kFull;
+  const auto e = estimate(in);
+  CHECK(e.train.dp_comm_seconds > 1.0);
+}
+
 TEST_CASE("a loss that is not vocabulary-parallel holds the whole logits on every tensor-parallel rank") {
   // PyTorch's ColwiseParallel(output_layouts=Replicate()) on the output projection and a plain cross-entropy: each of
   // the tp ranks holds the gathered logits and their fp32 loss tensors, and gathers them once per forward.
