@@ -241,6 +241,13 @@ TEST_CASE("with expert parallelism the dense parameters' gradients are still red
   in.plan.recompute = Recompute::kFull;
   const auto e = estimate(in);
   CHECK(e.train.dp_comm_seconds > 1.0);
+  // FSDP2's copy-out splits what the rank gathered: the dense part (ep 64 over 64 data-parallel ranks leaves each
+  // rank's experts whole and ungathered), not all 671B parameters' worth of a stage.
+  in.workload.stack.gather_copy_out = false;
+  const auto without = estimate(in);
+  const double dense = (e.params.total - e.params.mlp_per_layer * (m.total_layers() - e.params.dense_layers)) / 4 * 2;
+  const double copy_out = (e.train.forward_seconds - without.train.forward_seconds) / 8;  // per micro-batch
+  CHECK(copy_out < 3 * dense / test::registry().device("h100-sxm").memory_bandwidth_bytes_per_s);
 }
 
 TEST_CASE("a loss that is not vocabulary-parallel holds the whole logits on every tensor-parallel rank") {
