@@ -181,7 +181,8 @@ SearchResult search_layouts(const EstimateInput& base, const SearchSpace& space)
                 // accumulation with deferred gradient sync (Stack::defer_grad_sync, ZeRO-2/3): at a fixed global batch
                 // the micro-batch that needs no accumulation holds no unsharded gradients, and may fit where smaller
                 // ones do not; after a miss only that one is still tried.
-                const bool deferral = zero >= 2 && space.global_batch_fixed && !space.grad_accum && base.workload.stack.defer_grad_sync;
+                const bool deferral = zero >= 2 && space.global_batch_fixed && !space.grad_accum && !space.micro_batch &&
+                                      base.workload.stack.defer_grad_sync;
                 bool only_unaccumulated = false;
                 // That micro-batch, global / dp, need not be a power of two: it is tried whatever it is.
                 std::vector<std::int64_t> mbs = micro_batches;

@@ -253,13 +253,14 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // copy kernel on the compute stream (torch.distributed.fsdp's foreach_all_gather_copy_out, split_with_sizes_copy):
   // a read and a write of the layer's gathered weights per gather, before its forward and again before its backward.
   if (w.stack.gather_copy_out && plan.zero >= 3 && plan.zero_ranks() > 1) {
-    // What a rank gathers: the dense part, and of the experts its own 1/ep, only where other ranks hold the same
-    // experts (data-parallel ranks beyond ep); with ep = 1 every expert.
-    const bool lora_run = w.task == Task::kLora || w.task == Task::kQlora;
-    const int experts_ep = m.moe && !lora_run ? std::max(1, plan.ep) : 1;
+    // What a rank gathers: the dense part, and of the experts its own 1/ep, only where other ranks of its shard hold
+    // the same experts (the shard's ranks beyond ep, as memory.cpp shards them); with ep = 1 every expert. Frozen
+    // experts (LoRA) are sharded and gathered the same way.
+    const int experts_ep = m.moe ? std::max(1, plan.ep) : 1;
     const double all_experts =
         m.moe ? params.mlp_per_layer * (static_cast<double>(m.total_layers()) - static_cast<double>(params.dense_layers)) : 0.0;
-    const double gathered_experts = experts_ep == 1 ? all_experts : plan.dp / experts_ep > 1 ? all_experts / experts_ep : 0.0;
+    const double gathered_experts =
+        experts_ep == 1 ? all_experts : plan.zero_ranks() / experts_ep > 1 ? all_experts / experts_ep : 0.0;
     const double gathered =
         (params.total - all_experts + gathered_experts) / (plan.tp * plan.pp) * weight_bytes_per_param(w);
     const double copy_out = memory_seconds(c.memory_rates, 2 * gathered) +

@@ -209,6 +209,10 @@ TEST_CASE("under deferred gradient sync the layout search and fit still find the
       test::run_hwplan("estimate --model llama-3-8b --task finetune --device l40s --count 8 --global-batch 24 --format json").out);
   CHECK(odd["memory"]["fits"] == true);
   CHECK(odd["plan"]["micro_batch"] == 3);
+  // A micro-batch the user gives is never replaced by it.
+  auto given = test::run_hwplan("estimate --model llama-3-8b --task finetune --device l40s --count 8 --global-batch 24 --batch 2");
+  CHECK(given.exit_code != 0);
+  CHECK(given.err.find("micro-batches of 2") != std::string::npos);
   auto fit = test::run_hwplan("fit --model llama-3-8b --device h100-sxm --count 8 --framework hf-trainer --task finetune "
                               "--seq 2048 --recompute full --zero 3 --tp 1 --batch 1 --grad-accum 8 --headroom 0.38");
   CHECK(fit.out.find("--batch 8") != std::string::npos);
