@@ -78,14 +78,13 @@ GroupLink group_link(const Device& device, const System& system, int size, int s
       if (part > 0) bidirectional = part;
     }
     // A point-to-point fabric gives a group of fewer devices than its board only the links among them: (size - 1) /
-    // (board - 1) of each device's. A switched fabric (NVSwitch) on a node smaller than its 8-device domain is a
-    // switchless board: NVIDIA's 4-GPU HGX boards link each GPU to the other three directly, 6 of its 18 NVLink4 links
-    // to each (HGX H100 4-GPU: 'fully connected', no NVSwitch), so a pair of them gets a third.
-    // A mesh's links do not change with how the hosts are described: the board is its domain. The 4-GPU HGX rule
-    // applies to NVLink parts (not bridged pairs) on nodes of exactly 4; a node of 2 is a slice of a switched board.
+    // (board - 1) of each device's. A mesh's board is its domain, however the hosts are described. An NVLink part of
+    // an 8-GPU domain (not a bridged pair) on nodes of exactly 4 sits on NVIDIA's switchless 4-GPU HGX board, each GPU
+    // linked to the other three by 6 of its 18 NVLink4 links (HGX H100 4-GPU: 'fully connected', no NVSwitch), so a
+    // pair gets a third; a node of 2 is a slice of a switched board. Packages of several devices have their own links.
     const bool nvlink_board = ic.type.starts_with("nvlink") && ic.type != "nvlink-bridge";
     const long long board = ic.mesh ? ic.domain_size : (nvlink_board && node == 4 && ic.domain_size == 8) ? 4 : 0;
-    if (board > 1 && size > 1 && size < board && !(std::max(1, device.devices_per_package) > 1))
+    if (board > 1 && size > 1 && size < board && device.devices_per_package <= 1)
       bidirectional *= static_cast<double>(size - 1) / static_cast<double>(board - 1);
     link.bytes_per_s = bidirectional / 2 * assumptions().fabric_efficiency;
     link.latency_s = 3e-6;

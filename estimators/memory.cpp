@@ -68,9 +68,9 @@ double gradient_bytes(const Workload& w) {
   return mixed(w.precision) && !(w.stack.autocast && w.stack.master_weights_fp32) ? 2 : 4;
 }
 
-double reduce_bytes(const Workload& w) {
-  return w.stack.fp32_reduce && mixed(w.precision) ? 4 : gradient_bytes(w);
-}
+bool fp32_reduce_over_16_bits(const Workload& w) { return w.stack.fp32_reduce && mixed(w.precision); }
+
+double reduce_bytes(const Workload& w) { return fp32_reduce_over_16_bits(w) ? 4 : gradient_bytes(w); }
 
 bool deferred_grad_sync(const Workload& w, const Plan& plan) {
   return w.stack.defer_grad_sync && plan.zero >= 2 && plan.zero_ranks() > 1 && plan.grad_accum > 1 &&

@@ -81,6 +81,8 @@ bool fp32_gradients(const Workload& w);
 // Bytes of one gradient element as the stack keeps it: the parameter's type (fp32 under autocast over fp32 weights,
 // else the compute type), unless the stack keeps gradients in fp32 (fp32_gradients).
 double gradient_bytes(const Workload& w);
+// The stack reduces 16-bit gradients in fp32 (Stack::fp32_reduce with a 16-bit or fp8 training precision).
+bool fp32_reduce_over_16_bits(const Workload& w);
 // Bytes of one gradient element while accumulated unsharded under deferred sync: 4 where the stack reduces in fp32
 // over 16-bit gradients (Stack::fp32_reduce), else gradient_bytes (4 under autocast over fp32 weights).
 double reduce_bytes(const Workload& w);

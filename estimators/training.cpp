@@ -249,6 +249,9 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     fwd_mb += casts;
     bwd_mb += casts;
   }
+  // The experts: the MoE layers' MLPs (the first dense layers, first_k_dense_replace, have a dense MLP of their own).
+  const double all_experts =
+      m.moe ? params.mlp_per_layer * (static_cast<double>(m.total_layers()) - static_cast<double>(params.dense_layers)) : 0.0;
   // FSDP2 gathers each layer's parameters into one flat buffer and splits it into the unsharded parameters with a
   // copy kernel on the compute stream (torch.distributed.fsdp's foreach_all_gather_copy_out, split_with_sizes_copy):
   // a read and a write of the layer's gathered weights per gather, before its forward and again before its backward.
@@ -257,8 +260,6 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
     // the same experts (the shard's ranks beyond ep, as memory.cpp shards them); with ep = 1 every expert. Frozen
     // experts (LoRA) are sharded and gathered the same way.
     const int experts_ep = m.moe ? std::max(1, plan.ep) : 1;
-    const double all_experts =
-        m.moe ? params.mlp_per_layer * (static_cast<double>(m.total_layers()) - static_cast<double>(params.dense_layers)) : 0.0;
     const double gathered_experts =
         experts_ep == 1 ? all_experts : plan.zero_ranks() / experts_ep > 1 ? all_experts / experts_ep : 0.0;
     const double gathered =
@@ -338,15 +339,13 @@ TrainingTime training_time(const EstimateInput& in, const ParameterCounts& param
   // With expert parallelism each rank holds 1/ep of the experts: their gradients are reduced over the dp / ep
   // ranks that hold the same experts, the rest over all dp ranks.
   const int ep = m.moe && !lora ? std::max(1, plan.ep) : 1;
-  // The MoE layers' MLPs only: the first dense layers (first_k_dense_replace) have a dense MLP of their own.
-  const double moe_layers = ep > 1 ? static_cast<double>(m.total_layers()) - static_cast<double>(params.dense_layers) : 0.0;
-  const double expert_params = ep > 1 ? params.mlp_per_layer * moe_layers / (plan.tp * plan.pp) : 0;
+  const double expert_params = ep > 1 ? all_experts / (plan.tp * plan.pp) : 0;
   const double trainable = lora ? c.lora_parameters / (plan.tp * plan.pp) : stage_params - expert_params;
   const double trainable_experts = expert_params / ep;
   // Gradients are reduced in fp32 by PyTorch DDP under autocast and by Megatron (fp32 main grads, its distributed
   // optimizer reduce-scatters them so); ZeRO / FSDP reduce-scatter them in the 16-bit training dtype, or in fp32
   // where the mixed-precision policy says so (Stack::fp32_reduce).
-  const bool fp32_reduction = fp32_gradients(w) || (w.stack.fp32_reduce && activation_bytes(w.precision) < 4);
+  const bool fp32_reduction = fp32_gradients(w) || fp32_reduce_over_16_bits(w);
   const double grad_bytes = plan.zero >= 1 && !fp32_reduction ? activation_bytes(w.precision) : 4;
   if (replica_ranks > 1) {
     // ZeRO collectives run over the ranks of one shard (all of dp x cp unless --shard-group); with replicated

@@ -17,6 +17,24 @@
 using namespace hwplan;
 
 namespace {
+// A training set's two regimes, peak memory and throughput (tokens/s, samples/s), each with its errors; printed.
+struct MemoryAndSpeed {
+  validate::GroupError memory, speed;
+};
+MemoryAndSpeed memory_and_speed(const std::string& file, std::size_t rows_expected) {
+  auto rows = validate::validate_measurement_file(test::registry(), test::source_path("data/measurements/" + file));
+  REQUIRE(rows.size() == rows_expected);
+  auto groups = validate::group_errors(rows, &validate::ValidationRow::regime);
+  REQUIRE(groups.size() == 2);
+  const bool memory_first = groups[0].key == "memory";
+  MemoryAndSpeed r{groups[memory_first ? 0 : 1], groups[memory_first ? 1 : 0]};
+  REQUIRE(r.memory.key == "memory");
+  REQUIRE(r.speed.key == "throughput");
+  std::printf("%s memory: median |error| %.1f%%, bias %+.1f%%; speed: median |error| %.1f%%, bias %+.1f%%\n", file.c_str(),
+              100 * r.memory.median_abs, 100 * r.memory.bias, 100 * r.speed.median_abs, 100 * r.speed.bias);
+  return r;
+}
+
 validate::ValidationSummary check_set(const std::string& file) {
   auto rows = validate::validate_measurement_file(test::registry(), test::source_path(file));
   auto s = validate::summarize(rows);
@@ -182,18 +200,8 @@ TEST_CASE("training recipes from other public repositories: memory and speed wit
   // training-public.yaml was sourced and compared before anything was changed for it: FlashAttention's GPT-3 shapes
   // on 8 A100, PEFT's benchmark on an L40S, Liger-Kernel's HF + FSDP examples on 4 A100, the Transformers docs'
   // BERT-Large sweep on a V100.
-  auto rows =
-      validate::validate_measurement_file(test::registry(), test::source_path("data/measurements/training-public.yaml"));
-  REQUIRE(rows.size() == 31);
   // Its rows fall in two regimes: peak memory, and training throughput (tokens/s, samples/s).
-  auto groups = validate::group_errors(rows, &validate::ValidationRow::regime);
-  REQUIRE(groups.size() == 2);
-  const auto& m = groups[0].key == "memory" ? groups[0] : groups[1];
-  const auto& s = groups[0].key == "memory" ? groups[1] : groups[0];
-  REQUIRE(m.key == "memory");
-  REQUIRE(s.key == "throughput");
-  std::printf("training-public.yaml memory: median |error| %.1f%%, bias %+.1f%%; speed: median |error| %.1f%%, bias %+.1f%%\n",
-              100 * m.median_abs, 100 * m.bias, 100 * s.median_abs, 100 * s.bias);
+  const auto [m, s] = memory_and_speed("training-public.yaml", 31);
   // When first measured: memory median 8.3% (bias -9.4%: nvidia-smi readings of a near-full V100), speed median
   // 17.5% (bias +14%: the A100 training rows run 6-34% fast; 15.1% and +12% since the FlashAttention rows carry
   // the bf16 autocast their notes give). Held to the first figures, with 2.5 points of slack.
@@ -206,18 +214,8 @@ TEST_CASE("pre-training at scale (KempnerForge on 1-160 H200, NeMo Automodel and
   // KempnerForge rows then gained three behaviours read from that stack's code (fp32 gradient reduction over bf16
   // parameters, accumulation under no_sync holding unsharded fp32 gradients, logits gathered whole for the loss under
   // tensor parallelism); nothing else was changed for them.
-  auto rows =
-      validate::validate_measurement_file(test::registry(), test::source_path("data/measurements/training-scaling.yaml"));
-  REQUIRE(rows.size() == 47);
-  auto groups = validate::group_errors(rows, &validate::ValidationRow::regime);
-  REQUIRE(groups.size() == 2);
-  const auto& m = groups[0].key == "memory" ? groups[0] : groups[1];
-  const auto& s = groups[0].key == "memory" ? groups[1] : groups[0];
-  REQUIRE(m.key == "memory");
-  REQUIRE(s.key == "throughput");
-  std::printf("training-scaling.yaml memory: median |error| %.1f%%, bias %+.1f%%; speed: median |error| %.1f%%, bias %+.1f%%\n",
-              100 * m.median_abs, 100 * m.bias, 100 * s.median_abs, 100 * s.bias);
-  // Now memory 5.7% (bias +2%), speed 19.6% (bias +19%: KempnerForge's tensor-parallel-4 rows +8% to +43%, NeMo's
+  const auto [m, s] = memory_and_speed("training-scaling.yaml", 47);
+  // Now memory 5.7% (bias +2%), speed 18.2% (bias +19%: KempnerForge's tensor-parallel-4 rows +8% to +43%, NeMo's
   // MoE rows -58% to +69%; the tensor-parallel pairs on its switchless 4-GPU boards +13%). Held there with slack.
   CHECK(m.median_abs <= 0.08);
   CHECK(std::fabs(m.bias) <= 0.05);

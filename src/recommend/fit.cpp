@@ -216,6 +216,13 @@ void add_single_changes(const Target& target, const WorkloadSpec& base, const st
   }
 }
 
+// Whether the largest micro-batch that fits is a change worth offering: a smaller one than asked; a larger one only
+// where the one asked does not fit (with gradients held unsharded until the last micro-batch, the one that needs no
+// accumulation can fit where smaller ones do not).
+bool offer_micro_batch(const std::optional<long long>& largest_fitting, long long asked, const FitReport& report) {
+  return largest_fitting && *largest_fitting != asked && (*largest_fitting < asked || !report.baseline.fits);
+}
+
 // Smaller micro-batch with gradient accumulation keeps the global batch (training), smaller batch (inference).
 void add_batch_change(const Target& target, const WorkloadSpec& base, bool inference, FitReport& report) {
   const long long batch = base.batch.value_or(1);
@@ -235,9 +242,7 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
         break;
       }
     }
-    // A larger micro-batch than the one asked for is offered only where that one does not fit (with gradients held
-    // unsharded until the last micro-batch, the one that needs no accumulation can fit where smaller ones do not).
-    if (!best || *report.max_micro_batch == batch || (*report.max_micro_batch > batch && report.baseline.fits)) return;
+    if (!best || !offer_micro_batch(report.max_micro_batch, batch, report)) return;
     const long long b = *report.max_micro_batch;
     report.changes.push_back({"micro-batch " + std::to_string(b) + " with gradient accumulation x" +
                                   std::to_string(best->estimate.plan.grad_accum) + " (same global batch)",
@@ -263,8 +268,7 @@ void add_batch_change(const Target& target, const WorkloadSpec& base, bool infer
   if (!inference && unaccumulated > batch && (!report.max_micro_batch || *report.max_micro_batch < unaccumulated) &&
       fits_with_batch(unaccumulated))
     report.max_micro_batch = unaccumulated;
-  if (!report.max_micro_batch || *report.max_micro_batch == batch || (*report.max_micro_batch > batch && report.baseline.fits))
-    return;
+  if (!offer_micro_batch(report.max_micro_batch, batch, report)) return;
   const WorkloadSpec w = with_batch(*report.max_micro_batch);
   Tried t = try_spec(target, w);
   std::string words = inference ? "batch " + std::to_string(*report.max_micro_batch) + " instead of " + std::to_string(batch)

@@ -319,7 +319,7 @@ std::string stack_summary(const EstimateInput& in) {
     if (st.activation_offload) out += ", activation offload";
     if (st.paged_optimizer) out += ", paged optimizer";
     if (fp32_gradients(w) && !st.autocast) out += ", fp32 gradients";
-    else if (st.fp32_reduce && activation_bytes(w.precision) < 4 && (in.plan.replica_ranks() > 1 || deferred_grad_sync(w, in.plan)))
+    else if (fp32_reduce_over_16_bits(w) && (in.plan.replica_ranks() > 1 || deferred_grad_sync(w, in.plan)))
       out += ", fp32 gradient reduction";
     if (deferred_grad_sync(w, in.plan)) out += ", unsharded gradients accumulated (no_sync)";
     if (!st.loss_parallel && in.plan.tp > 1 && w.lm_head) out += ", logits gathered on every tensor-parallel rank";
